@@ -1,0 +1,63 @@
+#include "strata/base/status.h"
+
+namespace strata {
+
+const char *StatusCodeName(StatusCode code) {
+  switch (code) {
+  case StatusCode::kOk:
+    return "OK";
+  case StatusCode::kCancelled:
+    return "CANCELLED";
+  case StatusCode::kUnknown:
+    return "UNKNOWN";
+  case StatusCode::kInvalidArgument:
+    return "INVALID_ARGUMENT";
+  case StatusCode::kDeadlineExceeded:
+    return "DEADLINE_EXCEEDED";
+  case StatusCode::kNotFound:
+    return "NOT_FOUND";
+  case StatusCode::kAlreadyExists:
+    return "ALREADY_EXISTS";
+  case StatusCode::kPermissionDenied:
+    return "PERMISSION_DENIED";
+  case StatusCode::kResourceExhausted:
+    return "RESOURCE_EXHAUSTED";
+  case StatusCode::kFailedPrecondition:
+    return "FAILED_PRECONDITION";
+  case StatusCode::kAborted:
+    return "ABORTED";
+  case StatusCode::kOutOfRange:
+    return "OUT_OF_RANGE";
+  case StatusCode::kUnimplemented:
+    return "UNIMPLEMENTED";
+  case StatusCode::kInternal:
+    return "INTERNAL";
+  case StatusCode::kUnavailable:
+    return "UNAVAILABLE";
+  case StatusCode::kDataLoss:
+    return "DATA_LOSS";
+  case StatusCode::kDeferred:
+    return "DEFERRED";
+  }
+  return "UNKNOWN_CODE";
+}
+
+Status::Status(StatusCode code, std::string message) {
+  if (code == StatusCode::kOk)
+    return;
+  rep_ = std::make_shared<const Rep>(Rep{code, std::move(message)});
+}
+
+Status Status::Annotate(std::string_view context) const {
+  if (ok())
+    return *this;
+  return Status(code(), StrCat(context, ": ", message()));
+}
+
+std::string Status::ToString() const {
+  if (ok())
+    return "OK";
+  return StrCat(StatusCodeName(code()), ": ", message());
+}
+
+} // namespace strata

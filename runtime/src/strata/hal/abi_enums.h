@@ -1,0 +1,49 @@
+/* Bit values the compiled host program passes to `hal` module imports.
+ * Shared by the compiler and the runtime; plain C. */
+#ifndef STRATA_HAL_ABI_ENUMS_H_
+#define STRATA_HAL_ABI_ENUMS_H_
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the `hal` native module's import surface (hal_imports.def). */
+#define STRATA_HAL_MODULE_VERSION 1u
+
+enum {
+  STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL = 1u << 0,
+  STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE = 1u << 1,
+  STRATA_HAL_MEMORY_TYPE_HOST_COHERENT = 1u << 2,
+  STRATA_HAL_MEMORY_TYPE_HOST_CACHED = 1u << 3,
+};
+
+enum {
+  STRATA_HAL_BUFFER_USAGE_TRANSFER = 1u << 0,
+  STRATA_HAL_BUFFER_USAGE_DISPATCH_STORAGE = 1u << 1,
+  STRATA_HAL_BUFFER_USAGE_MAPPING = 1u << 2,
+  STRATA_HAL_BUFFER_USAGE_CONSTANT = 1u << 3,
+  STRATA_HAL_BUFFER_USAGE_DEFAULT = STRATA_HAL_BUFFER_USAGE_TRANSFER |
+                                    STRATA_HAL_BUFFER_USAGE_DISPATCH_STORAGE |
+                                    STRATA_HAL_BUFFER_USAGE_MAPPING,
+};
+
+enum {
+  STRATA_HAL_COMMAND_BUFFER_MODE_ONE_SHOT = 1u << 0,
+};
+
+enum {
+  STRATA_HAL_COMMAND_CATEGORY_TRANSFER = 1u << 0,
+  STRATA_HAL_COMMAND_CATEGORY_DISPATCH = 1u << 1,
+};
+
+/* Queue affinity: -1 (all bits) means any queue. */
+#define STRATA_HAL_QUEUE_AFFINITY_ANY (-1LL)
+
+/* Timeout in milliseconds for hal.fence.await; -1 waits forever. */
+#define STRATA_HAL_WAIT_FOREVER (-1)
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* STRATA_HAL_ABI_ENUMS_H_ */
