@@ -1,0 +1,145 @@
+//===- ExecutableLibraryBuilder.cpp ---------------------------------------===//
+#include "strata/compiler/Codegen/ExecutableLibraryBuilder.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+#include "strata/hal/local/executable_library.h"
+
+namespace strata {
+
+namespace {
+
+// Byte offsets fixed by executable_library.h.
+constexpr unsigned kDispatchStateBindingPtrsOffset = 40;
+
+llvm::Constant *makeString(llvm::Module &module, llvm::StringRef value,
+                           const llvm::Twine &name) {
+  llvm::LLVMContext &context = module.getContext();
+  auto *init = llvm::ConstantDataArray::getString(context, value);
+  auto *global = new llvm::GlobalVariable(module, init->getType(), true,
+                                          llvm::GlobalValue::PrivateLinkage,
+                                          init, name);
+  global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  return global;
+}
+
+llvm::Constant *makeConstantArray(llvm::Module &module, llvm::Type *elementType,
+                                  llvm::ArrayRef<llvm::Constant *> elements,
+                                  const llvm::Twine &name) {
+  auto *type = llvm::ArrayType::get(elementType, elements.size());
+  auto *global = new llvm::GlobalVariable(
+      module, type, true, llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantArray::get(type, elements), name);
+  return global;
+}
+
+// int entry(const env*, const dispatch_state*, const workgroup_state*):
+// loads each binding pointer and calls the kernel.
+llvm::Function *buildDispatchEntry(llvm::Module &module,
+                                   const ExecutableExport &exp,
+                                   llvm::Function *kernel) {
+  llvm::LLVMContext &context = module.getContext();
+  auto *ptrType = llvm::PointerType::get(context, 0);
+  auto *i32Type = llvm::Type::getInt32Ty(context);
+  auto *fnType =
+      llvm::FunctionType::get(i32Type, {ptrType, ptrType, ptrType}, false);
+  auto *entry =
+      llvm::Function::Create(fnType, llvm::GlobalValue::InternalLinkage,
+                             exp.name + "_dispatch", module);
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", entry));
+  llvm::Value *dispatchState = entry->getArg(1);
+  llvm::Value *bindingPtrsAddr = builder.CreateConstInBoundsGEP1_64(
+      builder.getInt8Ty(), dispatchState, kDispatchStateBindingPtrsOffset);
+  llvm::Value *bindingPtrs = builder.CreateLoad(ptrType, bindingPtrsAddr);
+  llvm::SmallVector<llvm::Value *> args;
+  for (unsigned i = 0; i < exp.bindingCount; ++i) {
+    llvm::Value *slot =
+        builder.CreateConstInBoundsGEP1_64(ptrType, bindingPtrs, i);
+    args.push_back(builder.CreateLoad(ptrType, slot));
+  }
+  builder.CreateCall(kernel, args);
+  builder.CreateRet(builder.getInt32(0));
+  return entry;
+}
+
+} // namespace
+
+llvm::Error buildExecutableLibrary(llvm::Module &module,
+                                   const std::string &libraryName,
+                                   const std::vector<ExecutableExport> &exports) {
+  llvm::LLVMContext &context = module.getContext();
+  auto *ptrType = llvm::PointerType::get(context, 0);
+  auto *i32Type = llvm::Type::getInt32Ty(context);
+
+  llvm::SmallVector<llvm::Constant *> names, entries, bindingCounts,
+      workgroupSizes;
+  for (const ExecutableExport &exp : exports) {
+    llvm::Function *kernel = module.getFunction(exp.kernelFunction);
+    if (!kernel)
+      return llvm::createStringError("kernel function '" + exp.kernelFunction +
+                                     "' not found in the lowered executable");
+    if (kernel->arg_size() != exp.bindingCount)
+      return llvm::createStringError(
+          "kernel '" + exp.kernelFunction + "' takes " +
+          std::to_string(kernel->arg_size()) + " arguments but has " +
+          std::to_string(exp.bindingCount) + " bindings");
+    kernel->setLinkage(llvm::GlobalValue::InternalLinkage);
+    names.push_back(makeString(module, exp.name, exp.name + "_name"));
+    entries.push_back(buildDispatchEntry(module, exp, kernel));
+    bindingCounts.push_back(llvm::ConstantInt::get(i32Type, exp.bindingCount));
+    for (int i = 0; i < 3; ++i)
+      workgroupSizes.push_back(llvm::ConstantInt::get(i32Type, 1));
+  }
+
+  // Every other symbol stays private to the library.
+  for (llvm::Function &function : module)
+    if (!function.isDeclaration() && !function.hasLocalLinkage())
+      function.setLinkage(llvm::GlobalValue::InternalLinkage);
+
+  auto *headerType = llvm::StructType::get(context, {i32Type, i32Type, ptrType});
+  auto *header = new llvm::GlobalVariable(
+      module, headerType, true, llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantStruct::get(
+          headerType,
+          {llvm::ConstantInt::get(i32Type,
+                                  STRATA_HAL_EXECUTABLE_LIBRARY_VERSION_0),
+           llvm::ConstantInt::get(i32Type,
+                                  STRATA_HAL_EXECUTABLE_LIBRARY_SANITIZER_NONE),
+           makeString(module, libraryName, "library_name")}),
+      "library_header");
+
+  // Matches strata_hal_executable_library_v0_t (LLVM adds the same padding
+  // as the C compiler after the uint32 members).
+  auto *libraryType = llvm::StructType::get(
+      context, {ptrType, i32Type, ptrType, i32Type, ptrType, ptrType, ptrType,
+                ptrType});
+  auto *nullPtr = llvm::ConstantPointerNull::get(ptrType);
+  auto *library = new llvm::GlobalVariable(
+      module, libraryType, true, llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantStruct::get(
+          libraryType,
+          {header, llvm::ConstantInt::get(i32Type, 0), nullPtr,
+           llvm::ConstantInt::get(i32Type, exports.size()),
+           makeConstantArray(module, ptrType, names, "export_names"),
+           makeConstantArray(module, ptrType, entries, "export_ptrs"),
+           makeConstantArray(module, i32Type, bindingCounts,
+                             "export_binding_counts"),
+           makeConstantArray(module, i32Type, workgroupSizes,
+                             "export_workgroup_sizes")}),
+      "library");
+
+  // const header** query(uint32_t max_version, const environment*)
+  auto *queryType = llvm::FunctionType::get(ptrType, {i32Type, ptrType}, false);
+  auto *query = llvm::Function::Create(
+      queryType, llvm::GlobalValue::ExternalLinkage,
+      STRATA_HAL_EXECUTABLE_LIBRARY_QUERY_SYMBOL, module);
+  query->setVisibility(llvm::GlobalValue::DefaultVisibility);
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", query));
+  llvm::Value *supported = builder.CreateICmpUGE(
+      query->getArg(0), builder.getInt32(STRATA_HAL_EXECUTABLE_LIBRARY_VERSION_0));
+  builder.CreateRet(builder.CreateSelect(supported, library, nullPtr));
+  return llvm::Error::success();
+}
+
+} // namespace strata

@@ -1,0 +1,130 @@
+//===- LLVMCPUTarget.cpp --------------------------------------------------===//
+#include "strata/compiler/Codegen/LLVMCPUTarget.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/TargetParser/Triple.h"
+
+namespace strata {
+
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createCPUTargetMachine(const std::string &cpu) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+
+  llvm::Triple triple("x86_64-unknown-linux-gnu");
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::createStringError("no LLVM target for " + triple.str() +
+                                   ": " + error);
+
+  std::string cpuName = cpu;
+  std::string features;
+  if (cpu == "host") {
+    cpuName = llvm::sys::getHostCPUName().str();
+    llvm::SubtargetFeatures featureList;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      featureList.AddFeature(feature.first(), feature.second);
+    features = featureList.getString();
+  } else if (!target->createMCSubtargetInfo(triple, cpuName, "")
+                  ->isCPUStringValid(cpuName)) {
+    return llvm::createStringError("unknown CPU '" + cpu +
+                                   "' (try host, x86-64, x86-64-v2, "
+                                   "x86-64-v3, x86-64-v4, znver4, ...)");
+  }
+
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpuName, features, options, llvm::Reloc::PIC_,
+      llvm::CodeModel::Small, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return llvm::createStringError("cannot create a target machine for " +
+                                   cpuName);
+  return machine;
+}
+
+static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+  llvm::LoopAnalysisManager loopAM;
+  llvm::FunctionAnalysisManager functionAM;
+  llvm::CGSCCAnalysisManager cgsccAM;
+  llvm::ModuleAnalysisManager moduleAM;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(moduleAM);
+  builder.registerCGSCCAnalyses(cgsccAM);
+  builder.registerFunctionAnalyses(functionAM);
+  builder.registerLoopAnalyses(loopAM);
+  builder.crossRegisterProxies(loopAM, functionAM, cgsccAM, moduleAM);
+  llvm::ModulePassManager passes =
+      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  passes.run(module, moduleAM);
+}
+
+// Removes a temporary file when it goes out of scope.
+struct ScopedTempFile {
+  llvm::SmallString<128> path;
+  ~ScopedTempFile() {
+    if (!path.empty())
+      llvm::sys::fs::remove(path);
+  }
+};
+
+llvm::Expected<std::vector<uint8_t>>
+compileToSharedObject(llvm::Module &module, llvm::TargetMachine &machine) {
+  module.setDataLayout(machine.createDataLayout());
+  module.setTargetTriple(machine.getTargetTriple());
+  optimize(module, machine);
+
+  llvm::SmallVector<char, 0> object;
+  {
+    llvm::raw_svector_ostream stream(object);
+    llvm::legacy::PassManager passes;
+    if (machine.addPassesToEmitFile(passes, stream, nullptr,
+                                    llvm::CodeGenFileType::ObjectFile))
+      return llvm::createStringError("the target cannot emit object files");
+    passes.run(module);
+  }
+
+  ScopedTempFile objectFile, libraryFile;
+  int fd = -1;
+  if (auto ec = llvm::sys::fs::createTemporaryFile("strata-executable", "o", fd,
+                                                   objectFile.path))
+    return llvm::errorCodeToError(ec);
+  {
+    llvm::raw_fd_ostream stream(fd, /*shouldClose=*/true);
+    stream.write(object.data(), object.size());
+  }
+  if (auto ec = llvm::sys::fs::createTemporaryFile("strata-executable", "so",
+                                                   libraryFile.path))
+    return llvm::errorCodeToError(ec);
+
+  llvm::StringRef lld = STRATA_LLD_PATH;
+  llvm::SmallVector<llvm::StringRef> args = {
+      lld,        "-shared", "--no-undefined", "-z",  "noexecstack",
+      "-z",       "relro",   "-z",             "now", "--build-id=none",
+      "-s",       "-o",      libraryFile.path, objectFile.path};
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(lld, args, std::nullopt, {}, 0, 0,
+                                     &linkError);
+  if (rc != 0)
+    return llvm::createStringError(
+        "linking the executable with " + lld.str() + " failed (exit " +
+        std::to_string(rc) + ")" + (linkError.empty() ? "" : ": " + linkError));
+
+  auto buffer = llvm::MemoryBuffer::getFile(libraryFile.path);
+  if (!buffer)
+    return llvm::errorCodeToError(buffer.getError());
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  return std::vector<uint8_t>(bytes.begin(), bytes.end());
+}
+
+} // namespace strata

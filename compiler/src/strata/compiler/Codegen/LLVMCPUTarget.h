@@ -1,0 +1,36 @@
+//===- LLVMCPUTarget.h - native code for the host CPU ----------*- C++ -*-===//
+//
+// Turns an LLVM module into a position-independent ELF shared object: picks
+// the target machine for a CPU name, optimizes, emits an object and links
+// it with ld.lld.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STRATA_COMPILER_CODEGEN_LLVMCPUTARGET_H_
+#define STRATA_COMPILER_CODEGEN_LLVMCPUTARGET_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "llvm/Support/Error.h"
+#include "llvm/Target/TargetMachine.h"
+
+namespace llvm {
+class Module;
+} // namespace llvm
+
+namespace strata {
+
+// `cpu` is "host" (the compiling machine's CPU and features) or an LLVM CPU
+// name such as "x86-64-v3" or "znver4".
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createCPUTargetMachine(const std::string &cpu);
+
+// Optimizes `module` at O3 for `targetMachine` and links it into a shared
+// object. No libc is linked: an undefined symbol is an error.
+llvm::Expected<std::vector<uint8_t>>
+compileToSharedObject(llvm::Module &module, llvm::TargetMachine &targetMachine);
+
+} // namespace strata
+
+#endif // STRATA_COMPILER_CODEGEN_LLVMCPUTARGET_H_

@@ -1,0 +1,156 @@
+//===- LowerExecutables.cpp - flow.executable to native code --------------===//
+//
+// For each flow.executable: bufferizes its module (results become output
+// buffers, so every argument is a binding), lowers linalg to loops and then
+// to the LLVM dialect with bare-pointer memrefs (static shapes), translates
+// to LLVM IR, adds the executable library ABI and compiles it into an ELF
+// shared object held by a hal.executable.binary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/compiler/Codegen/ExecutableLibraryBuilder.h"
+#include "strata/compiler/Codegen/LLVMCPUTarget.h"
+#include "strata/compiler/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/Module.h"
+#include "strata/hal/local/executable_library.h"
+
+namespace strata {
+#define GEN_PASS_DEF_LOWEREXECUTABLESPASS
+#include "strata/compiler/Passes.h.inc"
+} // namespace strata
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+// Tensor code to the LLVM dialect. Kept as text so `strata-opt` users can
+// reproduce any step.
+constexpr const char *kBufferizePipeline =
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "canonicalize,cse,"
+    "buffer-results-to-out-params{hoist-static-allocs "
+    "modify-public-functions},"
+    "canonicalize,cse";
+
+constexpr const char *kToLLVMPipeline =
+    "func.func(convert-linalg-to-loops),"
+    "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+    "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
+    "convert-cf-to-llvm,"
+    "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+    "convert-index-to-llvm,convert-ub-to-llvm,reconcile-unrealized-casts,"
+    "canonicalize";
+
+struct LowerExecutablesPass
+    : public impl::LowerExecutablesPassBase<LowerExecutablesPass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    OpPassManager pipeline(ModuleOp::getOperationName());
+    if (succeeded(buildPipeline(pipeline)))
+      pipeline.getDependentDialects(registry);
+  }
+
+  static LogicalResult buildPipeline(OpPassManager &pipeline) {
+    return parsePassPipeline(
+        (Twine(kBufferizePipeline) + "," + kToLLVMPipeline).str(), pipeline);
+  }
+
+  LogicalResult lowerExecutable(flow::ExecutableOp executable,
+                                llvm::TargetMachine &machine);
+
+  void runOnOperation() override {
+    auto machine = createCPUTargetMachine(cpu);
+    if (!machine) {
+      getOperation().emitError("cannot target CPU '")
+          << cpu << "': " << llvm::toString(machine.takeError());
+      return signalPassFailure();
+    }
+    for (auto executable :
+         llvm::to_vector(getOperation().getOps<flow::ExecutableOp>()))
+      if (failed(lowerExecutable(executable, **machine)))
+        return signalPassFailure();
+  }
+};
+
+LogicalResult
+LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
+                                      llvm::TargetMachine &machine) {
+  ModuleOp inner = executable.getInnerModule();
+  if (!inner)
+    return executable.emitOpError("has no module to lower");
+  StringRef entryName = executable.getEntryPoint();
+
+  OpPassManager bufferize(ModuleOp::getOperationName());
+  if (failed(parsePassPipeline(kBufferizePipeline, bufferize)) ||
+      failed(runPipeline(bufferize, inner)))
+    return executable.emitOpError("failed to bufferize");
+
+  // Kernels run without libc: no heap allocation inside a dispatch yet.
+  WalkResult walk = inner.walk([&](memref::AllocOp alloc) {
+    alloc.emitOpError("needs heap memory inside an executable; not supported "
+                      "yet");
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  auto entry = inner.lookupSymbol<func::FuncOp>(entryName);
+  if (!entry)
+    return executable.emitOpError("entry point @") << entryName << " not found";
+  unsigned bindingCount = entry.getNumArguments();
+
+  OpPassManager toLLVM(ModuleOp::getOperationName());
+  if (failed(parsePassPipeline(kToLLVMPipeline, toLLVM)) ||
+      failed(runPipeline(toLLVM, inner)))
+    return executable.emitOpError("failed to lower to the LLVM dialect");
+  if (printLoweredIR) {
+    llvm::outs() << "// -----// executable @" << executable.getSymName()
+                 << " for " << cpu << " //----- //\n";
+    inner.print(llvm::outs());
+    llvm::outs() << "\n";
+  }
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(inner, llvmContext, executable.getSymName());
+  if (!llvmModule)
+    return executable.emitOpError("failed to translate to LLVM IR");
+
+  std::vector<ExecutableExport> exports = {
+      {entryName.str(), entryName.str(), bindingCount}};
+  if (llvm::Error error = buildExecutableLibrary(
+          *llvmModule, executable.getSymName().str(), exports))
+    return executable.emitOpError("cannot build the executable library: ")
+           << llvm::toString(std::move(error));
+  auto library = compileToSharedObject(*llvmModule, machine);
+  if (!library)
+    return executable.emitOpError("native code generation failed: ")
+           << llvm::toString(library.takeError());
+
+  OpBuilder builder(executable);
+  auto dataType = VectorType::get({static_cast<int64_t>(library->size())},
+                                  builder.getIntegerType(8));
+  auto data = DenseElementsAttr::getFromRawBuffer(
+      dataType, ArrayRef<char>(reinterpret_cast<const char *>(library->data()),
+                               library->size()));
+  hal::ExecutableBinaryOp::create(
+      builder, executable.getLoc(), executable.getSymName(),
+      STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64, data,
+      builder.getDenseI64ArrayAttr({static_cast<int64_t>(bindingCount)}));
+  executable.erase();
+  return success();
+}
+
+} // namespace
+} // namespace strata

@@ -1,0 +1,147 @@
+//===- FormDispatchRegions.cpp - group math into dispatch regions ---------===//
+//
+// Every linalg op on tensors roots a flow.dispatch.region unless a consumer's
+// region already took it. Into each region we then pull:
+//   - cheap producers, cloned per use: tensor.empty, scalar and splat
+//     constants, linalg.fill of those;
+//   - elementwise linalg producers whose every use is inside the region;
+//   - one non-elementwise linalg producer (a matmul, a reduction) when all
+//     its uses are inside and the region has none yet, so an op and its
+//     elementwise epilogue become one dispatch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/compiler/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+
+namespace strata {
+#define GEN_PASS_DEF_FORMDISPATCHREGIONSPASS
+#include "strata/compiler/Passes.h.inc"
+} // namespace strata
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+bool hasTensorSemantics(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return linalgOp && linalgOp.hasPureTensorSemantics();
+}
+
+bool isElementwise(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return linalgOp && linalgOp.getNumLoops() == linalgOp.getNumParallelLoops() &&
+         llvm::all_of(linalgOp.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isProjectedPermutation(); });
+}
+
+// Ops worth recomputing in every region that uses them instead of passing
+// their result in as a binding.
+bool isCheapToClone(Operation *op) {
+  if (isa<tensor::EmptyOp>(op))
+    return true;
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    if (!isa<ShapedType>(constant.getType()))
+      return true;
+    auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
+    return elements && elements.isSplat();
+  }
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return llvm::all_of(fill->getOperands(), [](Value operand) {
+      Operation *def = operand.getDefiningOp();
+      return def && isCheapToClone(def);
+    });
+  return false;
+}
+
+bool allUsesInside(Operation *op, flow::DispatchRegionOp region) {
+  return llvm::all_of(op->getUsers(), [&](Operation *user) {
+    return region->isProperAncestor(user);
+  });
+}
+
+flow::DispatchRegionOp wrapInRegion(Operation *root) {
+  OpBuilder builder(root);
+  auto region = flow::DispatchRegionOp::create(builder, root->getLoc(),
+                                               root->getResultTypes());
+  Block *body = new Block();
+  region.getBody().push_back(body);
+  root->moveBefore(body, body->end());
+  for (auto [oldResult, newResult] :
+       llvm::zip(root->getResults(), region.getResults()))
+    oldResult.replaceUsesWithIf(newResult, [&](OpOperand &use) {
+      return !region->isProperAncestor(use.getOwner());
+    });
+  builder.setInsertionPointToEnd(body);
+  flow::ReturnOp::create(builder, root->getLoc(), root->getResults());
+  return region;
+}
+
+// Pulls producers into `region` until none qualifies.
+void fuseProducers(flow::DispatchRegionOp region) {
+  Block &body = region.getBody().front();
+  bool hasNonElementwise = llvm::any_of(body, [](Operation &op) {
+    return hasTensorSemantics(&op) && !isElementwise(&op);
+  });
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      for (OpOperand &operand : op.getOpOperands()) {
+        Operation *producer = operand.get().getDefiningOp();
+        if (!producer || region->isAncestor(producer))
+          continue;
+        if (isCheapToClone(producer)) {
+          OpBuilder builder(&body, body.begin());
+          Operation *clone = builder.clone(*producer);
+          Value replacement =
+              clone->getResult(cast<OpResult>(operand.get()).getResultNumber());
+          operand.get().replaceUsesWithIf(replacement, [&](OpOperand &use) {
+            return region->isProperAncestor(use.getOwner());
+          });
+          if (producer->use_empty())
+            producer->erase();
+          changed = true;
+          break;
+        }
+        if (!hasTensorSemantics(producer) || !allUsesInside(producer, region))
+          continue;
+        bool elementwise = isElementwise(producer);
+        if (!elementwise && hasNonElementwise)
+          continue;
+        hasNonElementwise |= !elementwise;
+        producer->moveBefore(&body, body.begin());
+        changed = true;
+        break;
+      }
+      if (changed)
+        break;
+    }
+  }
+}
+
+struct FormDispatchRegionsPass
+    : public impl::FormDispatchRegionsPassBase<FormDispatchRegionsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    // Walk backwards so consumers claim their producers first.
+    SmallVector<Operation *> roots;
+    func.walk([&](Operation *op) {
+      if (hasTensorSemantics(op) && !op->getParentOfType<flow::DispatchRegionOp>())
+        roots.push_back(op);
+    });
+    for (Operation *root : llvm::reverse(roots)) {
+      if (root->getParentOfType<flow::DispatchRegionOp>())
+        continue;
+      fuseProducers(wrapInRegion(root));
+    }
+  }
+};
+
+} // namespace
+} // namespace strata

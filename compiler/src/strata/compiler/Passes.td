@@ -1,0 +1,69 @@
+//===- Passes.td - Strata compiler passes ------------------*- tablegen -*-===//
+#ifndef STRATA_COMPILER_PASSES
+#define STRATA_COMPILER_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def FormDispatchRegionsPass : Pass<"strata-form-dispatch-regions",
+                                   "mlir::func::FuncOp"> {
+  let summary = "Groups linalg ops and their fusable producers into "
+                "flow.dispatch.region ops";
+  let description = [{
+    Every linalg op roots a region unless it was pulled into a consumer's
+    region. Producers that are cheap to recompute (tensor.empty, splat
+    constants, linalg.fill) are cloned into each region that uses them, and
+    elementwise producers with one use are moved into their consumer's
+    region, so no math is left outside a region.
+  }];
+  let dependentDialects = ["::strata::flow::FlowDialect"];
+}
+
+def OutlineDispatchRegionsPass : Pass<"strata-outline-dispatch-regions",
+                                      "mlir::ModuleOp"> {
+  let summary = "Turns each dispatch region into a flow.executable and a "
+                "flow.dispatch";
+  let dependentDialects = ["::strata::flow::FlowDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def ConvertToHostProgramPass : Pass<"strata-convert-to-host-program",
+                                    "mlir::ModuleOp"> {
+  let summary = "Rewrites host functions from tensors to hal buffers, "
+                "command buffers and buffer views";
+  let description = [{
+    Public functions take and return !hal.buffer_view; each argument is
+    checked against its declared type. Dispatch results get buffers from
+    the device allocator; dispatches are recorded into one command buffer
+    with barriers between dependent dispatches, submitted once and awaited
+    before results are returned.
+  }];
+  let dependentDialects = ["::strata::hal::HALDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def LowerExecutablesPass : Pass<"strata-lower-executables", "mlir::ModuleOp"> {
+  let summary = "Compiles every flow.executable for the CPU target into a "
+                "hal.executable.binary";
+  let options = [
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"host\"",
+           "Target CPU (host, x86-64, x86-64-v3, znver4, ...)">,
+    Option<"printLoweredIR", "print-lowered-ir", "bool", "false",
+           "Print each executable's LLVM-dialect form to stdout">,
+  ];
+  let dependentDialects = ["::strata::hal::HALDialect"];
+}
+
+def ConvertHostToVMPass : Pass<"strata-convert-host-to-vm", "mlir::ModuleOp"> {
+  let summary = "Lowers the host program into one vm.module";
+  let description = [{
+    hal ops become calls of `hal` module imports, executables become rodata
+    plus a global created in `__init`, and func/arith become vm ops.
+  }];
+  let options = [
+    Option<"moduleName", "module-name", "std::string", "\"module\"",
+           "Name of the VM module">,
+  ];
+  let dependentDialects = ["::strata::vm::VMDialect"];
+}
+
+#endif // STRATA_COMPILER_PASSES

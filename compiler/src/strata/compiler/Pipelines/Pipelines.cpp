@@ -1,0 +1,93 @@
+//===- Pipelines.cpp ------------------------------------------------------===//
+#include "strata/compiler/Pipelines/Pipelines.h"
+
+#include "strata/compiler/Passes.h"
+#include "strata/compiler/Serialization/ModuleWriter.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace strata {
+
+static constexpr llvm::StringRef kPhaseNames[] = {
+    "input", "dispatch-regions", "executables", "host", "target", "vm"};
+
+llvm::ArrayRef<llvm::StringRef> getPhaseNames() { return kPhaseNames; }
+
+// Input legalization: TOSA and elementwise tensor arith into linalg.
+static constexpr const char *kInputPipeline =
+    "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
+    "tosa-to-tensor),"
+    "func.func(convert-elementwise-to-linalg),"
+    "func.func(linalg-fuse-elementwise-ops),canonicalize,cse";
+
+LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
+                                 const CompileOptions &options,
+                                 bool printTargetIR) {
+  if (phase == "input")
+    return parsePassPipeline(kInputPipeline, pm);
+  if (phase == "dispatch-regions") {
+    pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass());
+    return success();
+  }
+  if (phase == "executables") {
+    pm.addPass(createOutlineDispatchRegionsPass());
+    return success();
+  }
+  if (phase == "host") {
+    pm.addPass(createConvertToHostProgramPass());
+    pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+    pm.addNestedPass<func::FuncOp>(createCSEPass());
+    return success();
+  }
+  if (phase == "target") {
+    if (options.target != "cpu")
+      return failure();
+    LowerExecutablesPassOptions lowerOptions;
+    lowerOptions.cpu = options.cpu;
+    lowerOptions.printLoweredIR = printTargetIR;
+    pm.addPass(createLowerExecutablesPass(lowerOptions));
+    return success();
+  }
+  if (phase == "vm") {
+    ConvertHostToVMPassOptions vmOptions;
+    vmOptions.moduleName = options.moduleName;
+    pm.addPass(createConvertHostToVMPass(vmOptions));
+    return success();
+  }
+  return failure();
+}
+
+LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
+                            StringRef dumpAfter, llvm::raw_ostream &dumpStream,
+                            bool stopAfterDump, llvm::raw_ostream *output) {
+  if (options.target != "cpu")
+    return module.emitError("unknown target '")
+           << options.target << "' (supported: cpu)";
+  for (StringRef phase : kPhaseNames) {
+    PassManager pm(module.getContext(), ModuleOp::getOperationName());
+    if (failed(buildPhasePipeline(pm, phase, options,
+                                  /*printTargetIR=*/phase == dumpAfter)))
+      return module.emitError("cannot build the pipeline of phase ") << phase;
+    if (failed(pm.run(module)))
+      return failure();
+    if (phase == dumpAfter) {
+      // Executable binaries and constants are elided to keep dumps readable.
+      module->print(dumpStream,
+                    OpPrintingFlags().elideLargeElementsAttrs(64));
+      dumpStream << "\n";
+      if (stopAfterDump)
+        return success();
+    }
+  }
+  if (!output)
+    return success();
+  auto vmModules = llvm::to_vector(module.getOps<vm::ModuleOp>());
+  if (vmModules.size() != 1)
+    return module.emitError("expected exactly one vm.module after lowering");
+  return writeModuleFile(vmModules.front(), *output);
+}
+
+} // namespace strata

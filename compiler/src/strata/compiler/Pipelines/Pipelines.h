@@ -1,0 +1,60 @@
+//===- Pipelines.h - the compiler's phases ---------------------*- C++ -*-===//
+//
+// The phases of SPEC §1, each an MLIR pass pipeline whose output can be
+// printed (`--dump-after=PHASE`):
+//   input            legalized to linalg on tensors
+//   dispatch-regions math grouped into flow.dispatch.region ops
+//   executables      regions outlined into flow.executable + flow.dispatch
+//   host             host program on hal buffers, buffer views, commands
+//   target           executables compiled to native code per target
+//   vm               the vm.module that is serialized into the module file
+//
+//===----------------------------------------------------------------------===//
+#ifndef STRATA_COMPILER_PIPELINES_PIPELINES_H_
+#define STRATA_COMPILER_PIPELINES_PIPELINES_H_
+
+#include <string>
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace strata {
+
+struct CompileOptions {
+  // Executable target: "cpu" (native code via LLVM).
+  std::string target = "cpu";
+  // CPU for the cpu target: "host" or an LLVM CPU name.
+  std::string cpu = "host";
+  // Name of the VM module; functions are called as `<name>.<function>`.
+  std::string moduleName = "module";
+};
+
+// Phase names in order, as accepted by --dump-after.
+llvm::ArrayRef<llvm::StringRef> getPhaseNames();
+
+// Appends the passes of `phase` to `pm`. Returns failure for an unknown
+// phase name.
+mlir::LogicalResult buildPhasePipeline(mlir::OpPassManager &pm,
+                                       llvm::StringRef phase,
+                                       const CompileOptions &options,
+                                       bool printTargetIR);
+
+// Every dialect, extension, translation and pass the compiler can meet.
+void registerCompilerDialects(mlir::DialectRegistry &registry);
+void registerCompilerPasses();
+
+// Runs every phase on `module`. When `dumpAfter` names a phase, the module
+// is printed to `dumpStream` after it; compilation stops there when
+// `stopAfterDump` is set. Otherwise the module file is written to `output`.
+mlir::LogicalResult compileModule(mlir::ModuleOp module,
+                                  const CompileOptions &options,
+                                  llvm::StringRef dumpAfter,
+                                  llvm::raw_ostream &dumpStream,
+                                  bool stopAfterDump,
+                                  llvm::raw_ostream *output);
+
+} // namespace strata
+
+#endif // STRATA_COMPILER_PIPELINES_PIPELINES_H_

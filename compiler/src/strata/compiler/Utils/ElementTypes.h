@@ -1,0 +1,51 @@
+//===- ElementTypes.h - MLIR types to the runtime's element types -*- C++ -*-===//
+#ifndef STRATA_COMPILER_UTILS_ELEMENTTYPES_H_
+#define STRATA_COMPILER_UTILS_ELEMENTTYPES_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "strata/hal/element_type.h"
+
+namespace strata {
+
+// The ABI element type of an MLIR scalar type, or nullopt when the runtime
+// has none for it. Signless integers are reported as signed; i1 is a
+// one-byte boolean.
+inline std::optional<uint32_t> getElementTypeValue(mlir::Type type) {
+  if (type.isF32())
+    return STRATA_HAL_ELEMENT_TYPE_FLOAT_32;
+  if (type.isF64())
+    return STRATA_HAL_ELEMENT_TYPE_FLOAT_64;
+  if (type.isF16())
+    return STRATA_HAL_ELEMENT_TYPE_FLOAT_16;
+  if (type.isBF16())
+    return STRATA_HAL_ELEMENT_TYPE_BFLOAT_16;
+  if (auto intType = mlir::dyn_cast<mlir::IntegerType>(type)) {
+    unsigned width = intType.getWidth();
+    if (width == 1)
+      return STRATA_HAL_ELEMENT_TYPE_BOOL_8;
+    if (width != 8 && width != 16 && width != 32 && width != 64)
+      return std::nullopt;
+    auto numerical = intType.isUnsigned()
+                         ? STRATA_HAL_NUMERICAL_TYPE_INTEGER_UNSIGNED
+                         : STRATA_HAL_NUMERICAL_TYPE_INTEGER_SIGNED;
+    return STRATA_HAL_ELEMENT_TYPE_VALUE(numerical, width);
+  }
+  return std::nullopt;
+}
+
+// Bytes one element of `type` takes in a buffer (i1 takes a byte).
+inline int64_t getElementByteSize(mlir::Type type) {
+  return (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+// Byte size of a statically shaped tensor or memref.
+inline int64_t getStaticByteSize(mlir::ShapedType type) {
+  return type.getNumElements() * getElementByteSize(type.getElementType());
+}
+
+} // namespace strata
+
+#endif // STRATA_COMPILER_UTILS_ELEMENTTYPES_H_

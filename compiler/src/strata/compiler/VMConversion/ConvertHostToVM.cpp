@@ -1,0 +1,411 @@
+//===- ConvertHostToVM.cpp - host program into a vm.module ----------------===//
+//
+// Builds the one vm.module a module file holds:
+//   - each hal op becomes a vm.call of the `hal` module import it names,
+//     with its calling convention from the runtime's import table; variadic
+//     operand groups become variadic segments;
+//   - each hal.executable.binary becomes rodata (format and binary) plus a
+//     ref global that `__init` fills with hal.executable.create;
+//   - func.func / arith.constant / func.return become vm ops.
+// Host functions are straight-line so far (ConvertToHostProgram guarantees
+// one block), so this is a direct op-by-op translation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/compiler/Passes.h"
+#include "strata/compiler/VMConversion/HALImportTable.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "strata/hal/abi_enums.h"
+
+namespace strata {
+#define GEN_PASS_DEF_CONVERTHOSTTOVMPASS
+#include "strata/compiler/Passes.h.inc"
+} // namespace strata
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+Type convertType(Type type) {
+  if (type.getDialect().getNamespace() == hal::HALDialect::getDialectNamespace())
+    return vm::RefType::get(type.getContext(), type);
+  if (type.isIndex())
+    return IntegerType::get(type.getContext(), 64);
+  if (type.isInteger(32) || type.isInteger(64) || type.isF32() || type.isF64())
+    return type;
+  return nullptr;
+}
+
+class VMModuleBuilder {
+public:
+  VMModuleBuilder(ModuleOp root, StringRef name)
+      : root(root), builder(root.getContext()) {
+    builder.setInsertionPointToStart(root.getBody());
+    vmModule = vm::ModuleOp::create(builder, root.getLoc(),
+                                    builder.getStringAttr(name),
+                                    builder.getI32IntegerAttr(0));
+    vmModule.getBody().push_back(new Block());
+    builder.setInsertionPointToStart(&vmModule.getBody().front());
+    vm::DependencyOp::create(builder, root.getLoc(), "hal",
+                             STRATA_HAL_MODULE_VERSION);
+  }
+
+  LogicalResult run();
+
+private:
+  Location loc() { return root.getLoc(); }
+  Type bufferRefType() {
+    return vm::RefType::get(root.getContext(), vm::BufferType::get(root.getContext()));
+  }
+
+  FailureOr<FlatSymbolRefAttr> getImport(Operation *user, StringRef name,
+                                         FunctionType type);
+  FlatSymbolRefAttr createRodata(StringRef prefix, Attribute value,
+                                 int64_t alignment);
+  LogicalResult convertExecutable(hal::ExecutableBinaryOp binary);
+  LogicalResult convertFunction(func::FuncOp func);
+  LogicalResult convertOp(Operation *op, OpBuilder &body, IRMapping &mapping);
+  LogicalResult emitImportCall(Operation *op, StringRef importName,
+                               ArrayRef<Value> operands,
+                               ArrayRef<int32_t> segmentSizes,
+                               OpBuilder &body, IRMapping &mapping);
+  void buildInitializer();
+
+  ModuleOp root;
+  OpBuilder builder;
+  vm::ModuleOp vmModule;
+  llvm::StringMap<FlatSymbolRefAttr> imports;
+  llvm::StringSet<> usedNames;
+  struct Executable {
+    FlatSymbolRefAttr global, format, data;
+  };
+  SmallVector<Executable> executables;
+};
+
+FailureOr<FlatSymbolRefAttr>
+VMModuleBuilder::getImport(Operation *user, StringRef name, FunctionType type) {
+  auto it = imports.find(name);
+  if (it != imports.end())
+    return it->second;
+  std::optional<StringRef> cconv = lookupHALImport(name);
+  if (!cconv)
+    return user->emitOpError("needs `") << name << "`, which the runtime's hal "
+                                                   "module does not provide";
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&vmModule.getBody().front());
+  vm::ImportOp::create(builder, loc(), name, type, *cconv);
+  auto symbol = FlatSymbolRefAttr::get(root.getContext(), name);
+  imports[name] = symbol;
+  return symbol;
+}
+
+FlatSymbolRefAttr VMModuleBuilder::createRodata(StringRef prefix,
+                                                Attribute value,
+                                                int64_t alignment) {
+  std::string name = prefix.str();
+  for (int suffix = 1; !usedNames.insert(name).second; ++suffix)
+    name = (prefix + "_" + Twine(suffix)).str();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(&vmModule.getBody().front());
+  vm::RodataOp::create(builder, loc(), builder.getStringAttr(name), value,
+                       builder.getI64IntegerAttr(alignment));
+  return FlatSymbolRefAttr::get(root.getContext(), name);
+}
+
+LogicalResult
+VMModuleBuilder::convertExecutable(hal::ExecutableBinaryOp binary) {
+  StringRef name = binary.getSymName();
+  Executable executable;
+  executable.format =
+      createRodata((name + "_format").str(), binary.getFormatAttr(), 1);
+  // Executables are used in place from the mapped module file.
+  executable.data = createRodata((name + "_data").str(), binary.getData(), 64);
+  usedNames.insert(name);
+  builder.setInsertionPointToEnd(&vmModule.getBody().front());
+  vm::GlobalRefOp::create(
+      builder, binary.getLoc(), builder.getStringAttr(name),
+      TypeAttr::get(vm::RefType::get(root.getContext(), hal::ExecutableType::get(root.getContext()))));
+  executable.global = FlatSymbolRefAttr::get(root.getContext(), name);
+  executables.push_back(executable);
+  return success();
+}
+
+// `__init` creates every executable on device 0 and stores it in its global.
+void VMModuleBuilder::buildInitializer() {
+  if (executables.empty())
+    return;
+  MLIRContext *context = root.getContext();
+  builder.setInsertionPointToEnd(&vmModule.getBody().front());
+  auto func = vm::FuncOp::create(builder, loc(), "__init",
+                                 builder.getFunctionType({}, {}));
+  func.setExported(true);
+  OpBuilder body = OpBuilder::atBlockBegin(func.addEntryBlock());
+  Type deviceType = vm::RefType::get(root.getContext(), hal::DeviceType::get(context));
+  Type executableType = vm::RefType::get(root.getContext(), hal::ExecutableType::get(context));
+  auto zero = vm::ConstI32Op::create(body, loc(), body.getI32IntegerAttr(0));
+  auto getDevice = *getImport(func, "hal.devices.get",
+                              body.getFunctionType({body.getI32Type()},
+                                                   {deviceType}));
+  Value device = vm::CallOp::create(body, loc(), TypeRange{deviceType},
+                                    getDevice, ValueRange{zero})
+                     .getResult(0);
+  Value affinity = vm::ConstI64Op::create(
+      body, loc(), body.getI64IntegerAttr(STRATA_HAL_QUEUE_AFFINITY_ANY));
+  Value noConstants = vm::ConstRefZeroOp::create(body, loc(), bufferRefType());
+  SmallVector<Type> createArgs = {deviceType, body.getI64Type(),
+                                  bufferRefType(), bufferRefType(),
+                                  bufferRefType()};
+  auto create = *getImport(func, "hal.executable.create",
+                           body.getFunctionType(createArgs, {executableType}));
+  for (const Executable &executable : executables) {
+    Value format = vm::ConstRefRodataOp::create(body, loc(), bufferRefType(),
+                                                executable.format);
+    Value data = vm::ConstRefRodataOp::create(body, loc(), bufferRefType(),
+                                              executable.data);
+    Value loaded = vm::CallOp::create(body, loc(), TypeRange{executableType},
+                                      create,
+                                      ValueRange{device, affinity, format,
+                                                 data, noConstants})
+                       .getResult(0);
+    vm::GlobalStoreRefOp::create(body, loc(), loaded, executable.global);
+  }
+  vm::ReturnOp::create(body, loc(), ValueRange{});
+}
+
+LogicalResult VMModuleBuilder::emitImportCall(
+    Operation *op, StringRef importName, ArrayRef<Value> operands,
+    ArrayRef<int32_t> segmentSizes, OpBuilder &body, IRMapping &mapping) {
+  SmallVector<Value> args;
+  SmallVector<Type> argTypes, resultTypes;
+  for (Value operand : operands) {
+    args.push_back(mapping.lookup(operand));
+    argTypes.push_back(args.back().getType());
+  }
+  for (Type type : op->getResultTypes())
+    resultTypes.push_back(convertType(type));
+  auto callee = getImport(op, importName,
+                          body.getFunctionType(argTypes, resultTypes));
+  if (failed(callee))
+    return failure();
+  auto call = vm::CallOp::create(body, op->getLoc(), resultTypes, *callee, args);
+  if (!segmentSizes.empty())
+    call.setSegmentSizes(segmentSizes);
+  for (auto [oldResult, newResult] :
+       llvm::zip(op->getResults(), call.getResults()))
+    mapping.map(oldResult, newResult);
+  return success();
+}
+
+// Counts the fixed arguments of a calling convention with at most one
+// variadic segment at its end: "0rIIiiCID_r" has 5.
+std::optional<unsigned> countFixedArguments(StringRef cconv) {
+  StringRef args = cconv.drop_front().split('_').first;
+  if (args == "v")
+    return 0;
+  size_t segment = args.find('C');
+  if (segment == StringRef::npos)
+    return args.size();
+  if (args.find('C', segment + 1) != StringRef::npos || !args.ends_with("D"))
+    return std::nullopt;
+  return segment;
+}
+
+template <typename... OpTys>
+void addImportOps(llvm::StringMap<StringRef> &table) {
+  (table.insert({OpTys::getOperationName(), OpTys::getImportName()}), ...);
+}
+
+const llvm::StringMap<StringRef> &getGenericImportOps() {
+  static const llvm::StringMap<StringRef> table = [] {
+    llvm::StringMap<StringRef> result;
+    addImportOps<hal::DevicesGetOp, hal::DeviceAllocatorOp,
+                 hal::DeviceQueueExecuteOp, hal::AllocatorAllocateOp,
+                 hal::BufferViewCreateOp, hal::BufferViewBufferOp,
+                 hal::CommandBufferCreateOp, hal::CommandBufferFinalizeOp,
+                 hal::CommandBufferExecutionBarrierOp, hal::FenceCreateOp,
+                 hal::FenceAwaitOp>(result);
+    return result;
+  }();
+  return table;
+}
+
+LogicalResult VMModuleBuilder::convertOp(Operation *op, OpBuilder &body,
+                                         IRMapping &mapping) {
+  Location opLoc = op->getLoc();
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    Attribute value = constant.getValue();
+    Value result;
+    if (auto intAttr = dyn_cast<IntegerAttr>(value)) {
+      if (intAttr.getType().isInteger(32))
+        result = vm::ConstI32Op::create(
+            body, opLoc, body.getI32IntegerAttr(intAttr.getInt()));
+      else
+        result = vm::ConstI64Op::create(
+            body, opLoc, body.getI64IntegerAttr(intAttr.getInt()));
+    } else if (auto floatAttr = dyn_cast<FloatAttr>(value)) {
+      if (floatAttr.getType().isF32())
+        result = vm::ConstF32Op::create(body, opLoc, floatAttr);
+      else if (floatAttr.getType().isF64())
+        result = vm::ConstF64Op::create(body, opLoc, floatAttr);
+    }
+    if (!result)
+      return op->emitOpError("has a constant the VM cannot hold: ") << value;
+    mapping.map(constant.getResult(), result);
+    return success();
+  }
+
+  auto generic = getGenericImportOps().find(op->getName().getStringRef());
+  if (generic != getGenericImportOps().end()) {
+    StringRef importName = generic->second;
+    std::optional<unsigned> fixed =
+        countFixedArguments(*lookupHALImport(importName));
+    SmallVector<int32_t> segments;
+    if (*fixed != op->getNumOperands() ||
+        lookupHALImport(importName)->contains('C'))
+      segments.push_back(op->getNumOperands() - *fixed);
+    return emitImportCall(op, importName, llvm::to_vector(op->getOperands()),
+                          segments, body, mapping);
+  }
+
+  if (auto assertOp = dyn_cast<hal::BufferViewAssertOp>(op)) {
+    FlatSymbolRefAttr message =
+        createRodata("message", assertOp.getMessageAttr(), 1);
+    Value messageRef =
+        vm::ConstRefRodataOp::create(body, opLoc, bufferRefType(), message);
+    // The message is an attribute of the hal op; a null entry marks where
+    // its rodata reference goes.
+    SmallVector<Value> operands = {assertOp.getView(), Value(),
+                                   assertOp.getElementType(),
+                                   assertOp.getEncodingType()};
+    llvm::append_range(operands, assertOp.getDims());
+    SmallVector<Value> args;
+    SmallVector<Type> argTypes;
+    for (Value operand : operands) {
+      args.push_back(operand ? mapping.lookup(operand) : messageRef);
+      argTypes.push_back(args.back().getType());
+    }
+    auto callee = getImport(op, "hal.buffer_view.assert",
+                            body.getFunctionType(argTypes, {}));
+    if (failed(callee))
+      return failure();
+    auto call = vm::CallOp::create(body, opLoc, TypeRange{}, *callee, args);
+    call.setSegmentSizes({static_cast<int32_t>(assertOp.getDims().size())});
+    return success();
+  }
+
+  if (auto dispatch = dyn_cast<hal::CommandBufferDispatchOp>(op)) {
+    SmallVector<Value> operands = {
+        dispatch.getCommandBuffer(), dispatch.getExecutable(),
+        dispatch.getExportOrdinal(), dispatch.getWorkgroupX(),
+        dispatch.getWorkgroupY(),    dispatch.getWorkgroupZ(),
+        dispatch.getFlags()};
+    llvm::append_range(operands, dispatch.getConstants());
+    for (auto [buffer, offset, length] :
+         llvm::zip(dispatch.getBindingBuffers(), dispatch.getBindingOffsets(),
+                   dispatch.getBindingLengths()))
+      operands.append({buffer, offset, length});
+    SmallVector<int32_t> segments = {
+        static_cast<int32_t>(dispatch.getConstants().size()),
+        static_cast<int32_t>(dispatch.getBindingBuffers().size())};
+    return emitImportCall(op, "hal.command_buffer.dispatch", operands, segments,
+                          body, mapping);
+  }
+
+  if (auto lookup = dyn_cast<hal::ExecutableLookupOp>(op)) {
+    Value global = vm::GlobalLoadRefOp::create(
+        body, opLoc, convertType(lookup.getType()), lookup.getExecutableAttr());
+    mapping.map(lookup.getResult(), global);
+    return success();
+  }
+
+  if (auto null = dyn_cast<hal::NullFenceOp>(op)) {
+    mapping.map(null.getResult(), vm::ConstRefZeroOp::create(
+                                      body, opLoc, convertType(null.getType())));
+    return success();
+  }
+
+  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    SmallVector<Value> operands;
+    for (Value operand : ret.getOperands())
+      operands.push_back(mapping.lookup(operand));
+    vm::ReturnOp::create(body, opLoc, operands);
+    return success();
+  }
+
+  return op->emitOpError("cannot be lowered to the VM yet");
+}
+
+LogicalResult VMModuleBuilder::convertFunction(func::FuncOp func) {
+  SmallVector<Type> argTypes, resultTypes;
+  for (Type type : func.getArgumentTypes()) {
+    argTypes.push_back(convertType(type));
+    if (!argTypes.back())
+      return func.emitOpError("has an argument of type ")
+             << type << " the VM cannot hold";
+  }
+  for (Type type : func.getResultTypes()) {
+    resultTypes.push_back(convertType(type));
+    if (!resultTypes.back())
+      return func.emitOpError("has a result of type ")
+             << type << " the VM cannot hold";
+  }
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("has control flow; not supported by the VM "
+                            "conversion yet");
+
+  builder.setInsertionPointToEnd(&vmModule.getBody().front());
+  auto vmFunc = vm::FuncOp::create(builder, func.getLoc(), func.getSymName(),
+                                   builder.getFunctionType(argTypes, resultTypes));
+  usedNames.insert(func.getSymName());
+  vmFunc.setExported(func.isPublic());
+  for (StringRef attr : {"strata.abi.arguments", "strata.abi.results"})
+    if (Attribute value = func->getAttr(attr))
+      vmFunc->setAttr(attr, value);
+
+  Block *entry = vmFunc.addEntryBlock();
+  IRMapping mapping;
+  for (auto [oldArg, newArg] :
+       llvm::zip(func.getArguments(), entry->getArguments()))
+    mapping.map(oldArg, newArg);
+  OpBuilder body = OpBuilder::atBlockBegin(entry);
+  for (Operation &op : func.getBody().front())
+    if (failed(convertOp(&op, body, mapping)))
+      return failure();
+  return success();
+}
+
+LogicalResult VMModuleBuilder::run() {
+  for (auto binary :
+       llvm::to_vector(root.getOps<hal::ExecutableBinaryOp>()))
+    if (failed(convertExecutable(binary)))
+      return failure();
+  for (auto func : llvm::to_vector(root.getOps<func::FuncOp>())) {
+    if (func.isExternal())
+      return func.emitOpError("is only declared; external functions are not "
+                              "supported");
+    if (failed(convertFunction(func)))
+      return failure();
+  }
+  buildInitializer();
+  // Everything now lives in the vm.module.
+  for (Operation &op : llvm::make_early_inc_range(*root.getBody()))
+    if (&op != vmModule.getOperation())
+      op.erase();
+  return success();
+}
+
+struct ConvertHostToVMPass
+    : public impl::ConvertHostToVMPassBase<ConvertHostToVMPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (failed(VMModuleBuilder(getOperation(), moduleName).run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace strata

@@ -1,0 +1,99 @@
+//===- strata_compile_main.cpp - compile a program into a module file ----===//
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "strata/compiler/Pipelines/Pipelines.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("strata-compile options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output module file (.smod)"),
+                                       cl::value_desc("path"),
+                                       cl::cat(category));
+static cl::opt<std::string> target("target",
+                                   cl::desc("Executable target: cpu"),
+                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    cpu("cpu", cl::desc("CPU for the cpu target: host, x86-64, x86-64-v3, "
+                        "znver4, ..."),
+        cl::init("host"), cl::cat(category));
+static cl::opt<std::string> moduleName(
+    "module-name", cl::desc("Name of the compiled module (functions are "
+                            "called as NAME.function)"),
+    cl::init("module"), cl::cat(category));
+static cl::opt<std::string> dumpAfter(
+    "dump-after",
+    cl::desc("Print the program after a phase: input, dispatch-regions, "
+             "executables, host, target, vm"),
+    cl::cat(category));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Strata compiler: MLIR program -> module file\n");
+
+  if (!dumpAfter.empty() &&
+      !llvm::is_contained(strata::getPhaseNames(), dumpAfter)) {
+    llvm::errs() << "strata-compile: unknown phase '" << dumpAfter
+                 << "' for --dump-after (phases:";
+    for (llvm::StringRef phase : strata::getPhaseNames())
+      llvm::errs() << " " << phase;
+    llvm::errs() << ")\n";
+    return 2;
+  }
+  if (outputFile.empty() && dumpAfter.empty()) {
+    llvm::errs() << "strata-compile: no output: pass -o FILE.smod or "
+                    "--dump-after=PHASE\n";
+    return 2;
+  }
+
+  mlir::DialectRegistry registry;
+  strata::registerCompilerDialects(registry);
+  strata::registerCompilerPasses();
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  auto input = mlir::openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << "strata-compile: " << error << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  std::unique_ptr<llvm::ToolOutputFile> output;
+  if (!outputFile.empty()) {
+    output = mlir::openOutputFile(outputFile, &error);
+    if (!output) {
+      llvm::errs() << "strata-compile: " << error << "\n";
+      return 1;
+    }
+  }
+
+  strata::CompileOptions options;
+  options.target = target;
+  options.cpu = cpu;
+  options.moduleName = moduleName;
+  if (mlir::failed(strata::compileModule(
+          *module, options, dumpAfter, llvm::outs(),
+          /*stopAfterDump=*/outputFile.empty(),
+          output ? &output->os() : nullptr)))
+    return 1;
+  if (output)
+    output->keep();
+  return 0;
+}
