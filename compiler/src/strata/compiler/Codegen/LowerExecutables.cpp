@@ -34,12 +34,21 @@ namespace {
 // Tensor code to the LLVM dialect. Kept as text so `strata-opt` users can
 // reproduce any step.
 constexpr const char *kBufferizePipeline =
+    // Broadcasts and other elementwise producers fold into their consumers
+    // so they need no intermediate buffer.
+    // (All named ops are generalized for now; per-op-class strategies will
+    // keep matmuls and convolutions named.)
+    "func.func(linalg-generalize-named-ops,"
+    "linalg-fuse-elementwise-ops),canonicalize,"
+    "eliminate-empty-tensors,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "canonicalize,cse,"
     "buffer-results-to-out-params{hoist-static-allocs "
     "modify-public-functions},"
-    "canonicalize,cse";
+    "canonicalize,cse,"
+    // Kernels run without libc: small temporaries live on the stack.
+    "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=65536})";
 
 constexpr const char *kToLLVMPipeline =
     "func.func(convert-linalg-to-loops),"

@@ -104,7 +104,9 @@ void fuseProducers(flow::DispatchRegionOp region) {
           operand.get().replaceUsesWithIf(replacement, [&](OpOperand &use) {
             return region->isProperAncestor(use.getOwner());
           });
-          if (producer->use_empty())
+          // Linalg producers are pending roots of the pass's worklist; the
+          // pass erases them once they are dead.
+          if (producer->use_empty() && !isa<linalg::LinalgOp>(producer))
             producer->erase();
           changed = true;
           break;
@@ -138,6 +140,10 @@ struct FormDispatchRegionsPass
     for (Operation *root : llvm::reverse(roots)) {
       if (root->getParentOfType<flow::DispatchRegionOp>())
         continue;
+      if (root->use_empty()) {
+        root->erase();
+        continue;
+      }
       fuseProducers(wrapInRegion(root));
     }
   }

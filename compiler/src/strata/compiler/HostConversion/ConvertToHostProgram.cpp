@@ -70,6 +70,7 @@ private:
   std::optional<Location> currentLoc;
   Value device, allocator, commandBuffer;
   DenseMap<Value, std::pair<Value, RankedTensorType>> buffers;
+  SmallVector<Operation *> deadOps;
 };
 
 LogicalResult HostFunctionConverter::checkAbiType(Type type, StringRef what,
@@ -153,6 +154,9 @@ LogicalResult HostFunctionConverter::convert() {
                           "dispatches may use tensors outside executables)");
   }
 
+  for (Operation *op : llvm::reverse(deadOps))
+    op->erase();
+
   SmallVector<Type> resultTypes(oldType.getNumResults(), viewType);
   func.setFunctionType(FunctionType::get(
       context, SmallVector<Type>(oldType.getNumInputs(), viewType),
@@ -222,7 +226,8 @@ LogicalResult HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) 
       constI32(workgroups[0]), constI32(workgroups[1]), constI32(workgroups[2]),
       constI64(0), ValueRange{}, bindingBuffers, bindingOffsets,
       bindingLengths);
-  dispatch.erase();
+  // Later ops still use the results; erased once the function is done.
+  deadOps.push_back(dispatch);
   return success();
 }
 
