@@ -14,20 +14,22 @@ namespace cl = llvm::cl;
 static cl::OptionCategory category("strata-compile options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
                                       cl::Required, cl::cat(category));
-static cl::opt<std::string> outputFile("o", cl::desc("Output module file (.smod)"),
+static cl::opt<std::string> outputFile("o",
+                                       cl::desc("Output module file (.smod)"),
                                        cl::value_desc("path"),
                                        cl::cat(category));
-static cl::opt<std::string> target("target",
-                                   cl::desc("Executable target: cpu"),
+static cl::opt<std::string> target("target", cl::desc("Executable target: cpu"),
                                    cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
-    cpu("cpu", cl::desc("CPU for the cpu target: host, x86-64, x86-64-v3, "
-                        "znver4, ..."),
+    cpu("cpu",
+        cl::desc("CPU for the cpu target: host, x86-64, x86-64-v3, "
+                 "znver4, ..."),
         cl::init("host"), cl::cat(category));
-static cl::opt<std::string> moduleName(
-    "module-name", cl::desc("Name of the compiled module (functions are "
-                            "called as NAME.function)"),
-    cl::init("module"), cl::cat(category));
+static cl::opt<std::string>
+    moduleName("module-name",
+               cl::desc("Name of the compiled module (functions are "
+                        "called as NAME.function)"),
+               cl::init("module"), cl::cat(category));
 static cl::opt<std::string> dumpAfter(
     "dump-after",
     cl::desc("Print the program after a phase: input, dispatch-regions, "
@@ -59,6 +61,8 @@ int main(int argc, char **argv) {
   strata::registerCompilerDialects(registry);
   strata::registerCompilerPasses();
   mlir::MLIRContext context(registry);
+  // Diagnostics name the op and its location; the full op dump is noise.
+  context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
 
   std::string error;
@@ -88,10 +92,10 @@ int main(int argc, char **argv) {
   options.target = target;
   options.cpu = cpu;
   options.moduleName = moduleName;
-  if (mlir::failed(strata::compileModule(
-          *module, options, dumpAfter, llvm::outs(),
-          /*stopAfterDump=*/outputFile.empty(),
-          output ? &output->os() : nullptr)))
+  if (mlir::failed(strata::compileModule(*module, options, dumpAfter,
+                                         llvm::outs(),
+                                         /*stopAfterDump=*/outputFile.empty(),
+                                         output ? &output->os() : nullptr)))
     return 1;
   if (output)
     output->keep();

@@ -1,10 +1,10 @@
 //===- ExecutableLibraryBuilder.cpp ---------------------------------------===//
 #include "strata/compiler/Codegen/ExecutableLibraryBuilder.h"
 
+#include "strata/hal/local/executable_library.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
-#include "strata/hal/local/executable_library.h"
 
 namespace strata {
 
@@ -17,9 +17,9 @@ llvm::Constant *makeString(llvm::Module &module, llvm::StringRef value,
                            const llvm::Twine &name) {
   llvm::LLVMContext &context = module.getContext();
   auto *init = llvm::ConstantDataArray::getString(context, value);
-  auto *global = new llvm::GlobalVariable(module, init->getType(), true,
-                                          llvm::GlobalValue::PrivateLinkage,
-                                          init, name);
+  auto *global =
+      new llvm::GlobalVariable(module, init->getType(), true,
+                               llvm::GlobalValue::PrivateLinkage, init, name);
   global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
   return global;
 }
@@ -65,9 +65,9 @@ llvm::Function *buildDispatchEntry(llvm::Module &module,
 
 } // namespace
 
-llvm::Error buildExecutableLibrary(llvm::Module &module,
-                                   const std::string &libraryName,
-                                   const std::vector<ExecutableExport> &exports) {
+llvm::Error
+buildExecutableLibrary(llvm::Module &module, const std::string &libraryName,
+                       const std::vector<ExecutableExport> &exports) {
   llvm::LLVMContext &context = module.getContext();
   auto *ptrType = llvm::PointerType::get(context, 0);
   auto *i32Type = llvm::Type::getInt32Ty(context);
@@ -97,7 +97,8 @@ llvm::Error buildExecutableLibrary(llvm::Module &module,
     if (!function.isDeclaration() && !function.hasLocalLinkage())
       function.setLinkage(llvm::GlobalValue::InternalLinkage);
 
-  auto *headerType = llvm::StructType::get(context, {i32Type, i32Type, ptrType});
+  auto *headerType =
+      llvm::StructType::get(context, {i32Type, i32Type, ptrType});
   auto *header = new llvm::GlobalVariable(
       module, headerType, true, llvm::GlobalValue::PrivateLinkage,
       llvm::ConstantStruct::get(
@@ -111,9 +112,9 @@ llvm::Error buildExecutableLibrary(llvm::Module &module,
 
   // Matches strata_hal_executable_library_v0_t (LLVM adds the same padding
   // as the C compiler after the uint32 members).
-  auto *libraryType = llvm::StructType::get(
-      context, {ptrType, i32Type, ptrType, i32Type, ptrType, ptrType, ptrType,
-                ptrType});
+  auto *libraryType =
+      llvm::StructType::get(context, {ptrType, i32Type, ptrType, i32Type,
+                                      ptrType, ptrType, ptrType, ptrType});
   auto *nullPtr = llvm::ConstantPointerNull::get(ptrType);
   auto *library = new llvm::GlobalVariable(
       module, libraryType, true, llvm::GlobalValue::PrivateLinkage,
@@ -137,7 +138,8 @@ llvm::Error buildExecutableLibrary(llvm::Module &module,
   query->setVisibility(llvm::GlobalValue::DefaultVisibility);
   llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", query));
   llvm::Value *supported = builder.CreateICmpUGE(
-      query->getArg(0), builder.getInt32(STRATA_HAL_EXECUTABLE_LIBRARY_VERSION_0));
+      query->getArg(0),
+      builder.getInt32(STRATA_HAL_EXECUTABLE_LIBRARY_VERSION_0));
   builder.CreateRet(builder.CreateSelect(supported, library, nullPtr));
   return llvm::Error::success();
 }

@@ -28,9 +28,9 @@ struct ExecutableExport {
   unsigned bindingCount = 0;
 };
 
-llvm::Error buildExecutableLibrary(llvm::Module &module,
-                                   const std::string &libraryName,
-                                   const std::vector<ExecutableExport> &exports);
+llvm::Error
+buildExecutableLibrary(llvm::Module &module, const std::string &libraryName,
+                       const std::vector<ExecutableExport> &exports);
 
 } // namespace strata
 

@@ -23,10 +23,11 @@ createCPUTargetMachine(const std::string &cpu) {
 
   llvm::Triple triple("x86_64-unknown-linux-gnu");
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
-    return llvm::createStringError("no LLVM target for " + triple.str() +
-                                   ": " + error);
+    return llvm::createStringError("no LLVM target for " + triple.str() + ": " +
+                                   error);
 
   std::string cpuName = cpu;
   std::string features;
@@ -108,17 +109,27 @@ compileToSharedObject(llvm::Module &module, llvm::TargetMachine &machine) {
     return llvm::errorCodeToError(ec);
 
   llvm::StringRef lld = STRATA_LLD_PATH;
-  llvm::SmallVector<llvm::StringRef> args = {
-      lld,        "-shared", "--no-undefined", "-z",  "noexecstack",
-      "-z",       "relro",   "-z",             "now", "--build-id=none",
-      "-s",       "-o",      libraryFile.path, objectFile.path};
+  llvm::SmallVector<llvm::StringRef> args = {lld,
+                                             "-shared",
+                                             "--no-undefined",
+                                             "-z",
+                                             "noexecstack",
+                                             "-z",
+                                             "relro",
+                                             "-z",
+                                             "now",
+                                             "--build-id=none",
+                                             "-s",
+                                             "-o",
+                                             libraryFile.path,
+                                             objectFile.path};
   std::string linkError;
-  int rc = llvm::sys::ExecuteAndWait(lld, args, std::nullopt, {}, 0, 0,
-                                     &linkError);
+  int rc =
+      llvm::sys::ExecuteAndWait(lld, args, std::nullopt, {}, 0, 0, &linkError);
   if (rc != 0)
-    return llvm::createStringError(
-        "linking the executable with " + lld.str() + " failed (exit " +
-        std::to_string(rc) + ")" + (linkError.empty() ? "" : ": " + linkError));
+    return llvm::createStringError("linking the executable with " + lld.str() +
+                                   " failed (exit " + std::to_string(rc) + ")" +
+                                   (linkError.empty() ? "" : ": " + linkError));
 
   auto buffer = llvm::MemoryBuffer::getFile(libraryFile.path);
   if (!buffer)

@@ -18,8 +18,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "llvm/IR/Module.h"
 #include "strata/hal/local/executable_library.h"
+#include "llvm/IR/Module.h"
 
 namespace strata {
 #define GEN_PASS_DEF_LOWEREXECUTABLESPASS

@@ -36,8 +36,9 @@ bool hasTensorSemantics(Operation *op) {
 bool isElementwise(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   return linalgOp && linalgOp.getNumLoops() == linalgOp.getNumParallelLoops() &&
-         llvm::all_of(linalgOp.getIndexingMapsArray(),
-                      [](AffineMap map) { return map.isProjectedPermutation(); });
+         llvm::all_of(linalgOp.getIndexingMapsArray(), [](AffineMap map) {
+           return map.isProjectedPermutation();
+         });
 }
 
 // Ops worth recomputing in every region that uses them instead of passing
@@ -134,7 +135,8 @@ struct FormDispatchRegionsPass
     // Walk backwards so consumers claim their producers first.
     SmallVector<Operation *> roots;
     func.walk([&](Operation *op) {
-      if (hasTensorSemantics(op) && !op->getParentOfType<flow::DispatchRegionOp>())
+      if (hasTensorSemantics(op) &&
+          !op->getParentOfType<flow::DispatchRegionOp>())
         roots.push_back(op);
     });
     for (Operation *root : llvm::reverse(roots)) {

@@ -36,9 +36,9 @@ LogicalResult outlineRegion(flow::DispatchRegionOp region, StringRef name,
 
   Location loc = region.getLoc();
   OpBuilder moduleBuilder(parentFunc);
-  auto executable = flow::ExecutableOp::create(
-      moduleBuilder, loc, name, name,
-      /*workgroup_count=*/DenseI64ArrayAttr());
+  auto executable =
+      flow::ExecutableOp::create(moduleBuilder, loc, name, name,
+                                 /*workgroup_count=*/DenseI64ArrayAttr());
   executable.getBody().push_back(new Block());
   OpBuilder builder = OpBuilder::atBlockBegin(&executable.getBody().front());
   auto innerModule = ModuleOp::create(builder, loc);
@@ -67,9 +67,9 @@ LogicalResult outlineRegion(flow::DispatchRegionOp region, StringRef name,
   }
 
   OpBuilder hostBuilder(region);
-  auto callee = SymbolRefAttr::get(
-      region.getContext(), name,
-      {FlatSymbolRefAttr::get(region.getContext(), name)});
+  auto callee =
+      SymbolRefAttr::get(region.getContext(), name,
+                         {FlatSymbolRefAttr::get(region.getContext(), name)});
   auto dispatch = flow::DispatchOp::create(
       hostBuilder, loc, region.getResultTypes(), callee,
       hostBuilder.getDenseI64ArrayAttr({1, 1, 1}), captured.getArrayRef());

@@ -81,9 +81,10 @@ LogicalResult HostFunctionConverter::checkAbiType(Type type, StringRef what,
                               << "; only tensors are supported at the "
                                  "function boundary so far";
   if (!tensorType.hasStaticShape())
-    return func.emitOpError() << what << " " << index << " has dynamic shape "
-                              << type << "; dynamic shapes are not supported "
-                                         "yet";
+    return func.emitOpError()
+           << what << " " << index << " has dynamic shape " << type
+           << "; dynamic shapes are not supported "
+              "yet";
   if (!getElementTypeValue(tensorType.getElementType()))
     return func.emitOpError() << what << " " << index
                               << " has an element type the runtime does not "
@@ -108,8 +109,8 @@ LogicalResult HostFunctionConverter::convert() {
   auto viewType = hal::BufferViewType::get(context);
   Block &entry = func.getBody().front();
   builder.setInsertionPointToStart(&entry);
-  device = hal::DevicesGetOp::create(builder, loc(),
-                                     hal::DeviceType::get(context), constI32(0));
+  device = hal::DevicesGetOp::create(
+      builder, loc(), hal::DeviceType::get(context), constI32(0));
   allocator = hal::DeviceAllocatorOp::create(
       builder, loc(), hal::AllocatorType::get(context), device);
 
@@ -172,7 +173,8 @@ LogicalResult HostFunctionConverter::convert() {
   return success();
 }
 
-LogicalResult HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
+LogicalResult
+HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
   MLIRContext *context = func.getContext();
   if (!commandBuffer) {
     commandBuffer = hal::CommandBufferCreateOp::create(
@@ -239,9 +241,9 @@ LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
         builder, loc(), hal::FenceType::get(context), device, constI32(0));
     Value noFence =
         hal::NullFenceOp::create(builder, loc(), hal::FenceType::get(context));
-    hal::DeviceQueueExecuteOp::create(builder, loc(), device,
-                                      constI64(STRATA_HAL_QUEUE_AFFINITY_ANY),
-                                      noFence, fence, ValueRange{commandBuffer});
+    hal::DeviceQueueExecuteOp::create(
+        builder, loc(), device, constI64(STRATA_HAL_QUEUE_AFFINITY_ANY),
+        noFence, fence, ValueRange{commandBuffer});
     // A failed dispatch fails the await, which fails the call.
     hal::FenceAwaitOp::create(builder, loc(), builder.getI32Type(),
                               constI32(STRATA_HAL_WAIT_FOREVER),

@@ -60,6 +60,37 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
   return failure();
 }
 
+// Rejects what later phases cannot compile yet, with one clear diagnostic
+// at the offending value instead of a confusing one deep in a later phase.
+static LogicalResult verifySupportedInput(ModuleOp module) {
+  auto checkType = [](Operation *op, Type type, StringRef what,
+                      unsigned index) -> LogicalResult {
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (!shaped || shaped.hasStaticShape())
+      return success();
+    return op->emitOpError()
+           << what << " " << index << " has dynamic shape " << type
+           << "; dynamic shapes are not supported yet";
+  };
+  // Pre-order, so a function's signature is reported before its body.
+  WalkResult result = module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto func = dyn_cast<func::FuncOp>(op)) {
+      for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
+        if (failed(checkType(op, type, "argument", index)))
+          return WalkResult::interrupt();
+      for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
+        if (failed(checkType(op, type, "result", index)))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    }
+    for (auto [index, type] : llvm::enumerate(op->getResultTypes()))
+      if (failed(checkType(op, type, "result", index)))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
                             StringRef dumpAfter, llvm::raw_ostream &dumpStream,
                             bool stopAfterDump, llvm::raw_ostream *output) {
@@ -73,10 +104,11 @@ LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
       return module.emitError("cannot build the pipeline of phase ") << phase;
     if (failed(pm.run(module)))
       return failure();
+    if (phase == "input" && failed(verifySupportedInput(module)))
+      return failure();
     if (phase == dumpAfter) {
       // Executable binaries and constants are elided to keep dumps readable.
-      module->print(dumpStream,
-                    OpPrintingFlags().elideLargeElementsAttrs(64));
+      module->print(dumpStream, OpPrintingFlags().elideLargeElementsAttrs(64));
       dumpStream << "\n";
       if (stopAfterDump)
         return success();

@@ -48,12 +48,10 @@ void registerCompilerPasses();
 // Runs every phase on `module`. When `dumpAfter` names a phase, the module
 // is printed to `dumpStream` after it; compilation stops there when
 // `stopAfterDump` is set. Otherwise the module file is written to `output`.
-mlir::LogicalResult compileModule(mlir::ModuleOp module,
-                                  const CompileOptions &options,
-                                  llvm::StringRef dumpAfter,
-                                  llvm::raw_ostream &dumpStream,
-                                  bool stopAfterDump,
-                                  llvm::raw_ostream *output);
+mlir::LogicalResult
+compileModule(mlir::ModuleOp module, const CompileOptions &options,
+              llvm::StringRef dumpAfter, llvm::raw_ostream &dumpStream,
+              bool stopAfterDump, llvm::raw_ostream *output);
 
 } // namespace strata
 

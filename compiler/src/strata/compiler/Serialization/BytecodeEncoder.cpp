@@ -78,7 +78,9 @@ private:
   LogicalResult allocateRegisters();
   LogicalResult encodeOp(Operation *op);
 
-  void emitOpcode(Opcode opcode) { out.push_back(static_cast<uint8_t>(opcode)); }
+  void emitOpcode(Opcode opcode) {
+    out.push_back(static_cast<uint8_t>(opcode));
+  }
   template <typename T> void emitRaw(T value) {
     uint8_t bytes[sizeof(T)];
     std::memcpy(bytes, &value, sizeof(T));
@@ -138,8 +140,7 @@ LogicalResult FunctionEncoder::allocateRegisters() {
     uint16_t &count = counts[static_cast<int>(*bank)];
     if (count >= ::strata::vm::kMaxRegistersPerBank)
       return func.emitOpError("needs more than ")
-             << ::strata::vm::kMaxRegistersPerBank
-             << " registers in one bank";
+             << ::strata::vm::kMaxRegistersPerBank << " registers in one bank";
     registers[value] = count++;
     return success();
   };

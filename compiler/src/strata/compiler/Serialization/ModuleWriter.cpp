@@ -142,8 +142,8 @@ LogicalResult writeModuleFile(vm::ModuleOp module, llvm::raw_ostream &os) {
     const uint16_t *counts = layout.encoded.registerCounts;
     functionDefs.push_back(fb::CreateFunctionDef(
         fbb, fbb.CreateString(func.getSymName().str()),
-        fbb.CreateString(layout.cconv), layout.offset, layout.length,
-        counts[0], counts[1], counts[2], counts[3], counts[4]));
+        fbb.CreateString(layout.cconv), layout.offset, layout.length, counts[0],
+        counts[1], counts[2], counts[3], counts[4]));
     if (!func.getExported())
       continue;
     exportDefs.push_back(fb::CreateExportDef(

@@ -1,4 +1,5 @@
-//===- ElementTypes.h - MLIR types to the runtime's element types -*- C++ -*-===//
+//===- ElementTypes.h - MLIR types to the runtime's element types -*- C++
+//-*-===//
 #ifndef STRATA_COMPILER_UTILS_ELEMENTTYPES_H_
 #define STRATA_COMPILER_UTILS_ELEMENTTYPES_H_
 

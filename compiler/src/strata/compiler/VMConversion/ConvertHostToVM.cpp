@@ -15,10 +15,10 @@
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/VMConversion/HALImportTable.h"
 
-#include "llvm/ADT/StringSet.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "strata/hal/abi_enums.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace strata {
 #define GEN_PASS_DEF_CONVERTHOSTTOVMPASS
@@ -31,7 +31,8 @@ namespace strata {
 namespace {
 
 Type convertType(Type type) {
-  if (type.getDialect().getNamespace() == hal::HALDialect::getDialectNamespace())
+  if (type.getDialect().getNamespace() ==
+      hal::HALDialect::getDialectNamespace())
     return vm::RefType::get(type.getContext(), type);
   if (type.isIndex())
     return IntegerType::get(type.getContext(), 64);
@@ -59,7 +60,8 @@ public:
 private:
   Location loc() { return root.getLoc(); }
   Type bufferRefType() {
-    return vm::RefType::get(root.getContext(), vm::BufferType::get(root.getContext()));
+    return vm::RefType::get(root.getContext(),
+                            vm::BufferType::get(root.getContext()));
   }
 
   FailureOr<FlatSymbolRefAttr> getImport(Operation *user, StringRef name,
@@ -71,8 +73,8 @@ private:
   LogicalResult convertOp(Operation *op, OpBuilder &body, IRMapping &mapping);
   LogicalResult emitImportCall(Operation *op, StringRef importName,
                                ArrayRef<Value> operands,
-                               ArrayRef<int32_t> segmentSizes,
-                               OpBuilder &body, IRMapping &mapping);
+                               ArrayRef<int32_t> segmentSizes, OpBuilder &body,
+                               IRMapping &mapping);
   void buildInitializer();
 
   ModuleOp root;
@@ -93,8 +95,9 @@ VMModuleBuilder::getImport(Operation *user, StringRef name, FunctionType type) {
     return it->second;
   std::optional<StringRef> cconv = lookupHALImport(name);
   if (!cconv)
-    return user->emitOpError("needs `") << name << "`, which the runtime's hal "
-                                                   "module does not provide";
+    return user->emitOpError("needs `") << name
+                                        << "`, which the runtime's hal "
+                                           "module does not provide";
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(&vmModule.getBody().front());
   vm::ImportOp::create(builder, loc(), name, type, *cconv);
@@ -128,7 +131,8 @@ VMModuleBuilder::convertExecutable(hal::ExecutableBinaryOp binary) {
   builder.setInsertionPointToEnd(&vmModule.getBody().front());
   vm::GlobalRefOp::create(
       builder, binary.getLoc(), builder.getStringAttr(name),
-      TypeAttr::get(vm::RefType::get(root.getContext(), hal::ExecutableType::get(root.getContext()))));
+      TypeAttr::get(vm::RefType::get(
+          root.getContext(), hal::ExecutableType::get(root.getContext()))));
   executable.global = FlatSymbolRefAttr::get(root.getContext(), name);
   executables.push_back(executable);
   return success();
@@ -144,12 +148,14 @@ void VMModuleBuilder::buildInitializer() {
                                  builder.getFunctionType({}, {}));
   func.setExported(true);
   OpBuilder body = OpBuilder::atBlockBegin(func.addEntryBlock());
-  Type deviceType = vm::RefType::get(root.getContext(), hal::DeviceType::get(context));
-  Type executableType = vm::RefType::get(root.getContext(), hal::ExecutableType::get(context));
+  Type deviceType =
+      vm::RefType::get(root.getContext(), hal::DeviceType::get(context));
+  Type executableType =
+      vm::RefType::get(root.getContext(), hal::ExecutableType::get(context));
   auto zero = vm::ConstI32Op::create(body, loc(), body.getI32IntegerAttr(0));
-  auto getDevice = *getImport(func, "hal.devices.get",
-                              body.getFunctionType({body.getI32Type()},
-                                                   {deviceType}));
+  auto getDevice =
+      *getImport(func, "hal.devices.get",
+                 body.getFunctionType({body.getI32Type()}, {deviceType}));
   Value device = vm::CallOp::create(body, loc(), TypeRange{deviceType},
                                     getDevice, ValueRange{zero})
                      .getResult(0);
@@ -166,10 +172,9 @@ void VMModuleBuilder::buildInitializer() {
                                                 executable.format);
     Value data = vm::ConstRefRodataOp::create(body, loc(), bufferRefType(),
                                               executable.data);
-    Value loaded = vm::CallOp::create(body, loc(), TypeRange{executableType},
-                                      create,
-                                      ValueRange{device, affinity, format,
-                                                 data, noConstants})
+    Value loaded = vm::CallOp::create(
+                       body, loc(), TypeRange{executableType}, create,
+                       ValueRange{device, affinity, format, data, noConstants})
                        .getResult(0);
     vm::GlobalStoreRefOp::create(body, loc(), loaded, executable.global);
   }
@@ -187,11 +192,12 @@ LogicalResult VMModuleBuilder::emitImportCall(
   }
   for (Type type : op->getResultTypes())
     resultTypes.push_back(convertType(type));
-  auto callee = getImport(op, importName,
-                          body.getFunctionType(argTypes, resultTypes));
+  auto callee =
+      getImport(op, importName, body.getFunctionType(argTypes, resultTypes));
   if (failed(callee))
     return failure();
-  auto call = vm::CallOp::create(body, op->getLoc(), resultTypes, *callee, args);
+  auto call =
+      vm::CallOp::create(body, op->getLoc(), resultTypes, *callee, args);
   if (!segmentSizes.empty())
     call.setSegmentSizes(segmentSizes);
   for (auto [oldResult, newResult] :
@@ -323,8 +329,9 @@ LogicalResult VMModuleBuilder::convertOp(Operation *op, OpBuilder &body,
   }
 
   if (auto null = dyn_cast<hal::NullFenceOp>(op)) {
-    mapping.map(null.getResult(), vm::ConstRefZeroOp::create(
-                                      body, opLoc, convertType(null.getType())));
+    mapping.map(
+        null.getResult(),
+        vm::ConstRefZeroOp::create(body, opLoc, convertType(null.getType())));
     return success();
   }
 
@@ -358,8 +365,9 @@ LogicalResult VMModuleBuilder::convertFunction(func::FuncOp func) {
                             "conversion yet");
 
   builder.setInsertionPointToEnd(&vmModule.getBody().front());
-  auto vmFunc = vm::FuncOp::create(builder, func.getLoc(), func.getSymName(),
-                                   builder.getFunctionType(argTypes, resultTypes));
+  auto vmFunc =
+      vm::FuncOp::create(builder, func.getLoc(), func.getSymName(),
+                         builder.getFunctionType(argTypes, resultTypes));
   usedNames.insert(func.getSymName());
   vmFunc.setExported(func.isPublic());
   for (StringRef attr : {"strata.abi.arguments", "strata.abi.results"})
@@ -379,8 +387,7 @@ LogicalResult VMModuleBuilder::convertFunction(func::FuncOp func) {
 }
 
 LogicalResult VMModuleBuilder::run() {
-  for (auto binary :
-       llvm::to_vector(root.getOps<hal::ExecutableBinaryOp>()))
+  for (auto binary : llvm::to_vector(root.getOps<hal::ExecutableBinaryOp>()))
     if (failed(convertExecutable(binary)))
       return failure();
   for (auto func : llvm::to_vector(root.getOps<func::FuncOp>())) {

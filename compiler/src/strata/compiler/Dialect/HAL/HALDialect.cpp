@@ -1,10 +1,10 @@
 //===- HALDialect.cpp -----------------------------------------------------===//
 #include "strata/compiler/Dialect/HAL/HALDialect.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace strata::hal;

@@ -1,0 +1,74 @@
+// RUN: strata-opt %s --pass-pipeline='builtin.module(func.func(strata-form-dispatch-regions))' --split-input-file | FileCheck %s
+
+// A matmul with its bias-add + relu epilogue is one dispatch; the fill and
+// the empty tensor are cloned into it.
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @matmul_bias_relu
+func.func @matmul_bias_relu(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %r = linalg.generic {indexing_maps = [#map, #bias, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %b : tensor<4x16xf32>, tensor<16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
+// CHECK:      %[[R:.+]] = flow.dispatch.region -> (tensor<4x16xf32>) {
+// CHECK-DAG:    tensor.empty() : tensor<4x16xf32>
+// CHECK-DAG:    linalg.fill
+// CHECK:        %[[MM:.+]] = linalg.matmul
+// CHECK:        %[[G:.+]] = linalg.generic {{.*}} ins(%[[MM]], %{{.*}} : tensor<4x16xf32>, tensor<16xf32>)
+// CHECK:        flow.return %[[G]] : tensor<4x16xf32>
+// CHECK-NEXT: }
+// CHECK-NOT:  flow.dispatch.region
+// CHECK:      return %[[R]]
+
+// -----
+
+// Two matmuls in a chain are two dispatches: a region takes at most one
+// non-elementwise op.
+// CHECK-LABEL: func.func @two_matmuls
+func.func @two_matmuls(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = linalg.matmul ins(%0, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %1 : tensor<4x4xf32>
+}
+// CHECK:     %[[FIRST:.+]] = flow.dispatch.region
+// CHECK:       linalg.matmul
+// CHECK:     %[[SECOND:.+]] = flow.dispatch.region
+// CHECK:       linalg.matmul ins(%[[FIRST]],
+// CHECK:     return %[[SECOND]]
+
+// -----
+
+// An elementwise op whose result is also returned stays its own dispatch.
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @shared_producer
+func.func @shared_producer(%a: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%a : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%0 : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.mulf %x, %x : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  return %0, %1 : tensor<8xf32>, tensor<8xf32>
+}
+// CHECK: %[[NEG:.+]] = flow.dispatch.region
+// CHECK:   arith.negf
+// CHECK: %[[SQ:.+]] = flow.dispatch.region
+// CHECK:   linalg.generic {{.*}} ins(%[[NEG]] :
+// CHECK: return %[[NEG]], %[[SQ]]
