@@ -72,3 +72,24 @@ func.func @shared_producer(%a: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) 
 // CHECK: %[[SQ:.+]] = flow.dispatch.region
 // CHECK:   linalg.generic {{.*}} ins(%[[NEG]] :
 // CHECK: return %[[NEG]], %[[SQ]]
+
+// -----
+
+// A scalar constant used only inside a generic's body is cloned in too, so
+// nothing but tensors crosses the region boundary.
+#id1 = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @nested_constant
+func.func @nested_constant(%a: tensor<8xf64>) -> tensor<8xf64> {
+  %half = arith.constant 0.5 : f64
+  %e = tensor.empty() : tensor<8xf64>
+  %0 = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%a : tensor<8xf64>) outs(%e : tensor<8xf64>) {
+  ^bb0(%x: f64, %o: f64):
+    %m = arith.mulf %x, %half : f64
+    linalg.yield %m : f64
+  } -> tensor<8xf64>
+  return %0 : tensor<8xf64>
+}
+// CHECK:      flow.dispatch.region
+// CHECK-DAG:    %[[HALF:.+]] = arith.constant 5.000000e-01 : f64
+// CHECK:        linalg.generic
+// CHECK:          arith.mulf %{{.+}}, %[[HALF]] : f64

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace strata {
 #define GEN_PASS_DEF_FORMDISPATCHREGIONSPASS
@@ -83,7 +84,9 @@ flow::DispatchRegionOp wrapInRegion(Operation *root) {
   return region;
 }
 
-// Pulls producers into `region` until none qualifies.
+// Pulls producers into `region` until none qualifies. Looks at every value
+// the region uses from above, including uses nested in op bodies (a scalar
+// constant used inside a linalg.generic).
 void fuseProducers(flow::DispatchRegionOp region) {
   Block &body = region.getBody().front();
   bool hasNonElementwise = llvm::any_of(body, [](Operation &op) {
@@ -92,38 +95,36 @@ void fuseProducers(flow::DispatchRegionOp region) {
   bool changed = true;
   while (changed) {
     changed = false;
-    for (Operation &op : llvm::make_early_inc_range(body)) {
-      for (OpOperand &operand : op.getOpOperands()) {
-        Operation *producer = operand.get().getDefiningOp();
-        if (!producer || region->isAncestor(producer))
-          continue;
-        if (isCheapToClone(producer)) {
-          OpBuilder builder(&body, body.begin());
-          Operation *clone = builder.clone(*producer);
-          Value replacement =
-              clone->getResult(cast<OpResult>(operand.get()).getResultNumber());
-          operand.get().replaceUsesWithIf(replacement, [&](OpOperand &use) {
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(region.getBody(), captured);
+    for (Value value : captured) {
+      Operation *producer = value.getDefiningOp();
+      if (!producer)
+        continue;
+      if (isCheapToClone(producer)) {
+        OpBuilder builder(&body, body.begin());
+        Operation *clone = builder.clone(*producer);
+        for (auto [oldResult, newResult] :
+             llvm::zip(producer->getResults(), clone->getResults()))
+          oldResult.replaceUsesWithIf(newResult, [&](OpOperand &use) {
             return region->isProperAncestor(use.getOwner());
           });
-          // Linalg producers are pending roots of the pass's worklist; the
-          // pass erases them once they are dead.
-          if (producer->use_empty() && !isa<linalg::LinalgOp>(producer))
-            producer->erase();
-          changed = true;
-          break;
-        }
-        if (!hasTensorSemantics(producer) || !allUsesInside(producer, region))
-          continue;
-        bool elementwise = isElementwise(producer);
-        if (!elementwise && hasNonElementwise)
-          continue;
-        hasNonElementwise |= !elementwise;
-        producer->moveBefore(&body, body.begin());
+        // Linalg producers are pending roots of the pass's worklist; the
+        // pass erases them once they are dead.
+        if (producer->use_empty() && !isa<linalg::LinalgOp>(producer))
+          producer->erase();
         changed = true;
         break;
       }
-      if (changed)
-        break;
+      if (!hasTensorSemantics(producer) || !allUsesInside(producer, region))
+        continue;
+      bool elementwise = isElementwise(producer);
+      if (!elementwise && hasNonElementwise)
+        continue;
+      hasNonElementwise |= !elementwise;
+      producer->moveBefore(&body, body.begin());
+      changed = true;
+      break;
     }
   }
 }

@@ -4,6 +4,7 @@
 #include "strata/compiler/Serialization/BytecodeEncoder.h"
 #include "strata/compiler/Utils/ElementTypes.h"
 #include "strata/schema/module_generated.h"
+#include "llvm/Support/CRC.h"
 
 using namespace mlir;
 namespace fb = strata::schema;
@@ -111,13 +112,18 @@ LogicalResult writeModuleFile(vm::ModuleOp module, llvm::raw_ostream &os) {
     fbb.ForceVectorAlignment(bytes->size(), 1, alignment);
     auto vector = fbb.CreateVector(
         reinterpret_cast<const uint8_t *>(bytes->data()), bytes->size());
+    uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(
+        reinterpret_cast<const uint8_t *>(bytes->data()), bytes->size()));
     rodataDefs.push_back(fb::CreateRodataDef(
-        fbb, fbb.CreateString(data.getSymName().str()), alignment, vector));
+        fbb, fbb.CreateString(data.getSymName().str()), alignment, vector,
+        crc));
   }
   for (const std::string &message : ordinals.extraRodata) {
     auto vector = fbb.CreateVector(
         reinterpret_cast<const uint8_t *>(message.data()), message.size());
-    rodataDefs.push_back(fb::CreateRodataDef(fbb, 0, 1, vector));
+    uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(
+        reinterpret_cast<const uint8_t *>(message.data()), message.size()));
+    rodataDefs.push_back(fb::CreateRodataDef(fbb, 0, 1, vector, crc));
   }
   fbb.ForceVectorAlignment(bytecode.size(), 1, 16);
   auto bytecodeVector = fbb.CreateVector(bytecode);

@@ -1,0 +1,72 @@
+#!/usr/bin/python3
+"""Compiles one end-to-end case with strata-compile, runs it with strata-run
+(inputs and outputs as .npy files) and compares every output with the
+numpy reference: rtol 1e-4 for floats, exact for integers and booleans."""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from e2e_cases import CASES  # noqa: E402
+
+
+def compare(index, got, want):
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"output {index}: got {got.dtype}{list(got.shape)}, want {want.dtype}{list(want.shape)}"
+    if np.issubdtype(want.dtype, np.floating):
+        if not np.allclose(got, want, rtol=1e-4, atol=1e-6):
+            err = np.max(np.abs(got.astype(np.float64) - want))
+            return f"output {index}: max abs error {err:g}\n got  {got}\n want {want}"
+    elif not np.array_equal(got, want):
+        return f"output {index}: mismatch\n got  {got}\n want {want}"
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--case", required=True, choices=sorted(CASES))
+    parser.add_argument("--bin", required=True, help="directory with strata-compile/strata-run")
+    parser.add_argument("--run-bin", help="directory with strata-run (default: --bin)")
+    parser.add_argument("--source-dir", required=True)
+    parser.add_argument("--device", default="local-sync")
+    args = parser.parse_args()
+
+    source, function, make = CASES[args.case]
+    inputs, references = make()
+    run_bin = args.run_bin or args.bin
+    with tempfile.TemporaryDirectory() as tmp:
+        module = os.path.join(tmp, f"{args.case}.smod")
+        start = time.monotonic()
+        subprocess.run([os.path.join(args.bin, "strata-compile"),
+                        os.path.join(args.source_dir, source), "-o", module], check=True)
+        print(f"compile: {time.monotonic() - start:.2f} s")
+        command = [os.path.join(run_bin, "strata-run"), f"--module={module}",
+                   f"--function={function}", f"--device={args.device}"]
+        for i, value in enumerate(inputs):
+            path = os.path.join(tmp, f"input{i}.npy")
+            np.save(path, value)
+            command.append(f"--input=@{path}")
+        outputs = [os.path.join(tmp, f"output{i}.npy") for i in range(len(references))]
+        command += [f"--output=@{path}" for path in outputs]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            print(f"strata-run failed ({result.returncode}):\n{result.stderr}")
+            return 1
+        failures = [compare(i, np.load(p), want)
+                    for i, (p, want) in enumerate(zip(outputs, references))]
+        failures = [f for f in failures if f]
+        for failure in failures:
+            print(failure)
+        if failures:
+            return 1
+    print(f"{args.case}: {len(references)} outputs match numpy")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
