@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: unit tests, compiler lit tests and
-# end-to-end tests (ctest), then the same suites under ASan+UBSan.
+# end-to-end tests (ctest), then the runtime's unit and end-to-end tests
+# again under AddressSanitizer + UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 scripts/setup.sh
-echo "build: $(( $(date +%s) - start )) s"
+echo "== build: $(( $(date +%s) - start )) s"
 ctest --test-dir build --output-on-failure -j2
-echo "tests: $(( $(date +%s) - start )) s since start"
+echo "== tests: $(( $(date +%s) - start )) s since start"
+
+# The runtime (and tools) with ASan+UBSan; the compiler from build/ compiles
+# the end-to-end programs.
+cmake -S . -B build-asan -G Ninja -DSTRATA_BUILD_COMPILER=OFF \
+  -DSTRATA_ENABLE_ASAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DSTRATA_COMPILER_BIN_DIR="$PWD/build/bin" >/dev/null
+cmake --build build-asan
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j2
+echo "== sanitizer tests: $(( $(date +%s) - start )) s since start"
