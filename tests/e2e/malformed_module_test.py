@@ -56,7 +56,9 @@ def main():
             with open(damaged, "wb") as f:
                 f.write(content)
             result = run(strata_run, damaged)
-            if result.returncode < 0 or result.returncode >= 128:
+            sanitizer = ("Sanitizer" in result.stderr or
+                         "runtime error:" in result.stderr)
+            if result.returncode < 0 or result.returncode >= 128 or sanitizer:
                 problems.append(f"{what}: crashed ({result.returncode}): {result.stderr[-300:]}")
             elif result.returncode != 0:
                 if not result.stderr.strip():
