@@ -24,3 +24,17 @@ func.func @tosa_add_abs(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3x
   %1 = tosa.abs %0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %1 : tensor<2x3xf32>
 }
+
+// Private functions are inlined into their callers and dropped.
+// CHECK-LABEL: func.func @calls_helper
+// CHECK-NOT:     call
+// CHECK:         arith.negf
+// CHECK-NOT:   func.func private @helper
+func.func private @helper(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.negf %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @calls_helper(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @helper(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

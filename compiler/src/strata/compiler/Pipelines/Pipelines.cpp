@@ -18,6 +18,8 @@ llvm::ArrayRef<llvm::StringRef> getPhaseNames() { return kPhaseNames; }
 
 // Input legalization: TOSA and elementwise tensor arith into linalg.
 static constexpr const char *kInputPipeline =
+    // Calls are inlined (the host program has no calls yet).
+    "inline,symbol-dce,"
     "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
     "tosa-to-tensor),"
     "func.func(convert-elementwise-to-linalg),"
