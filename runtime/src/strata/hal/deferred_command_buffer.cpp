@@ -1,0 +1,63 @@
+#include "strata/hal/deferred_command_buffer.h"
+
+namespace strata::hal {
+
+Result<RefPtr<DeferredCommandBuffer>>
+DeferredCommandBuffer::Create(CommandBufferModeBitfield mode,
+                              CommandCategoryBitfield categories,
+                              QueueAffinity queue_affinity) {
+  STRATA_RETURN_IF_ERROR(ValidateCommandBufferCreation(mode, categories));
+  return RefPtr<DeferredCommandBuffer>::Adopt(
+      new DeferredCommandBuffer(mode, categories, queue_affinity));
+}
+
+Status DeferredCommandBuffer::ExecutionBarrierImpl() {
+  commands_.emplace_back(BarrierCommand{});
+  return OkStatus();
+}
+
+Status DeferredCommandBuffer::FillBufferImpl(Buffer *target, uint64_t offset,
+                                             uint64_t length, uint32_t pattern,
+                                             uint32_t pattern_length) {
+  commands_.emplace_back(FillCommand{RefPtr<Buffer>::Retain(target), offset,
+                                     length, pattern, pattern_length});
+  return OkStatus();
+}
+
+Status DeferredCommandBuffer::CopyBufferImpl(Buffer *source,
+                                             uint64_t source_offset,
+                                             Buffer *target,
+                                             uint64_t target_offset,
+                                             uint64_t length) {
+  commands_.emplace_back(
+      CopyCommand{RefPtr<Buffer>::Retain(source), source_offset,
+                  RefPtr<Buffer>::Retain(target), target_offset, length});
+  return OkStatus();
+}
+
+Status DeferredCommandBuffer::UpdateBufferImpl(std::span<const uint8_t> source,
+                                               Buffer *target,
+                                               uint64_t target_offset) {
+  commands_.emplace_back(
+      UpdateCommand{RefPtr<Buffer>::Retain(target), target_offset,
+                    std::vector<uint8_t>(source.begin(), source.end())});
+  return OkStatus();
+}
+
+Status DeferredCommandBuffer::DispatchImpl(
+    Executable *executable, uint32_t export_ordinal,
+    WorkgroupCount workgroup_count, std::span<const uint32_t> constants,
+    std::span<ResolvedBinding> bindings) {
+  DispatchCommand command;
+  command.executable = RefPtr<Executable>::Retain(executable);
+  command.export_ordinal = export_ordinal;
+  command.workgroup_count = workgroup_count;
+  command.constants.assign(constants.begin(), constants.end());
+  command.bindings.reserve(bindings.size());
+  for (ResolvedBinding &binding : bindings)
+    command.bindings.push_back(std::move(binding));
+  commands_.emplace_back(std::move(command));
+  return OkStatus();
+}
+
+} // namespace strata::hal

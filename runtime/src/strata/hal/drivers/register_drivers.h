@@ -1,0 +1,14 @@
+// Registers every driver built into this runtime.
+#ifndef STRATA_HAL_DRIVERS_REGISTER_DRIVERS_H_
+#define STRATA_HAL_DRIVERS_REGISTER_DRIVERS_H_
+
+#include "strata/hal/driver_registry.h"
+
+namespace strata::hal {
+
+// local-sync (and, once it exists, local-task).
+Status RegisterAllDrivers(DriverRegistry &registry);
+
+} // namespace strata::hal
+
+#endif // STRATA_HAL_DRIVERS_REGISTER_DRIVERS_H_

@@ -1,0 +1,221 @@
+#include "strata/hal/local/local_device.h"
+
+#include <sstream>
+
+namespace strata::hal {
+namespace {
+
+// Matches `text` against `pattern` where '*' matches any run of characters.
+bool GlobMatch(std::string_view pattern, std::string_view text) {
+  if (pattern.empty())
+    return text.empty();
+  if (pattern[0] == '*') {
+    for (size_t i = 0; i <= text.size(); ++i)
+      if (GlobMatch(pattern.substr(1), text.substr(i)))
+        return true;
+    return false;
+  }
+  return !text.empty() && pattern[0] == text[0] &&
+         GlobMatch(pattern.substr(1), text.substr(1));
+}
+
+} // namespace
+
+Result<RefPtr<LocalDevice>> LocalDevice::Create(LocalDeviceParams params) {
+  if (params.id.empty())
+    return InvalidArgumentError("local device needs an id");
+  if (!params.grid_runner)
+    return InvalidArgumentError("local device '", params.id,
+                                "' needs a grid runner");
+  if (!params.allocator)
+    params.allocator = HeapAllocator::Create(params.id);
+  return RefPtr<LocalDevice>::Adopt(new LocalDevice(std::move(params)));
+}
+
+LocalDevice::LocalDevice(LocalDeviceParams params)
+    : id_(std::move(params.id)), executable_cache_(std::move(params.loaders)),
+      grid_runner_(std::move(params.grid_runner)),
+      allocator_(std::move(params.allocator)) {}
+
+RefPtr<Allocator> LocalDevice::allocator() const {
+  std::lock_guard<std::mutex> lock(allocator_mutex_);
+  return allocator_;
+}
+
+void LocalDevice::SetAllocator(RefPtr<Allocator> allocator) {
+  if (!allocator)
+    return;
+  std::lock_guard<std::mutex> lock(allocator_mutex_);
+  allocator_ = std::move(allocator);
+}
+
+Status LocalDevice::Trim() { return allocator()->Trim(); }
+
+Result<int64_t> LocalDevice::QueryI64(std::string_view category,
+                                      std::string_view key) {
+  if (category == "hal.executable.format")
+    return executable_cache_.CanPrepareFormat(key) ? 1 : 0;
+  if (category == "hal.device" && key == "concurrency")
+    return 1;
+  if (category == "hal.dispatch" && key == "concurrency")
+    return int64_t(grid_runner_->concurrency());
+  if (category == "hal.device.id")
+    return GlobMatch(key, id_) ? 1 : 0;
+  return NotFoundError("device '", id_, "' has no value for query '", category,
+                       "' :: '", key, "'");
+}
+
+Result<RefPtr<CommandBuffer>> LocalDevice::CreateCommandBuffer(
+    CommandBufferModeBitfield mode, CommandCategoryBitfield categories,
+    QueueAffinity queue_affinity, uint32_t binding_capacity) {
+  // Indirect bindings (binding tables) are not supported; direct bindings
+  // need no capacity.
+  STRATA_ASSIGN_OR_RETURN(
+      RefPtr<DeferredCommandBuffer> command_buffer,
+      DeferredCommandBuffer::Create(mode, categories, queue_affinity));
+  return RefPtr<CommandBuffer>(std::move(command_buffer));
+}
+
+Result<RefPtr<Semaphore>> LocalDevice::CreateSemaphore(uint64_t initial_value) {
+  return RefPtr<Semaphore>(HostSemaphore::Create(initial_value));
+}
+
+bool LocalDevice::CanLoadExecutableFormat(std::string_view format) const {
+  return executable_cache_.CanPrepareFormat(format);
+}
+
+Result<RefPtr<Executable>>
+LocalDevice::CreateExecutable(std::string_view format,
+                              std::span<const uint8_t> bytes,
+                              std::span<const uint32_t> constants) {
+  return executable_cache_.PrepareExecutable(format, bytes, constants);
+}
+
+template <typename Work>
+Status LocalDevice::RunQueueOperation(const char *operation, Fence *wait_fence,
+                                      Fence *signal_fence, Work &&work) {
+  Status status;
+  if (wait_fence)
+    status = wait_fence->Wait(Deadline::Infinite());
+  if (status.ok())
+    status = work();
+  if (!status.ok()) {
+    status = status.Annotate(operation);
+    if (signal_fence)
+      signal_fence->Fail(status);
+    return status;
+  }
+  if (signal_fence)
+    STRATA_RETURN_IF_ERROR(signal_fence->Signal());
+  return OkStatus();
+}
+
+Result<RefPtr<Buffer>>
+LocalDevice::QueueAlloca(QueueAffinity queue_affinity, Fence *wait_fence,
+                         Fence *signal_fence, MemoryTypeBitfield memory_type,
+                         BufferUsageBitfield usage, uint64_t byte_length) {
+  RefPtr<Buffer> buffer;
+  STRATA_RETURN_IF_ERROR(RunQueueOperation(
+      "queue_alloca", wait_fence, signal_fence, [&]() -> Status {
+        STRATA_ASSIGN_OR_RETURN(buffer, allocator()->AllocateBuffer(
+                                            memory_type, usage, byte_length));
+        return OkStatus();
+      }));
+  return buffer;
+}
+
+Status LocalDevice::QueueDealloca(QueueAffinity queue_affinity,
+                                  Fence *wait_fence, Fence *signal_fence,
+                                  Buffer *buffer) {
+  return RunQueueOperation("queue_dealloca", wait_fence, signal_fence,
+                           [&]() -> Status {
+                             if (!buffer)
+                               return InvalidArgumentError("null buffer");
+                             return OkStatus();
+                           });
+}
+
+Status LocalDevice::QueueRead(QueueAffinity queue_affinity, Fence *wait_fence,
+                              Fence *signal_fence, Buffer *source,
+                              uint64_t source_offset,
+                              std::span<uint8_t> target) {
+  return RunQueueOperation("queue_read", wait_fence, signal_fence,
+                           [&]() -> Status {
+                             if (!source)
+                               return InvalidArgumentError("null source");
+                             return source->ReadData(source_offset, target);
+                           });
+}
+
+Status LocalDevice::QueueWrite(QueueAffinity queue_affinity, Fence *wait_fence,
+                               Fence *signal_fence,
+                               std::span<const uint8_t> source, Buffer *target,
+                               uint64_t target_offset) {
+  return RunQueueOperation("queue_write", wait_fence, signal_fence,
+                           [&]() -> Status {
+                             if (!target)
+                               return InvalidArgumentError("null target");
+                             return target->WriteData(target_offset, source);
+                           });
+}
+
+Status
+LocalDevice::QueueExecute(QueueAffinity queue_affinity, Fence *wait_fence,
+                          Fence *signal_fence,
+                          std::span<CommandBuffer *const> command_buffers) {
+  return RunQueueOperation(
+      "queue_execute", wait_fence, signal_fence, [&]() -> Status {
+        // Validate all before running any so a bad submission has no effect.
+        std::vector<DeferredCommandBuffer *> deferred(command_buffers.size());
+        for (size_t i = 0; i < command_buffers.size(); ++i) {
+          deferred[i] =
+              dynamic_cast<DeferredCommandBuffer *>(command_buffers[i]);
+          if (!deferred[i])
+            return InvalidArgumentError(
+                "command buffer ", i,
+                command_buffers[i] ? " was not created by a local device"
+                                   : " is null");
+          if (!deferred[i]->is_finalized())
+            return FailedPreconditionError(
+                "command buffer ", i,
+                " must be finalized before it is submitted");
+        }
+        for (size_t i = 0; i < deferred.size(); ++i)
+          STRATA_RETURN_IF_ERROR(deferred[i]->BeginSubmission().Annotate(
+              StrCat("command buffer ", i)));
+        for (size_t i = 0; i < deferred.size(); ++i)
+          STRATA_RETURN_IF_ERROR(
+              ReplayCommandBuffer(*deferred[i], *grid_runner_)
+                  .Annotate(StrCat("command buffer ", i)));
+        return OkStatus();
+      });
+}
+
+Status LocalDevice::QueueFlush(QueueAffinity queue_affinity) {
+  // Work runs at submission; nothing is ever pending.
+  return OkStatus();
+}
+
+std::string LocalDevice::DumpInfo() const {
+  std::ostringstream text;
+  RefPtr<Allocator> current_allocator = allocator();
+  AllocatorStatistics stats = current_allocator->statistics();
+  text << "device: " << id_ << "\n";
+  text << "  queues: 1 (work runs inline on the submitting thread)\n";
+  text << "  dispatch concurrency: " << grid_runner_->concurrency() << "\n";
+  text << "  allocator: " << current_allocator->name() << " (live "
+       << stats.bytes_live << " bytes, peak " << stats.bytes_peak << " bytes, "
+       << stats.allocation_count << " allocations)\n";
+  text << "  executable loaders:";
+  for (const auto &loader : executable_cache_.loaders()) {
+    text << " " << loader->name() << " [";
+    std::vector<std::string> formats = loader->SupportedFormats();
+    for (size_t i = 0; i < formats.size(); ++i)
+      text << (i ? ", " : "") << formats[i];
+    text << "]";
+  }
+  text << "\n";
+  return text.str();
+}
+
+} // namespace strata::hal

@@ -1,0 +1,146 @@
+#include "strata/hal/local/local_replay.h"
+
+#include <cstring>
+
+namespace strata::hal {
+namespace {
+
+Result<uint8_t *> HostPointer(Buffer *buffer, uint64_t offset,
+                              const char *what) {
+  uint8_t *data = buffer->host_data();
+  if (!data)
+    return InvalidArgumentError(what, " buffer is not host-accessible; local "
+                                      "devices need host memory");
+  return data + offset;
+}
+
+Status ReplayFill(const FillCommand &command) {
+  STRATA_ASSIGN_OR_RETURN(
+      uint8_t * data,
+      HostPointer(command.target.get(), command.offset, "fill target"));
+  switch (command.pattern_length) {
+  case 1:
+    std::memset(data, int(command.pattern), command.length);
+    break;
+  case 2: {
+    uint16_t pattern = uint16_t(command.pattern);
+    for (uint64_t i = 0; i < command.length; i += 2)
+      std::memcpy(data + i, &pattern, 2);
+    break;
+  }
+  case 4:
+    for (uint64_t i = 0; i < command.length; i += 4)
+      std::memcpy(data + i, &command.pattern, 4);
+    break;
+  default:
+    return InternalError("invalid recorded fill pattern length");
+  }
+  return OkStatus();
+}
+
+Status ReplayCopy(const CopyCommand &command) {
+  STRATA_ASSIGN_OR_RETURN(
+      uint8_t * source,
+      HostPointer(command.source.get(), command.source_offset, "copy source"));
+  STRATA_ASSIGN_OR_RETURN(
+      uint8_t * target,
+      HostPointer(command.target.get(), command.target_offset, "copy target"));
+  if (command.length)
+    std::memmove(target, source, command.length);
+  return OkStatus();
+}
+
+Status ReplayUpdate(const UpdateCommand &command) {
+  STRATA_ASSIGN_OR_RETURN(
+      uint8_t * target,
+      HostPointer(command.target.get(), command.offset, "update target"));
+  if (!command.data.empty())
+    std::memcpy(target, command.data.data(), command.data.size());
+  return OkStatus();
+}
+
+Status ReplayDispatch(const DispatchCommand &command,
+                      LocalGridRunner &grid_runner) {
+  const WorkgroupCount &count = command.workgroup_count;
+  if (count.x == 0 || count.y == 0 || count.z == 0)
+    return OkStatus();
+  // dynamic_cast: every executable shares the hal.executable ref type, and
+  // only executables from local loaders can run here.
+  auto *executable =
+      dynamic_cast<const LocalExecutable *>(command.executable.get());
+  if (!executable)
+    return InvalidArgumentError("executable '", command.executable->name(),
+                                "' was not loaded for a local device");
+
+  std::vector<void *> binding_ptrs(command.bindings.size());
+  std::vector<size_t> binding_lengths(command.bindings.size());
+  for (size_t i = 0; i < command.bindings.size(); ++i) {
+    const ResolvedBinding &binding = command.bindings[i];
+    STRATA_ASSIGN_OR_RETURN(
+        binding_ptrs[i],
+        HostPointer(binding.buffer.get(), binding.offset, "binding"));
+    binding_lengths[i] = size_t(binding.length);
+  }
+
+  std::array<uint32_t, 3> workgroup_size =
+      executable->export_workgroup_size(command.export_ordinal);
+  strata_hal_executable_dispatch_state_v0_t dispatch = {};
+  dispatch.workgroup_count_x = count.x;
+  dispatch.workgroup_count_y = count.y;
+  dispatch.workgroup_count_z = count.z;
+  dispatch.workgroup_size_x = workgroup_size[0];
+  dispatch.workgroup_size_y = workgroup_size[1];
+  dispatch.workgroup_size_z = workgroup_size[2];
+  dispatch.constant_count = uint32_t(command.constants.size());
+  dispatch.binding_count = uint32_t(command.bindings.size());
+  dispatch.constants = command.constants.data();
+  dispatch.binding_ptrs = binding_ptrs.data();
+  dispatch.binding_lengths = binding_lengths.data();
+  return grid_runner.RunGrid(*executable, command.export_ordinal, dispatch);
+}
+
+} // namespace
+
+Status InlineGridRunner::RunGrid(
+    const LocalExecutable &executable, uint32_t export_ordinal,
+    const strata_hal_executable_dispatch_state_v0_t &dispatch) {
+  strata_hal_executable_workgroup_state_v0_t workgroup = {};
+  workgroup.processor_id = 0;
+  for (uint32_t z = 0; z < dispatch.workgroup_count_z; ++z) {
+    workgroup.workgroup_id_z = z;
+    for (uint32_t y = 0; y < dispatch.workgroup_count_y; ++y) {
+      workgroup.workgroup_id_y = y;
+      for (uint32_t x = 0; x < dispatch.workgroup_count_x; ++x) {
+        workgroup.workgroup_id_x = x;
+        STRATA_RETURN_IF_ERROR(
+            executable.IssueWorkgroup(export_ordinal, dispatch, workgroup));
+      }
+    }
+  }
+  return OkStatus();
+}
+
+Status ReplayCommandBuffer(const DeferredCommandBuffer &command_buffer,
+                           LocalGridRunner &grid_runner) {
+  const std::vector<Command> &commands = command_buffer.commands();
+  for (size_t i = 0; i < commands.size(); ++i) {
+    const Command &command = commands[i];
+    Status status;
+    if (std::holds_alternative<BarrierCommand>(command)) {
+      // Commands already run in order here.
+    } else if (auto *fill = std::get_if<FillCommand>(&command)) {
+      status = ReplayFill(*fill);
+    } else if (auto *copy = std::get_if<CopyCommand>(&command)) {
+      status = ReplayCopy(*copy);
+    } else if (auto *update = std::get_if<UpdateCommand>(&command)) {
+      status = ReplayUpdate(*update);
+    } else if (auto *dispatch = std::get_if<DispatchCommand>(&command)) {
+      status = ReplayDispatch(*dispatch, grid_runner);
+    }
+    if (!status.ok())
+      return status.Annotate(StrCat("command ", i));
+  }
+  return OkStatus();
+}
+
+} // namespace strata::hal

@@ -1,0 +1,45 @@
+// Executes recorded command buffers on the host: the code every local
+// driver shares. Drivers differ only in how a dispatch's workgroup grid is
+// run, which they supply as a LocalGridRunner: local-sync runs it inline,
+// a worker pool (local-task) can split the grid across threads.
+#ifndef STRATA_HAL_LOCAL_LOCAL_REPLAY_H_
+#define STRATA_HAL_LOCAL_LOCAL_REPLAY_H_
+
+#include "strata/hal/deferred_command_buffer.h"
+#include "strata/hal/local/local_executable.h"
+
+namespace strata::hal {
+
+class LocalGridRunner {
+public:
+  virtual ~LocalGridRunner() = default;
+
+  // Runs every workgroup of the grid in `dispatch` (each workgroup exactly
+  // once, in any order) and returns the first failure. `dispatch` and what
+  // it points to stay valid until this returns.
+  virtual Status
+  RunGrid(const LocalExecutable &executable, uint32_t export_ordinal,
+          const strata_hal_executable_dispatch_state_v0_t &dispatch) = 0;
+
+  // Workgroups that may run at once (for the device's concurrency query).
+  virtual uint32_t concurrency() const = 0;
+};
+
+// Runs the grid on the calling thread, z-major then y then x, stopping at
+// the first failing workgroup.
+class InlineGridRunner final : public LocalGridRunner {
+public:
+  Status
+  RunGrid(const LocalExecutable &executable, uint32_t export_ordinal,
+          const strata_hal_executable_dispatch_state_v0_t &dispatch) override;
+  uint32_t concurrency() const override { return 1; }
+};
+
+// Executes the commands of `command_buffer` in order. Stops at the first
+// failure and returns it, annotated with the command index.
+Status ReplayCommandBuffer(const DeferredCommandBuffer &command_buffer,
+                           LocalGridRunner &grid_runner);
+
+} // namespace strata::hal
+
+#endif // STRATA_HAL_LOCAL_LOCAL_REPLAY_H_

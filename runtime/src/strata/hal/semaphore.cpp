@@ -1,0 +1,239 @@
+#include "strata/hal/semaphore.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace strata::hal {
+namespace {
+
+std::chrono::steady_clock::time_point ToTimePoint(Deadline deadline) {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::nanoseconds(deadline.ns()));
+}
+
+} // namespace
+
+void SemaphoreNotifier::Notify() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++epoch_;
+  }
+  condition_.notify_all();
+}
+
+uint64_t SemaphoreNotifier::epoch() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return epoch_;
+}
+
+bool SemaphoreNotifier::WaitForChange(uint64_t seen_epoch, Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto changed = [&] { return epoch_ != seen_epoch; };
+  if (deadline.is_infinite()) {
+    condition_.wait(lock, changed);
+    return true;
+  }
+  if (deadline.HasPassed())
+    return changed();
+  return condition_.wait_until(lock, ToTimePoint(deadline), changed);
+}
+
+RefPtr<HostSemaphore> HostSemaphore::Create(uint64_t initial_value) {
+  return RefPtr<HostSemaphore>::Adopt(new HostSemaphore(initial_value));
+}
+
+Result<uint64_t> HostSemaphore::Query() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failure_.ok())
+    return failure_;
+  return value_;
+}
+
+Status HostSemaphore::Signal(uint64_t value) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failure_.ok())
+      return failure_;
+    if (value <= value_)
+      return FailedPreconditionError(
+          "semaphore values must increase: current value ", value_,
+          ", signalled ", value);
+    value_ = value;
+    NotifyLocked();
+  }
+  return OkStatus();
+}
+
+void HostSemaphore::Fail(Status status) {
+  if (status.ok())
+    status = InternalError("semaphore failed with an OK status");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failure_.ok())
+      return;
+    failure_ = std::move(status);
+    NotifyLocked();
+  }
+}
+
+void HostSemaphore::NotifyLocked() {
+  condition_.notify_all();
+  for (SemaphoreNotifier *notifier : notifiers_)
+    notifier->Notify();
+}
+
+void HostSemaphore::AddNotifier(SemaphoreNotifier *notifier) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  notifiers_.push_back(notifier);
+}
+
+void HostSemaphore::RemoveNotifier(SemaphoreNotifier *notifier) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = std::find(notifiers_.begin(), notifiers_.end(), notifier);
+  if (it != notifiers_.end())
+    notifiers_.erase(it);
+}
+
+Status HostSemaphore::Wait(uint64_t value, Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    if (!failure_.ok())
+      return failure_;
+    if (value_ >= value)
+      return OkStatus();
+    if (deadline.is_infinite()) {
+      condition_.wait(lock);
+      continue;
+    }
+    if (NowNs() >= deadline.ns())
+      return DeadlineExceededError("semaphore wait for value ", value,
+                                   " timed out at value ", value_);
+    condition_.wait_until(lock, ToTimePoint(deadline));
+  }
+}
+
+RefPtr<Fence> Fence::Create() { return RefPtr<Fence>::Adopt(new Fence()); }
+
+RefPtr<Fence> Fence::CreateAt(RefPtr<Semaphore> semaphore, uint64_t value) {
+  RefPtr<Fence> fence = Create();
+  fence->Insert(std::move(semaphore), value);
+  return fence;
+}
+
+RefPtr<Fence> Fence::Join(std::span<Fence *const> fences) {
+  RefPtr<Fence> joined = Create();
+  for (Fence *fence : fences) {
+    if (!fence)
+      continue;
+    for (SemaphoreTimepoint &timepoint : fence->timepoints())
+      joined->Insert(std::move(timepoint.semaphore), timepoint.value);
+  }
+  return joined;
+}
+
+void Fence::Insert(RefPtr<Semaphore> semaphore, uint64_t value) {
+  if (!semaphore)
+    return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (SemaphoreTimepoint &timepoint : timepoints_) {
+    if (timepoint.semaphore.get() == semaphore.get()) {
+      if (value > timepoint.value)
+        timepoint.value = value;
+      return;
+    }
+  }
+  timepoints_.push_back({std::move(semaphore), value});
+}
+
+std::vector<SemaphoreTimepoint> Fence::timepoints() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return timepoints_;
+}
+
+size_t Fence::timepoint_count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return timepoints_.size();
+}
+
+Status Fence::Query() const {
+  bool pending = false;
+  for (const SemaphoreTimepoint &timepoint : timepoints()) {
+    Result<uint64_t> value = timepoint.semaphore->Query();
+    if (!value.ok())
+      return value.status();
+    if (*value < timepoint.value)
+      pending = true;
+  }
+  return pending ? Status(StatusCode::kDeferred, "fence not yet reached")
+                 : OkStatus();
+}
+
+Status Fence::Signal() {
+  for (const SemaphoreTimepoint &timepoint : timepoints())
+    STRATA_RETURN_IF_ERROR(timepoint.semaphore->Signal(timepoint.value));
+  return OkStatus();
+}
+
+void Fence::Fail(Status status) {
+  for (const SemaphoreTimepoint &timepoint : timepoints())
+    timepoint.semaphore->Fail(status);
+}
+
+Status Fence::Wait(Deadline deadline) const {
+  std::vector<SemaphoreTimepoint> copy = timepoints();
+  return WaitSemaphores(WaitMode::kAll, copy, deadline);
+}
+
+namespace {
+
+// OK when `mode` is satisfied, DEFERRED when not yet, else the failure.
+Status PollTimepoints(WaitMode mode,
+                      std::span<const SemaphoreTimepoint> timepoints) {
+  size_t reached = 0;
+  for (const SemaphoreTimepoint &timepoint : timepoints) {
+    Result<uint64_t> value = timepoint.semaphore->Query();
+    if (!value.ok())
+      return value.status();
+    if (*value >= timepoint.value)
+      ++reached;
+  }
+  bool satisfied =
+      mode == WaitMode::kAll ? reached == timepoints.size() : reached > 0;
+  return satisfied ? OkStatus() : Status(StatusCode::kDeferred, "");
+}
+
+} // namespace
+
+Status WaitSemaphores(WaitMode mode,
+                      std::span<const SemaphoreTimepoint> timepoints,
+                      Deadline deadline) {
+  if (timepoints.empty())
+    return OkStatus();
+  // One semaphore: its own wait already wakes on failure.
+  if (timepoints.size() == 1)
+    return timepoints[0].semaphore->Wait(timepoints[0].value, deadline);
+
+  // Several: register one notifier with all so that any signal or failure
+  // wakes us to re-check them all. Registering before polling means no
+  // change can slip between a poll and the wait.
+  SemaphoreNotifier notifier;
+  for (const SemaphoreTimepoint &timepoint : timepoints)
+    timepoint.semaphore->AddNotifier(&notifier);
+  Status status;
+  while (true) {
+    uint64_t epoch = notifier.epoch();
+    status = PollTimepoints(mode, timepoints);
+    if (status.code() != StatusCode::kDeferred)
+      break;
+    if (!notifier.WaitForChange(epoch, deadline)) {
+      status = DeadlineExceededError("wait on ", timepoints.size(),
+                                     " semaphores timed out");
+      break;
+    }
+  }
+  for (const SemaphoreTimepoint &timepoint : timepoints)
+    timepoint.semaphore->RemoveNotifier(&notifier);
+  return status;
+}
+
+} // namespace strata::hal
