@@ -14,7 +14,9 @@ packages=(
   # module schema
   flatbuffers-compiler libflatbuffers-dev
   # tests
-  libgtest-dev python3-numpy
+  libgtest-dev libgmock-dev python3-numpy
+  # sanitizer runtimes for clang (ASan/UBSan/TSan builds)
+  libclang-rt-22-dev
 )
 
 missing=()

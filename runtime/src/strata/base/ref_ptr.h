@@ -91,6 +91,14 @@ public:
   T &operator*() const { return *ptr_; }
   explicit operator bool() const { return ptr_ != nullptr; }
 
+  // Identity comparisons (C++20 derives != and the reversed forms).
+  friend bool operator==(const RefPtr &ref, std::nullptr_t) {
+    return ref.ptr_ == nullptr;
+  }
+  template <typename U> bool operator==(const RefPtr<U> &other) const {
+    return ptr_ == other.get();
+  }
+
 private:
   T *ptr_ = nullptr;
 };

@@ -1,0 +1,190 @@
+#include "strata/tooling/numpy_io.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "strata/hal/abi_enums.h"
+#include "strata/hal/element_type_util.h"
+
+namespace strata::tooling {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicSize = 6;
+
+// Finds `'key':` in the header dict and returns the text after it.
+Result<std::string_view> FindKey(std::string_view header,
+                                 std::string_view key) {
+  for (char quote : {'\'', '"'}) {
+    std::string needle = std::string(1, quote) + std::string(key) + quote;
+    size_t at = header.find(needle);
+    if (at == std::string_view::npos)
+      continue;
+    size_t colon = header.find(':', at + needle.size());
+    if (colon == std::string_view::npos)
+      break;
+    std::string_view rest = header.substr(colon + 1);
+    while (!rest.empty() && rest.front() == ' ')
+      rest.remove_prefix(1);
+    return rest;
+  }
+  return InvalidArgumentError("npy header has no '", key, "' entry");
+}
+
+Result<std::string> ParseDescr(std::string_view header) {
+  STRATA_ASSIGN_OR_RETURN(std::string_view rest, FindKey(header, "descr"));
+  if (rest.empty() || (rest[0] != '\'' && rest[0] != '"'))
+    return InvalidArgumentError("npy 'descr' is not a string");
+  size_t end = rest.find(rest[0], 1);
+  if (end == std::string_view::npos)
+    return InvalidArgumentError("npy 'descr' is not terminated");
+  return std::string(rest.substr(1, end - 1));
+}
+
+Result<bool> ParseFortranOrder(std::string_view header) {
+  STRATA_ASSIGN_OR_RETURN(std::string_view rest,
+                          FindKey(header, "fortran_order"));
+  if (rest.substr(0, 4) == "True")
+    return true;
+  if (rest.substr(0, 5) == "False")
+    return false;
+  return InvalidArgumentError("npy 'fortran_order' is not True or False");
+}
+
+Result<std::vector<int64_t>> ParseShape(std::string_view header) {
+  STRATA_ASSIGN_OR_RETURN(std::string_view rest, FindKey(header, "shape"));
+  if (rest.empty() || rest[0] != '(')
+    return InvalidArgumentError("npy 'shape' is not a tuple");
+  size_t close = rest.find(')');
+  if (close == std::string_view::npos)
+    return InvalidArgumentError("npy 'shape' is not terminated");
+  std::vector<int64_t> shape;
+  std::string_view body = rest.substr(1, close - 1);
+  size_t i = 0;
+  while (i < body.size()) {
+    while (i < body.size() && (body[i] == ' ' || body[i] == ','))
+      ++i;
+    if (i == body.size())
+      break;
+    int64_t dim = 0;
+    size_t digits = 0;
+    while (i < body.size() && body[i] >= '0' && body[i] <= '9') {
+      if (dim > (int64_t(1) << 40))
+        return InvalidArgumentError("npy shape dimension is too large");
+      dim = dim * 10 + (body[i] - '0');
+      ++i;
+      ++digits;
+    }
+    if (i < body.size() && body[i] == 'L') // Python 2 longs
+      ++i;
+    if (!digits)
+      return InvalidArgumentError("npy 'shape' has a non-integer entry");
+    shape.push_back(dim);
+  }
+  return shape;
+}
+
+} // namespace
+
+Result<RefPtr<hal::BufferView>> ParseNumpy(std::span<const uint8_t> bytes,
+                                           hal::Allocator &allocator) {
+  if (bytes.size() < kMagicSize + 4 ||
+      std::memcmp(bytes.data(), kMagic, kMagicSize) != 0)
+    return InvalidArgumentError("not a .npy file (bad magic)");
+  uint8_t major = bytes[6];
+  size_t header_length, header_start;
+  if (major == 1) {
+    header_length = bytes[8] | (size_t(bytes[9]) << 8);
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12)
+      return InvalidArgumentError(".npy file is truncated");
+    header_length = bytes[8] | (size_t(bytes[9]) << 8) |
+                    (size_t(bytes[10]) << 16) | (size_t(bytes[11]) << 24);
+    header_start = 12;
+  } else {
+    return UnimplementedError(".npy format version ", int(major),
+                              " is not supported");
+  }
+  if (header_length > bytes.size() - header_start)
+    return InvalidArgumentError(".npy header is truncated");
+  std::string_view header(reinterpret_cast<const char *>(bytes.data()) +
+                              header_start,
+                          header_length);
+  STRATA_ASSIGN_OR_RETURN(std::string descr, ParseDescr(header));
+  STRATA_ASSIGN_OR_RETURN(bool fortran_order, ParseFortranOrder(header));
+  STRATA_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ParseShape(header));
+  if (fortran_order)
+    return UnimplementedError(".npy arrays in Fortran order are not "
+                              "supported; save with np.ascontiguousarray");
+  STRATA_ASSIGN_OR_RETURN(hal::ElementType element_type,
+                          hal::ElementTypeFromNumpyDtype(descr));
+  STRATA_ASSIGN_OR_RETURN(uint64_t byte_length,
+                          hal::BufferView::ComputeByteLength(shape, element_type));
+  size_t data_start = header_start + header_length;
+  if (bytes.size() - data_start != byte_length)
+    return InvalidArgumentError(".npy data is ", bytes.size() - data_start,
+                                " bytes but shape and dtype need ",
+                                byte_length);
+  return hal::BufferView::Allocate(
+      allocator, shape, element_type,
+      STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL | STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE,
+      STRATA_HAL_BUFFER_USAGE_DEFAULT, bytes.subspan(data_start));
+}
+
+Result<RefPtr<hal::BufferView>> LoadNumpyFile(const std::string &path,
+                                              hal::Allocator &allocator) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return NotFoundError("cannot open '", path, "'");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                             std::istreambuf_iterator<char>());
+  auto view = ParseNumpy(bytes, allocator);
+  if (!view.ok())
+    return view.status().Annotate(path);
+  return view;
+}
+
+Result<std::vector<uint8_t>> SerializeNumpy(const hal::BufferView &view) {
+  STRATA_ASSIGN_OR_RETURN(std::string descr,
+                          hal::ElementTypeToNumpyDtype(view.element_type()));
+  std::string header = "{'descr': '" + descr +
+                       "', 'fortran_order': False, 'shape': (";
+  for (int64_t dim : view.shape())
+    header += std::to_string(dim) + ", ";
+  // "(2, 3)", but "(4,)" for rank 1 as Python writes a 1-tuple.
+  if (view.rank() > 1)
+    header.resize(header.size() - 2);
+  else if (view.rank() == 1)
+    header.resize(header.size() - 1);
+  header += "), }";
+  // Pad so the data starts 64-byte aligned; the header ends in '\n'.
+  size_t total = kMagicSize + 4 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+
+  std::vector<uint8_t> out(kMagic, kMagic + kMagicSize);
+  out.push_back(1);
+  out.push_back(0);
+  out.push_back(uint8_t(header.size() & 0xFF));
+  out.push_back(uint8_t(header.size() >> 8));
+  out.insert(out.end(), header.begin(), header.end());
+  STRATA_ASSIGN_OR_RETURN(auto mapping,
+                          view.buffer()->MapRange(0, view.byte_length()));
+  out.insert(out.end(), mapping.data, mapping.data + mapping.length);
+  return out;
+}
+
+Status SaveNumpyFile(const std::string &path, const hal::BufferView &view) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, SerializeNumpy(view));
+  std::ofstream file(path, std::ios::binary);
+  if (!file)
+    return PermissionDeniedError("cannot write '", path, "'");
+  file.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  if (!file)
+    return DataLossError("writing '", path, "' failed");
+  return OkStatus();
+}
+
+} // namespace strata::tooling

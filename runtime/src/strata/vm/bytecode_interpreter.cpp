@@ -1,0 +1,740 @@
+#include "strata/vm/bytecode_interpreter.h"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "strata/vm/bytecode.h"
+#include "strata/vm/bytecode_decoder.h"
+#include "strata/vm/ref_ops.h"
+#include "strata/vm/scalar_ops.h"
+
+namespace strata::vm {
+namespace {
+
+// Operand reader over verified code: no bounds checks needed.
+struct CodeCursor {
+  const uint8_t *code;
+  uint32_t pc;
+
+  uint8_t U8() { return code[pc++]; }
+  uint16_t U16() {
+    uint16_t value = LoadU16(code + pc);
+    pc += 2;
+    return value;
+  }
+  uint32_t U32() {
+    uint32_t value = LoadU32(code + pc);
+    pc += 4;
+    return value;
+  }
+  uint64_t U64() {
+    uint64_t value = LoadU64(code + pc);
+    pc += 8;
+    return value;
+  }
+};
+
+// One register's contents, used for parallel moves.
+struct RegisterValue {
+  uint64_t bits = 0;
+  RefPtr<RefObject> ref;
+};
+
+RegisterValue ReadTyped(const FrameRegisters &registers, uint16_t reg) {
+  uint16_t ordinal = TypedRegisterOrdinal(reg);
+  RegisterValue value;
+  switch (static_cast<RegisterBank>(TypedRegisterBank(reg))) {
+  case RegisterBank::kI32:
+    value.bits = static_cast<uint32_t>(registers.i32[ordinal]);
+    break;
+  case RegisterBank::kI64:
+    value.bits = static_cast<uint64_t>(registers.i64[ordinal]);
+    break;
+  case RegisterBank::kF32:
+    value.bits = std::bit_cast<uint32_t>(registers.f32[ordinal]);
+    break;
+  case RegisterBank::kF64:
+    value.bits = std::bit_cast<uint64_t>(registers.f64[ordinal]);
+    break;
+  case RegisterBank::kRef:
+    value.ref = registers.ref[ordinal];
+    break;
+  }
+  return value;
+}
+
+void WriteTyped(FrameRegisters &registers, uint16_t reg, RegisterValue value) {
+  uint16_t ordinal = TypedRegisterOrdinal(reg);
+  switch (static_cast<RegisterBank>(TypedRegisterBank(reg))) {
+  case RegisterBank::kI32:
+    registers.i32[ordinal] = static_cast<int32_t>(value.bits);
+    break;
+  case RegisterBank::kI64:
+    registers.i64[ordinal] = static_cast<int64_t>(value.bits);
+    break;
+  case RegisterBank::kF32:
+    registers.f32[ordinal] =
+        std::bit_cast<float>(static_cast<uint32_t>(value.bits));
+    break;
+  case RegisterBank::kF64:
+    registers.f64[ordinal] = std::bit_cast<double>(value.bits);
+    break;
+  case RegisterBank::kRef:
+    registers.ref[ordinal] = std::move(value.ref);
+    break;
+  }
+}
+
+Value ToValue(const FrameRegisters &registers, uint16_t reg) {
+  uint16_t ordinal = TypedRegisterOrdinal(reg);
+  switch (static_cast<RegisterBank>(TypedRegisterBank(reg))) {
+  case RegisterBank::kI32:
+    return Value::I32(registers.i32[ordinal]);
+  case RegisterBank::kI64:
+    return Value::I64(registers.i64[ordinal]);
+  case RegisterBank::kF32:
+    return Value::F32(registers.f32[ordinal]);
+  case RegisterBank::kF64:
+    return Value::F64(registers.f64[ordinal]);
+  case RegisterBank::kRef:
+    return Value::Ref(registers.ref[ordinal]);
+  }
+  return Value();
+}
+
+// Stores `value` into typed register `reg`; false on a type mismatch (only
+// possible when a callee module breaks its contract).
+bool FromValue(FrameRegisters &registers, uint16_t reg, Value value) {
+  uint16_t ordinal = TypedRegisterOrdinal(reg);
+  RegisterBank bank = static_cast<RegisterBank>(TypedRegisterBank(reg));
+  if (value.type() == ValueType::kNone && bank == RegisterBank::kRef) {
+    registers.ref[ordinal].reset();
+    return true;
+  }
+  if (value.type() == ValueType::kNone || RegisterBankOf(value.type()) != bank)
+    return false;
+  switch (bank) {
+  case RegisterBank::kI32:
+    registers.i32[ordinal] = value.i32();
+    break;
+  case RegisterBank::kI64:
+    registers.i64[ordinal] = value.i64();
+    break;
+  case RegisterBank::kF32:
+    registers.f32[ordinal] = value.f32();
+    break;
+  case RegisterBank::kF64:
+    registers.f64[ordinal] = value.f64();
+    break;
+  case RegisterBank::kRef:
+    registers.ref[ordinal] = value.TakeRef();
+    break;
+  }
+  return true;
+}
+
+// Next free argument register of each bank while binding call arguments.
+struct ArgumentBinder {
+  uint16_t next[kRegisterBankCount] = {};
+
+  uint16_t Next(RegisterBank bank) {
+    uint16_t ordinal = next[static_cast<int>(bank)]++;
+    return MakeTypedRegister(bank, ordinal);
+  }
+};
+
+class Interpreter {
+public:
+  Interpreter(Stack &stack, BytecodeModule &module, BytecodeModuleState &state)
+      : stack_(stack), module_(module), state_(state),
+        entry_depth_(stack.depth()) {}
+
+  Status Execute(uint32_t function_ordinal, std::span<const Value> arguments,
+                 std::span<Value> results) {
+    Status status = Enter(function_ordinal, arguments);
+    if (status.ok())
+      status = Run(results);
+    if (!status.ok()) {
+      status = stack_.AnnotateWithBacktrace(status);
+      stack_.PopFramesTo(entry_depth_);
+    }
+    return status;
+  }
+
+private:
+  // Pushes the entry frame and binds the host-provided arguments.
+  Status Enter(uint32_t function_ordinal, std::span<const Value> arguments) {
+    const BytecodeFunction &function = module_.functions()[function_ordinal];
+    STRATA_ASSIGN_OR_RETURN(StackFrame * frame,
+                            stack_.PushFrame(FrameKind::kBytecode, &module_,
+                                             &state_, function_ordinal,
+                                             function.name,
+                                             function.register_counts));
+    ArgumentBinder binder;
+    for (const Value &argument : arguments) {
+      if (argument.type() == ValueType::kNone ||
+          !FromValue(frame->registers,
+                     binder.Next(RegisterBankOf(argument.type())), argument))
+        return InvalidArgumentError("argument of type ",
+                                    ValueTypeName(argument.type()),
+                                    " cannot be passed to bytecode");
+    }
+    SwitchTo(frame, 0);
+    return OkStatus();
+  }
+
+  void SwitchTo(StackFrame *frame, uint32_t pc) {
+    frame_ = frame;
+    cursor_.code = module_.FunctionCode(frame->function_ordinal).data();
+    cursor_.pc = pc;
+  }
+
+  // Applies a branch's remap list (parallel move) and jumps.
+  Status TakeBranch(uint32_t target, uint16_t remap_count,
+                    const uint8_t *remaps) {
+    if (!stack_.ConsumeStep())
+      return stack_.StepBudgetExhaustedError();
+    FrameRegisters &registers = frame_->registers;
+    if (remap_count == 1) {
+      WriteTyped(registers, LoadU16(remaps + 2),
+                 ReadTyped(registers, LoadU16(remaps)));
+    } else if (remap_count > 1) {
+      remap_scratch_.clear();
+      for (uint16_t i = 0; i < remap_count; ++i)
+        remap_scratch_.push_back(ReadTyped(registers, LoadU16(remaps + 4 * i)));
+      for (uint16_t i = 0; i < remap_count; ++i)
+        WriteTyped(registers, LoadU16(remaps + 4 * i + 2),
+                   std::move(remap_scratch_[i]));
+    }
+    cursor_.pc = target;
+    return OkStatus();
+  }
+
+  // Reads a 'b' operand at the cursor: target and remap list.
+  void ReadBranch(uint32_t *target, uint16_t *remap_count,
+                  const uint8_t **remaps) {
+    *target = cursor_.U32();
+    *remap_count = cursor_.U16();
+    *remaps = cursor_.code + cursor_.pc;
+    cursor_.pc += 4u * *remap_count;
+  }
+
+  Status CallInternal(uint32_t callee, uint16_t argument_count,
+                      const uint8_t *argument_regs,
+                      uint32_t result_list_offset) {
+    if (!stack_.ConsumeStep())
+      return stack_.StepBudgetExhaustedError();
+    const BytecodeFunction &function = module_.functions()[callee];
+    frame_->return_list_offset = result_list_offset;
+    StackFrame *caller = frame_;
+    STRATA_ASSIGN_OR_RETURN(StackFrame * frame,
+                            stack_.PushFrame(FrameKind::kBytecode, &module_,
+                                             &state_, callee, function.name,
+                                             function.register_counts));
+    ArgumentBinder binder;
+    for (uint16_t i = 0; i < argument_count; ++i) {
+      uint16_t source = LoadU16(argument_regs + 2 * i);
+      uint16_t target =
+          binder.Next(static_cast<RegisterBank>(TypedRegisterBank(source)));
+      WriteTyped(frame->registers, target,
+                 ReadTyped(caller->registers, source));
+    }
+    SwitchTo(frame, 0);
+    return OkStatus();
+  }
+
+  Status CallImport(uint32_t import_ordinal, uint16_t segment_count,
+                    const uint8_t *segment_sizes, uint16_t argument_count,
+                    const uint8_t *argument_regs, uint16_t result_count,
+                    const uint8_t *result_regs) {
+    if (!stack_.ConsumeStep())
+      return stack_.StepBudgetExhaustedError();
+    const Function &target = state_.imports[import_ordinal];
+    if (!target)
+      return NotFoundError("optional import '",
+                           module_.imports()[import_ordinal].full_name,
+                           "' is not available");
+    const Signature &signature = module_.imports()[import_ordinal].signature;
+    const FrameRegisters &registers = frame_->registers;
+    // Arguments in the Module::Call form: variadic segments get their
+    // tuple count in front.
+    std::vector<Value> arguments;
+    arguments.reserve(argument_count + segment_count);
+    uint16_t next_register = 0;
+    uint16_t segment = 0;
+    for (const SignatureEntry &entry : signature.arguments()) {
+      if (!entry.is_variadic()) {
+        arguments.push_back(
+            ToValue(registers, LoadU16(argument_regs + 2 * next_register++)));
+        continue;
+      }
+      uint16_t tuple_count = LoadU16(segment_sizes + 2 * segment++);
+      arguments.push_back(Value::I32(tuple_count));
+      size_t value_count = size_t(tuple_count) * entry.tuple_types.size();
+      for (size_t i = 0; i < value_count; ++i)
+        arguments.push_back(
+            ToValue(registers, LoadU16(argument_regs + 2 * next_register++)));
+    }
+    std::vector<Value> results(result_count);
+    STRATA_RETURN_IF_ERROR(target.Call(stack_, arguments, results));
+    for (uint16_t i = 0; i < result_count; ++i) {
+      if (!FromValue(frame_->registers, LoadU16(result_regs + 2 * i),
+                     std::move(results[i])))
+        return InternalError("import '",
+                             module_.imports()[import_ordinal].full_name,
+                             "' returned a value of the wrong type for "
+                             "result ",
+                             i);
+    }
+    return OkStatus();
+  }
+
+  // Handles `ret`; sets *finished when the entry frame returned.
+  void Return(uint16_t count, const uint8_t *regs, std::span<Value> results,
+              bool *finished) {
+    StackFrame *callee = frame_;
+    if (stack_.depth() == entry_depth_ + 1) {
+      for (uint16_t i = 0; i < count; ++i)
+        results[i] = ToValue(callee->registers, LoadU16(regs + 2 * i));
+      stack_.PopFrame();
+      *finished = true;
+      return;
+    }
+    StackFrame *caller = callee->parent;
+    const uint8_t *caller_code =
+        module_.FunctionCode(caller->function_ordinal).data();
+    uint32_t list_offset = caller->return_list_offset;
+    const uint8_t *targets = caller_code + list_offset + 2;
+    for (uint16_t i = 0; i < count; ++i) {
+      RegisterValue value = ReadTyped(callee->registers, LoadU16(regs + 2 * i));
+      WriteTyped(caller->registers, LoadU16(targets + 2 * i), std::move(value));
+    }
+    stack_.PopFrame();
+    SwitchTo(caller, list_offset + 2 + 2u * count);
+  }
+
+  Status Run(std::span<Value> results);
+
+  Stack &stack_;
+  BytecodeModule &module_;
+  BytecodeModuleState &state_;
+  const uint32_t entry_depth_;
+  StackFrame *frame_ = nullptr;
+  CodeCursor cursor_ = {nullptr, 0};
+  std::vector<RegisterValue> remap_scratch_;
+};
+
+// Operand helpers for the dispatch loop below.
+#define REG() cursor_.U16()
+#define BINARY(bank, expr)                                                     \
+  {                                                                            \
+    uint16_t d = REG(), x = REG(), y = REG();                                  \
+    auto a = r.bank[x];                                                        \
+    auto b = r.bank[y];                                                        \
+    r.bank[d] = (expr);                                                        \
+    break;                                                                     \
+  }
+#define UNARY(dst_bank, src_bank, expr)                                        \
+  {                                                                            \
+    uint16_t d = REG(), x = REG();                                             \
+    auto a = r.src_bank[x];                                                    \
+    r.dst_bank[d] = (expr);                                                    \
+    break;                                                                     \
+  }
+#define COMPARE(bank, expr)                                                    \
+  {                                                                            \
+    uint16_t d = REG(), x = REG(), y = REG();                                  \
+    auto a = r.bank[x];                                                        \
+    auto b = r.bank[y];                                                        \
+    r.i32[d] = (expr) ? 1 : 0;                                                 \
+    break;                                                                     \
+  }
+#define CHECKED_BINARY(bank, type, function)                                   \
+  {                                                                            \
+    uint16_t d = REG(), x = REG(), y = REG();                                  \
+    type value;                                                                \
+    STRATA_RETURN_IF_ERROR(function<type>(r.bank[x], r.bank[y], &value));      \
+    r.bank[d] = value;                                                         \
+    break;                                                                     \
+  }
+#define SELECT(bank)                                                           \
+  {                                                                            \
+    uint16_t d = REG(), c = REG(), x = REG(), y = REG();                       \
+    r.bank[d] = r.i32[c] ? r.bank[x] : r.bank[y];                              \
+    break;                                                                     \
+  }
+#define GLOBAL_LOAD(bank, globals)                                             \
+  {                                                                            \
+    uint16_t d = REG();                                                        \
+    r.bank[d] = state_.globals[cursor_.U32()];                                 \
+    break;                                                                     \
+  }
+#define GLOBAL_STORE(bank, globals)                                            \
+  {                                                                            \
+    uint32_t g = cursor_.U32();                                                \
+    state_.globals[g] = r.bank[REG()];                                         \
+    break;                                                                     \
+  }
+
+Status Interpreter::Run(std::span<Value> results) {
+  while (true) {
+    FrameRegisters &r = frame_->registers;
+    frame_->pc = cursor_.pc;
+    const Opcode opcode = static_cast<Opcode>(cursor_.U8());
+    switch (opcode) {
+    // --- constants and moves ---
+    case Opcode::ConstI32: {
+      uint16_t d = REG();
+      r.i32[d] = static_cast<int32_t>(cursor_.U32());
+      break;
+    }
+    case Opcode::ConstI64: {
+      uint16_t d = REG();
+      r.i64[d] = static_cast<int64_t>(cursor_.U64());
+      break;
+    }
+    case Opcode::ConstF32: {
+      uint16_t d = REG();
+      r.f32[d] = std::bit_cast<float>(cursor_.U32());
+      break;
+    }
+    case Opcode::ConstF64: {
+      uint16_t d = REG();
+      r.f64[d] = std::bit_cast<double>(cursor_.U64());
+      break;
+    }
+    case Opcode::ConstRefZero:
+      r.ref[REG()].reset();
+      break;
+    case Opcode::ConstRefRodata: {
+      uint16_t d = REG();
+      uint32_t ordinal = cursor_.U32();
+      RefPtr<ByteBuffer> &buffer = state_.rodata_buffers[ordinal];
+      if (!buffer)
+        buffer = ByteBuffer::WrapReadOnly(module_.rodata(ordinal),
+                                          RefPtr<RefObject>::Retain(&module_));
+      r.ref[d] = buffer;
+      break;
+    }
+    case Opcode::MovI32:
+      UNARY(i32, i32, a)
+    case Opcode::MovI64:
+      UNARY(i64, i64, a)
+    case Opcode::MovF32:
+      UNARY(f32, f32, a)
+    case Opcode::MovF64:
+      UNARY(f64, f64, a)
+    case Opcode::MovRef: {
+      uint16_t d = REG(), x = REG();
+      r.ref[d] = r.ref[x];
+      break;
+    }
+    case Opcode::SelectI32:
+      SELECT(i32)
+    case Opcode::SelectI64:
+      SELECT(i64)
+    case Opcode::SelectF32:
+      SELECT(f32)
+    case Opcode::SelectF64:
+      SELECT(f64)
+    case Opcode::SelectRef: {
+      uint16_t d = REG(), c = REG(), x = REG(), y = REG();
+      RefPtr<RefObject> chosen = r.i32[c] ? r.ref[x] : r.ref[y];
+      r.ref[d] = std::move(chosen);
+      break;
+    }
+
+    // --- globals ---
+    case Opcode::GlobalLoadI32:
+      GLOBAL_LOAD(i32, globals_i32)
+    case Opcode::GlobalLoadI64:
+      GLOBAL_LOAD(i64, globals_i64)
+    case Opcode::GlobalLoadF32:
+      GLOBAL_LOAD(f32, globals_f32)
+    case Opcode::GlobalLoadF64:
+      GLOBAL_LOAD(f64, globals_f64)
+    case Opcode::GlobalLoadRef:
+      GLOBAL_LOAD(ref, globals_ref)
+    case Opcode::GlobalStoreI32:
+      GLOBAL_STORE(i32, globals_i32)
+    case Opcode::GlobalStoreI64:
+      GLOBAL_STORE(i64, globals_i64)
+    case Opcode::GlobalStoreF32:
+      GLOBAL_STORE(f32, globals_f32)
+    case Opcode::GlobalStoreF64:
+      GLOBAL_STORE(f64, globals_f64)
+    case Opcode::GlobalStoreRef:
+      GLOBAL_STORE(ref, globals_ref)
+
+    // --- i32 arithmetic ---
+    case Opcode::AddI32:
+      BINARY(i32, WrappingAdd(a, b))
+    case Opcode::SubI32:
+      BINARY(i32, WrappingSub(a, b))
+    case Opcode::MulI32:
+      BINARY(i32, WrappingMul(a, b))
+    case Opcode::DivI32S:
+      CHECKED_BINARY(i32, int32_t, DivideSigned)
+    case Opcode::DivI32U:
+      CHECKED_BINARY(i32, int32_t, DivideUnsigned)
+    case Opcode::RemI32S:
+      CHECKED_BINARY(i32, int32_t, RemainderSigned)
+    case Opcode::RemI32U:
+      CHECKED_BINARY(i32, int32_t, RemainderUnsigned)
+    case Opcode::AndI32:
+      BINARY(i32, a & b)
+    case Opcode::OrI32:
+      BINARY(i32, a | b)
+    case Opcode::XorI32:
+      BINARY(i32, a ^ b)
+    case Opcode::ShlI32:
+      BINARY(i32, ShiftLeft(a, b))
+    case Opcode::ShrI32S:
+      BINARY(i32, ShiftRightSigned(a, b))
+    case Opcode::ShrI32U:
+      BINARY(i32, ShiftRightUnsigned(a, b))
+    case Opcode::NotI32:
+      UNARY(i32, i32, ~a)
+    case Opcode::MinI32S:
+      BINARY(i32, a < b ? a : b)
+    case Opcode::MaxI32S:
+      BINARY(i32, a > b ? a : b)
+
+    // --- i64 arithmetic ---
+    case Opcode::AddI64:
+      BINARY(i64, WrappingAdd(a, b))
+    case Opcode::SubI64:
+      BINARY(i64, WrappingSub(a, b))
+    case Opcode::MulI64:
+      BINARY(i64, WrappingMul(a, b))
+    case Opcode::DivI64S:
+      CHECKED_BINARY(i64, int64_t, DivideSigned)
+    case Opcode::DivI64U:
+      CHECKED_BINARY(i64, int64_t, DivideUnsigned)
+    case Opcode::RemI64S:
+      CHECKED_BINARY(i64, int64_t, RemainderSigned)
+    case Opcode::RemI64U:
+      CHECKED_BINARY(i64, int64_t, RemainderUnsigned)
+    case Opcode::AndI64:
+      BINARY(i64, a & b)
+    case Opcode::OrI64:
+      BINARY(i64, a | b)
+    case Opcode::XorI64:
+      BINARY(i64, a ^ b)
+    case Opcode::ShlI64:
+      BINARY(i64, ShiftLeft(a, b))
+    case Opcode::ShrI64S:
+      BINARY(i64, ShiftRightSigned(a, b))
+    case Opcode::ShrI64U:
+      BINARY(i64, ShiftRightUnsigned(a, b))
+    case Opcode::NotI64:
+      UNARY(i64, i64, ~a)
+    case Opcode::MinI64S:
+      BINARY(i64, a < b ? a : b)
+    case Opcode::MaxI64S:
+      BINARY(i64, a > b ? a : b)
+
+    // --- f32 / f64 arithmetic ---
+    case Opcode::AddF32:
+      BINARY(f32, a + b)
+    case Opcode::SubF32:
+      BINARY(f32, a - b)
+    case Opcode::MulF32:
+      BINARY(f32, a * b)
+    case Opcode::DivF32:
+      BINARY(f32, a / b)
+    case Opcode::NegF32:
+      UNARY(f32, f32, -a)
+    case Opcode::AbsF32:
+      UNARY(f32, f32, std::fabs(a))
+    case Opcode::MinF32:
+      BINARY(f32, FloatMin(a, b))
+    case Opcode::MaxF32:
+      BINARY(f32, FloatMax(a, b))
+    case Opcode::SqrtF32:
+      UNARY(f32, f32, std::sqrt(a))
+    case Opcode::AddF64:
+      BINARY(f64, a + b)
+    case Opcode::SubF64:
+      BINARY(f64, a - b)
+    case Opcode::MulF64:
+      BINARY(f64, a * b)
+    case Opcode::DivF64:
+      BINARY(f64, a / b)
+    case Opcode::NegF64:
+      UNARY(f64, f64, -a)
+    case Opcode::AbsF64:
+      UNARY(f64, f64, std::fabs(a))
+    case Opcode::MinF64:
+      BINARY(f64, FloatMin(a, b))
+    case Opcode::MaxF64:
+      BINARY(f64, FloatMax(a, b))
+    case Opcode::SqrtF64:
+      UNARY(f64, f64, std::sqrt(a))
+
+    // --- comparisons ---
+    case Opcode::CmpEqI32:
+      COMPARE(i32, a == b)
+    case Opcode::CmpNeI32:
+      COMPARE(i32, a != b)
+    case Opcode::CmpLtI32S:
+      COMPARE(i32, a < b)
+    case Opcode::CmpLtI32U:
+      COMPARE(i32, uint32_t(a) < uint32_t(b))
+    case Opcode::CmpLeI32S:
+      COMPARE(i32, a <= b)
+    case Opcode::CmpLeI32U:
+      COMPARE(i32, uint32_t(a) <= uint32_t(b))
+    case Opcode::CmpNzI32:
+      UNARY(i32, i32, a != 0 ? 1 : 0)
+    case Opcode::CmpEqI64:
+      COMPARE(i64, a == b)
+    case Opcode::CmpNeI64:
+      COMPARE(i64, a != b)
+    case Opcode::CmpLtI64S:
+      COMPARE(i64, a < b)
+    case Opcode::CmpLtI64U:
+      COMPARE(i64, uint64_t(a) < uint64_t(b))
+    case Opcode::CmpLeI64S:
+      COMPARE(i64, a <= b)
+    case Opcode::CmpLeI64U:
+      COMPARE(i64, uint64_t(a) <= uint64_t(b))
+    case Opcode::CmpEqF32:
+      COMPARE(f32, a == b)
+    case Opcode::CmpLtF32:
+      COMPARE(f32, a < b)
+    case Opcode::CmpLeF32:
+      COMPARE(f32, a <= b)
+    case Opcode::CmpEqF64:
+      COMPARE(f64, a == b)
+    case Opcode::CmpLtF64:
+      COMPARE(f64, a < b)
+    case Opcode::CmpLeF64:
+      COMPARE(f64, a <= b)
+    case Opcode::CmpEqRef:
+      COMPARE(ref, a.get() == b.get())
+    case Opcode::CmpNzRef: {
+      uint16_t d = REG(), x = REG();
+      r.i32[d] = r.ref[x] ? 1 : 0;
+      break;
+    }
+
+    // --- casts ---
+    case Opcode::TruncI64I32:
+      UNARY(i32, i64, static_cast<int32_t>(static_cast<uint32_t>(a)))
+    case Opcode::ExtI32I64S:
+      UNARY(i64, i32, static_cast<int64_t>(a))
+    case Opcode::ExtI32I64U:
+      UNARY(i64, i32, static_cast<int64_t>(static_cast<uint32_t>(a)))
+    case Opcode::CastSI32F32:
+      UNARY(f32, i32, static_cast<float>(a))
+    case Opcode::CastF32SI32:
+      UNARY(i32, f32, (SaturatingCast<int32_t, float>(a)))
+    case Opcode::CastSI64F64:
+      UNARY(f64, i64, static_cast<double>(a))
+    case Opcode::CastF64SI64:
+      UNARY(i64, f64, (SaturatingCast<int64_t, double>(a)))
+    case Opcode::ExtF32F64:
+      UNARY(f64, f32, static_cast<double>(a))
+    case Opcode::TruncF64F32:
+      UNARY(f32, f64, static_cast<float>(a))
+
+    // --- control flow ---
+    case Opcode::Branch: {
+      uint32_t target;
+      uint16_t remap_count;
+      const uint8_t *remaps;
+      ReadBranch(&target, &remap_count, &remaps);
+      STRATA_RETURN_IF_ERROR(TakeBranch(target, remap_count, remaps));
+      break;
+    }
+    case Opcode::CondBranch: {
+      int32_t condition = r.i32[REG()];
+      uint32_t true_target, false_target;
+      uint16_t true_count, false_count;
+      const uint8_t *true_remaps, *false_remaps;
+      ReadBranch(&true_target, &true_count, &true_remaps);
+      ReadBranch(&false_target, &false_count, &false_remaps);
+      if (condition)
+        STRATA_RETURN_IF_ERROR(
+            TakeBranch(true_target, true_count, true_remaps));
+      else
+        STRATA_RETURN_IF_ERROR(
+            TakeBranch(false_target, false_count, false_remaps));
+      break;
+    }
+    case Opcode::Call:
+    case Opcode::CallVariadic: {
+      uint32_t callee = cursor_.U32();
+      uint16_t segment_count = 0;
+      const uint8_t *segment_sizes = nullptr;
+      if (opcode == Opcode::CallVariadic) {
+        segment_count = cursor_.U16();
+        segment_sizes = cursor_.code + cursor_.pc;
+        cursor_.pc += 2u * segment_count;
+      }
+      uint16_t argument_count = cursor_.U16();
+      const uint8_t *argument_regs = cursor_.code + cursor_.pc;
+      cursor_.pc += 2u * argument_count;
+      uint32_t result_list_offset = cursor_.pc;
+      uint16_t result_count = cursor_.U16();
+      const uint8_t *result_regs = cursor_.code + cursor_.pc;
+      cursor_.pc += 2u * result_count;
+      if (callee & kCalleeImportBit) {
+        STRATA_RETURN_IF_ERROR(CallImport(
+            callee & ~kCalleeImportBit, segment_count, segment_sizes,
+            argument_count, argument_regs, result_count, result_regs));
+      } else {
+        STRATA_RETURN_IF_ERROR(CallInternal(callee, argument_count,
+                                            argument_regs, result_list_offset));
+      }
+      break;
+    }
+    case Opcode::Return: {
+      uint16_t count = cursor_.U16();
+      const uint8_t *regs = cursor_.code + cursor_.pc;
+      bool finished = false;
+      Return(count, regs, results, &finished);
+      if (finished)
+        return OkStatus();
+      break;
+    }
+    case Opcode::Fail: {
+      int32_t code = r.i32[REG()];
+      std::span<const uint8_t> message = module_.rodata(cursor_.U32());
+      return Status(FailCodeFromInt(code),
+                    std::string(message.begin(), message.end()));
+    }
+
+    // --- lists and buffers (ref_ops.cpp) ---
+    default:
+      STRATA_RETURN_IF_ERROR(
+          ExecuteRefOp(opcode, cursor_.code, &cursor_.pc, r));
+      break;
+    }
+  }
+}
+
+#undef REG
+#undef BINARY
+#undef UNARY
+#undef COMPARE
+#undef CHECKED_BINARY
+#undef SELECT
+#undef GLOBAL_LOAD
+#undef GLOBAL_STORE
+
+} // namespace
+
+Status ExecuteBytecodeFunction(Stack &stack, BytecodeModule &module,
+                               BytecodeModuleState &state,
+                               uint32_t function_ordinal,
+                               std::span<const Value> arguments,
+                               std::span<Value> results) {
+  Interpreter interpreter(stack, module, state);
+  return interpreter.Execute(function_ordinal, arguments, results);
+}
+
+} // namespace strata::vm

@@ -1,0 +1,94 @@
+// Context: an ordered set of modules, each with its own state, in which
+// functions are invoked. Registering a module checks its dependencies,
+// resolves its imports against modules registered earlier, creates its
+// state and runs its initializer. Thread-compatible: one thread at a time.
+#ifndef STRATA_VM_CONTEXT_H_
+#define STRATA_VM_CONTEXT_H_
+
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "strata/base/ref_ptr.h"
+#include "strata/base/status.h"
+#include "strata/vm/instance.h"
+#include "strata/vm/module.h"
+#include "strata/vm/stack.h"
+#include "strata/vm/value.h"
+
+namespace strata::vm {
+
+struct ContextOptions {
+  // Limits of the stacks Invoke creates.
+  StackOptions stack_options;
+};
+
+class Context final : public RefObject {
+public:
+  static const RefTypeDescriptor kRefType; // "vm.context"
+
+  static RefPtr<Context> Create(RefPtr<Instance> instance,
+                                ContextOptions options = {});
+  ~Context() override;
+
+  Instance &instance() const { return *instance_; }
+  const ContextOptions &options() const { return options_; }
+
+  // Appends `module`:
+  //  * FAILED_PRECONDITION when frozen, ALREADY_EXISTS for a duplicate name;
+  //  * each required dependency must be registered with at least its
+  //    minimum version ("module 'x' requires 'hal' >= 2 but 'hal' version 1
+  //    is registered");
+  //  * each import "m.f" must match an export of an earlier module with an
+  //    equal calling convention; missing required imports are NOT_FOUND,
+  //    missing optional ones stay unresolved (calling them fails);
+  //  * then the module's state is created and Module::Initialize runs
+  //    (bytecode modules: their "__init" function, exported or not).
+  // On failure the context is unchanged.
+  Status RegisterModule(RefPtr<Module> module);
+
+  // No modules can be registered afterwards.
+  void Freeze() { frozen_ = true; }
+  bool is_frozen() const { return frozen_; }
+
+  size_t module_count() const { return entries_.size(); }
+  Module &module(size_t index) const { return *entries_[index].module; }
+  ModuleState *module_state(size_t index) const {
+    return entries_[index].state.get();
+  }
+  // The registered module named `name`, or null.
+  Module *FindModule(std::string_view name) const;
+
+  // "module.function" (split at the first '.'); NOT_FOUND naming it.
+  Result<Function> LookupFunction(std::string_view full_name) const;
+
+  // Runs `function` to completion on a fresh stack. Arguments are checked
+  // against its signature (count and types: "'m.f' argument 1 has type
+  // f32, expected i32"); `results` is replaced with its results.
+  Status Invoke(const Function &function, std::span<const Value> arguments,
+                std::vector<Value> *results);
+  // Same on a caller-provided stack (reused across calls).
+  Status Invoke(Stack &stack, const Function &function,
+                std::span<const Value> arguments, std::vector<Value> *results);
+
+private:
+  Context(RefPtr<Instance> instance, ContextOptions options);
+
+  struct Entry {
+    RefPtr<Module> module;
+    std::unique_ptr<ModuleState> state;
+  };
+  Status CheckDependencies(const Module &module) const;
+  Status ResolveImports(Module &module, ModuleState *state) const;
+  const Entry *FindEntry(std::string_view name) const;
+
+  RefPtr<Instance> instance_;
+  ContextOptions options_;
+  std::vector<Entry> entries_;
+  bool frozen_ = false;
+};
+
+} // namespace strata::vm
+
+#endif // STRATA_VM_CONTEXT_H_

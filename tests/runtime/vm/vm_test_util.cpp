@@ -1,0 +1,161 @@
+#include "vm_test_util.h"
+
+#include <memory>
+
+#include "strata/vm/byte_buffer.h"
+
+namespace strata::vm::testing {
+
+Result<RefPtr<BytecodeModule>> LoadModule(const ModuleBuilder &builder) {
+  return BytecodeModule::FromMemory(builder.BuildOwned());
+}
+
+Result<RefPtr<Context>> MakeContext(std::vector<RefPtr<Module>> modules,
+                                    ContextOptions options) {
+  RefPtr<Context> context = Context::Create(Instance::Create(), options);
+  for (RefPtr<Module> &module : modules)
+    STRATA_RETURN_IF_ERROR(context->RegisterModule(std::move(module)));
+  return context;
+}
+
+Result<std::vector<Value>> InvokeByName(Context &context,
+                                        std::string_view full_name,
+                                        std::vector<Value> arguments) {
+  STRATA_ASSIGN_OR_RETURN(Function function, context.LookupFunction(full_name));
+  std::vector<Value> results;
+  STRATA_RETURN_IF_ERROR(context.Invoke(function, arguments, &results));
+  return results;
+}
+
+Result<std::vector<Value>> RunModule(const ModuleBuilder &builder,
+                                     std::string_view function,
+                                     std::vector<Value> arguments,
+                                     ContextOptions options) {
+  STRATA_ASSIGN_OR_RETURN(RefPtr<BytecodeModule> module, LoadModule(builder));
+  std::string name = StrCat(module->name(), ".", function);
+  STRATA_ASSIGN_OR_RETURN(RefPtr<Context> context,
+                          MakeContext({module}, options));
+  return InvokeByName(*context, name, std::move(arguments));
+}
+
+Result<Value> RunSingleOp(Opcode opcode, std::vector<Value> arguments) {
+  const char *format = kOpcodeInfos[static_cast<int>(opcode)].format;
+  std::string_view kinds(format);
+  if (kinds.size() != arguments.size() + 1)
+    return InvalidArgumentError("op takes ", kinds.size() - 1, " sources");
+  auto bank_index = [](char kind) {
+    return std::string_view("iIfFr").find(kind);
+  };
+  uint16_t next[kRegisterBankCount] = {};
+  std::vector<uint16_t> sources;
+  std::string calling_convention = "0";
+  for (size_t i = 1; i < kinds.size(); ++i) {
+    calling_convention += kinds[i];
+    sources.push_back(next[bank_index(kinds[i])]++);
+  }
+  uint16_t destination = next[bank_index(kinds[0])]++;
+  calling_convention += StrCat("_", kinds[0]);
+  RegisterCounts counts = {next[0], next[1], next[2], next[3], next[4]};
+
+  ModuleBuilder builder("single");
+  FunctionBuilder &function =
+      builder.AddFunction("op", calling_convention, counts);
+  function.Op(opcode).Reg(destination);
+  for (uint16_t source : sources)
+    function.Reg(source);
+  uint16_t bank = static_cast<uint16_t>(bank_index(kinds[0]));
+  function.Op(Opcode::Return)
+      .List({MakeTypedRegister(static_cast<RegisterBank>(bank), destination)});
+  builder.AddExport("op", function.ordinal());
+  STRATA_ASSIGN_OR_RETURN(std::vector<Value> results,
+                          RunModule(builder, "op", std::move(arguments)));
+  return results.at(0);
+}
+
+namespace {
+
+struct CounterState : ModuleState {
+  int32_t calls = 0;
+};
+
+Status NativeAdd(Stack &, ModuleState *, std::span<const Value> arguments,
+                 std::span<Value> results) {
+  // Wrapping, like the VM's own arithmetic (fuzzed modules overflow).
+  results[0] = Value::I32(
+      static_cast<int32_t>(static_cast<uint32_t>(arguments[0].i32()) +
+                           static_cast<uint32_t>(arguments[1].i32())));
+  return OkStatus();
+}
+
+Status NativeSum(Stack &, ModuleState *, std::span<const Value> arguments,
+                 std::span<Value> results) {
+  uint32_t sum = static_cast<uint32_t>(arguments[0].i32());
+  int32_t count = arguments[1].i32();
+  for (int32_t i = 0; i < count; ++i)
+    sum += static_cast<uint32_t>(arguments[2 + i].i32());
+  results[0] = Value::I32(static_cast<int32_t>(sum));
+  return OkStatus();
+}
+
+Status NativeDot(Stack &, ModuleState *, std::span<const Value> arguments,
+                 std::span<Value> results) {
+  int32_t count = arguments[0].i32();
+  uint64_t sum = 0;
+  for (int32_t i = 0; i < count; ++i)
+    sum += static_cast<uint64_t>(arguments[1 + 2 * i].i32()) *
+           static_cast<uint64_t>(arguments[2 + 2 * i].i64());
+  results[0] = Value::I64(static_cast<int64_t>(sum));
+  return OkStatus();
+}
+
+Status NativeFail(Stack &, ModuleState *, std::span<const Value> arguments,
+                  std::span<Value>) {
+  if (arguments[0].i32() != 0)
+    return FailedPreconditionError("native failure ", arguments[0].i32());
+  return OkStatus();
+}
+
+Status NativeMakeBuffer(Stack &, ModuleState *,
+                        std::span<const Value> arguments,
+                        std::span<Value> results) {
+  STRATA_ASSIGN_OR_RETURN(RefPtr<ByteBuffer> buffer,
+                          ByteBuffer::Allocate(arguments[0].i32()));
+  results[0] = Value::Ref(std::move(buffer));
+  return OkStatus();
+}
+
+Status NativeCounter(Stack &, ModuleState *state, std::span<const Value>,
+                     std::span<Value> results) {
+  auto *counter = static_cast<CounterState *>(state);
+  results[0] = Value::I32(++counter->calls);
+  return OkStatus();
+}
+
+Status NativeIdentity(Stack &, ModuleState *, std::span<const Value> arguments,
+                      std::span<Value> results) {
+  results[0] = arguments[0];
+  return OkStatus();
+}
+
+const NativeFunctionDef kNativeFunctions[] = {
+    {"add", "0ii_i", NativeAdd},
+    {"native.sum", "0iCiD_i", NativeSum},
+    {"dot", "0CiID_I", NativeDot},
+    {"fail", "0i_v", NativeFail},
+    {"make_buffer", "0i_r", NativeMakeBuffer},
+    {"counter", "0v_i", NativeCounter},
+    {"identity", "0r_r", NativeIdentity},
+};
+
+} // namespace
+
+Result<RefPtr<NativeModule>> CreateTestNativeModule(uint32_t version) {
+  NativeModuleDescriptor descriptor = {
+      .name = "native", .version = version, .functions = kNativeFunctions};
+  return NativeModule::Create(descriptor, [] {
+    return Result<std::unique_ptr<ModuleState>>(
+        std::make_unique<CounterState>());
+  });
+}
+
+} // namespace strata::vm::testing

@@ -1,0 +1,70 @@
+// Shared helpers of the VM unit tests.
+#ifndef STRATA_TESTS_RUNTIME_VM_VM_TEST_UTIL_H_
+#define STRATA_TESTS_RUNTIME_VM_VM_TEST_UTIL_H_
+
+#include <string_view>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "module_builder.h"
+#include "strata/vm/byte_buffer.h"
+#include "strata/vm/bytecode_module.h"
+#include "strata/vm/context.h"
+#include "strata/vm/list.h"
+#include "strata/vm/native_module.h"
+#include "strata/vm/value.h"
+
+#define STRATA_EXPECT_OK(expr)                                                 \
+  do {                                                                         \
+    ::strata::Status _status = (expr);                                         \
+    EXPECT_TRUE(_status.ok()) << _status.ToString();                           \
+  } while (false)
+#define STRATA_ASSERT_OK(expr)                                                 \
+  do {                                                                         \
+    ::strata::Status _status = (expr);                                         \
+    ASSERT_TRUE(_status.ok()) << _status.ToString();                           \
+  } while (false)
+#define STRATA_ASSERT_OK_AND_ASSIGN(lhs, expr)                                 \
+  STRATA_ASSERT_OK_AND_ASSIGN_IMPL(                                            \
+      STRATA_STATUS_CONCAT(_test_result_, __LINE__), lhs, expr)
+#define STRATA_ASSERT_OK_AND_ASSIGN_IMPL(tmp, lhs, expr)                       \
+  auto tmp = (expr);                                                           \
+  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();                            \
+  lhs = std::move(tmp).value()
+
+namespace strata::vm::testing {
+
+Result<RefPtr<BytecodeModule>> LoadModule(const ModuleBuilder &builder);
+
+// A context with `modules` registered in order.
+Result<RefPtr<Context>> MakeContext(std::vector<RefPtr<Module>> modules,
+                                    ContextOptions options = {});
+
+// Looks up "module.function" and invokes it.
+Result<std::vector<Value>> InvokeByName(Context &context,
+                                        std::string_view full_name,
+                                        std::vector<Value> arguments);
+
+// Builds a module "m" whose export "f" runs `builder`'s module alone.
+Result<std::vector<Value>> RunModule(const ModuleBuilder &builder,
+                                     std::string_view function,
+                                     std::vector<Value> arguments,
+                                     ContextOptions options = {});
+
+// Runs one instruction whose format is a destination register followed by
+// source registers (arithmetic, comparisons, casts, select, mov) on
+// `arguments` and returns the destination.
+Result<Value> RunSingleOp(Opcode opcode, std::vector<Value> arguments);
+
+// A native module "native" (version 3) used by several tests:
+//   add "0ii_i", sum "0iCiD_i" (base + all segment values),
+//   dot "0CiID_I" (sum of i32 * i64 over tuples), fail "0i_v" (fails with
+//   "native failure N" when N != 0), make_buffer "0i_r", counter "0v_i"
+//   (per-state call count), identity "0r_r".
+Result<RefPtr<NativeModule>> CreateTestNativeModule(uint32_t version = 3);
+
+} // namespace strata::vm::testing
+
+#endif // STRATA_TESTS_RUNTIME_VM_VM_TEST_UTIL_H_
