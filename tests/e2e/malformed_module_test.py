@@ -16,7 +16,7 @@ def run(strata_run, module):
     return subprocess.run(
         [strata_run, f"--module={module}", "--function=simple_mul",
          "--input=4xf32=1 2 3 4", "--input=4xf32=5 6 7 8"],
-        capture_output=True, text=True, timeout=60)
+        capture_output=True, text=True, errors="replace", timeout=60)
 
 
 def main():
@@ -24,7 +24,7 @@ def main():
     parser.add_argument("--bin", required=True)
     parser.add_argument("--run-bin")
     parser.add_argument("--source-dir", required=True)
-    parser.add_argument("--flips", type=int, default=300)
+    parser.add_argument("--flips", type=int, default=1000)
     args = parser.parse_args()
     strata_run = os.path.join(args.run_bin or args.bin, "strata-run")
 

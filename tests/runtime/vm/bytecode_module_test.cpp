@@ -74,7 +74,7 @@ TEST(BytecodeModuleTest, LoadsFromFile) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 
   std::string bad_path = StrCat("/tmp/strata_vm_bad_", ::getpid(), ".smod");
-  bytes[4] = 'X';
+  bytes[8] = 'X'; // the file identifier
   STRATA_ASSERT_OK(WriteFileContents(bad_path, bytes));
   Result<RefPtr<BytecodeModule>> bad = LoadBytecodeModuleFromFile(bad_path);
   std::remove(bad_path.c_str());
@@ -93,6 +93,57 @@ TEST(BytecodeModuleTest, SharedAcrossContexts) {
       std::vector<Value> results,
       InvokeByName(*second, "tables.add", {Value::F32(1), Value::F32(1)}));
   EXPECT_FLOAT_EQ(results[0].f32(), 2.0f);
+}
+
+// Rodata checksums: CRC-32 (zlib) of "0123456789" is 0xA684C7C6.
+constexpr uint32_t kBlobCrc32 = 0xA684C7C6u;
+
+TEST(BytecodeModuleTest, AcceptsMatchingRodataChecksums) {
+  ModuleBuilder builder = MakeModule();
+  builder.SetRodataCrc32(0, kBlobCrc32);
+  STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<BytecodeModule> module,
+                              LoadModule(builder));
+  EXPECT_EQ(module->rodata_count(), 1u);
+}
+
+TEST(BytecodeModuleTest, RejectsDamagedRodata) {
+  ModuleBuilder builder = MakeModule();
+  builder.AddRodata("simple_mul_dispatch_0_data", "ELF bytes");
+  builder.AddRodata("", "anonymous");
+  builder.SetRodataCrc32(0, kBlobCrc32);
+  builder.SetRodataCrc32(1, kBlobCrc32); // Wrong for "ELF bytes".
+  Status status = LoadModule(builder).status();
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("loading module 'tables': rodata segment 1 "
+                        "'simple_mul_dispatch_0_data' is damaged: CRC-32 "
+                        "mismatch (recorded 0xa684c7c6, computed 0x"));
+
+  // A segment without a name is reported by ordinal only.
+  builder.SetRodataCrc32(1, 0);
+  builder.SetRodataCrc32(2, 1);
+  status = LoadModule(builder).status();
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("rodata segment 2 is damaged: CRC-32 mismatch"));
+}
+
+TEST(BytecodeModuleTest, DetectsASingleFlippedBit) {
+  ModuleBuilder builder = MakeModule();
+  builder.SetRodataCrc32(0, kBlobCrc32);
+  std::vector<uint8_t> bytes = builder.Build();
+  // Find the blob in the file and flip one bit of it.
+  std::string_view file(reinterpret_cast<const char *>(bytes.data()),
+                        bytes.size());
+  size_t at = file.find("0123456789");
+  ASSERT_NE(at, std::string_view::npos);
+  bytes[at + 4] ^= 0x10;
+  Status status =
+      BytecodeModule::FromMemory(OwnedBytes::FromVector(std::move(bytes)))
+          .status();
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status.ToString();
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("rodata segment 0 'blob' is damaged"));
 }
 
 } // namespace

@@ -281,7 +281,8 @@ std::vector<uint8_t> ModuleBuilder::Build() const {
     auto data =
         fbb.CreateVector(reinterpret_cast<const uint8_t *>(entry.data.data()),
                          entry.data.size());
-    rodata.push_back(schema::CreateRodataDef(fbb, name, entry.alignment, data));
+    rodata.push_back(
+        schema::CreateRodataDef(fbb, name, entry.alignment, data, entry.crc32));
   }
 
   std::vector<fb::Offset<fb::String>> source_files;
@@ -292,7 +293,7 @@ std::vector<uint8_t> ModuleBuilder::Build() const {
       &dependencies, &imports, &exports, &functions, &rodata, globals_.i32,
       globals_.i64, globals_.f32, globals_.f64, globals_.ref, &bytecode,
       source_files.empty() ? nullptr : &source_files);
-  schema::FinishModuleDefBuffer(fbb, module);
+  schema::FinishSizePrefixedModuleDefBuffer(fbb, module);
   return std::vector<uint8_t>(fbb.GetBufferPointer(),
                               fbb.GetBufferPointer() + fbb.GetSize());
 }

@@ -145,6 +145,10 @@ public:
                      bool is_optional = false);
   uint32_t AddRodata(std::string name, std::string_view data,
                      uint32_t alignment = 16);
+  // Records `crc32` for rodata segment `ordinal` (0 = none, the default).
+  void SetRodataCrc32(uint32_t ordinal, uint32_t crc32) {
+    rodata_.at(ordinal).crc32 = crc32;
+  }
   void SetGlobalCounts(GlobalCounts counts) { globals_ = counts; }
   uint32_t AddSourceFile(std::string path) {
     source_files_.push_back(std::move(path));
@@ -170,6 +174,7 @@ private:
   struct RodataEntry {
     std::string name, data;
     uint32_t alignment;
+    uint32_t crc32 = 0;
   };
 
   std::string name_;

@@ -1,4 +1,6 @@
 // Malformed modules are rejected at load with clear errors.
+#include <cstring>
+
 #include "vm_test_util.h"
 
 namespace strata::vm::testing {
@@ -44,8 +46,12 @@ TEST(VerifierTest, NotAModuleFile) {
   EXPECT_THAT(LoadBytesError({1, 2, 3}), HasSubstr("too small"));
   std::vector<uint8_t> garbage(256, 0xAB);
   EXPECT_THAT(LoadBytesError(garbage), HasSubstr("file identifier"));
-  // Right identifier, garbage elsewhere.
-  garbage[4] = 'S', garbage[5] = 'M', garbage[6] = 'O', garbage[7] = 'D';
+  // Right identifier, wrong size prefix: a truncated or extended file.
+  garbage[8] = 'S', garbage[9] = 'M', garbage[10] = 'O', garbage[11] = 'D';
+  EXPECT_THAT(LoadBytesError(garbage), HasSubstr("truncated or damaged"));
+  // Right identifier and size, garbage elsewhere.
+  uint32_t size = garbage.size() - 4;
+  std::memcpy(garbage.data(), &size, sizeof(size));
   EXPECT_THAT(LoadBytesError(garbage), HasSubstr("corrupt"));
 }
 

@@ -1,8 +1,10 @@
 #include "strata/vm/bytecode_module.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <unordered_set>
 
+#include "strata/base/crc32.h"
 #include "strata/base/file_contents.h"
 #include "strata/schema/module_generated.h"
 #include "strata/vm/bytecode.h"
@@ -46,6 +48,34 @@ size_t RequiredBaseAlignment(const schema::ModuleDef &def) {
       required = std::max(required, std::min(alignment, kMaxHonoredAlignment));
   }
   return required;
+}
+
+// Checks every rodata segment that records a CRC-32 against its bytes, so a
+// damaged executable or constant is rejected here rather than misbehaving
+// (or crashing a loader) when first used.
+Status VerifyRodataChecksums(const schema::ModuleDef &def) {
+  if (!def.rodata())
+    return OkStatus();
+  for (uint32_t i = 0; i < def.rodata()->size(); ++i) {
+    const schema::RodataDef *segment = def.rodata()->Get(i);
+    uint32_t recorded = segment->crc32();
+    if (recorded == 0)
+      continue; // Not recorded.
+    std::span<const uint8_t> data;
+    if (segment->data())
+      data = {segment->data()->data(), segment->data()->size()};
+    uint32_t computed = Crc32(data);
+    if (computed != recorded) {
+      std::string_view name = ToStringView(segment->name());
+      char values[64];
+      std::snprintf(values, sizeof(values),
+                    " (recorded 0x%08x, computed 0x%08x)", recorded, computed);
+      return DataLossError("rodata segment ", i,
+                           name.empty() ? "" : StrCat(" '", name, "'"),
+                           " is damaged: CRC-32 mismatch", values);
+    }
+  }
+  return OkStatus();
 }
 
 } // namespace
@@ -189,6 +219,7 @@ Status BytecodeModule::BuildTables() {
     }
   }
 
+  STRATA_RETURN_IF_ERROR(VerifyRodataChecksums(def));
   return VerifyModuleBytecode(def, bytecode_, functions_, imports_);
 }
 

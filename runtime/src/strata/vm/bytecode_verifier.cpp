@@ -11,23 +11,33 @@ namespace strata::vm {
 
 Result<const schema::ModuleDef *>
 VerifyModuleFile(std::span<const uint8_t> bytes) {
-  // Root offset + identifier is the smallest possible header.
-  if (bytes.size() < 8)
+  // Size prefix + root offset + identifier is the smallest possible header.
+  if (bytes.size() < 12)
     return InvalidArgumentError("module file is too small (", bytes.size(),
                                 " bytes)");
   if (bytes.size() >= FLATBUFFERS_MAX_BUFFER_SIZE)
     return InvalidArgumentError("module file is too large (", bytes.size(),
                                 " bytes)");
-  if (!schema::ModuleDefBufferHasIdentifier(bytes.data()))
+  if (!flatbuffers::BufferHasIdentifier(bytes.data(),
+                                        schema::ModuleDefIdentifier(),
+                                        /*size_prefixed=*/true))
     return InvalidArgumentError("not a Strata module file (missing the '",
                                 schema::ModuleDefIdentifier(),
                                 "' file identifier)");
+  // The FlatBuffer is size-prefixed so a truncated (or extended) file is
+  // caught even where the verifier would not notice the missing bytes.
+  uint32_t recorded_size = flatbuffers::ReadScalar<uint32_t>(bytes.data());
+  if (recorded_size != bytes.size() - sizeof(uint32_t))
+    return InvalidArgumentError("module file is truncated or damaged: it "
+                                "records ",
+                                recorded_size + sizeof(uint32_t),
+                                " bytes but has ", bytes.size());
   flatbuffers::Verifier::Options options;
   flatbuffers::Verifier verifier(bytes.data(), bytes.size(), options);
-  if (!schema::VerifyModuleDefBuffer(verifier))
+  if (!schema::VerifySizePrefixedModuleDefBuffer(verifier))
     return InvalidArgumentError(
         "module file is corrupt (FlatBuffer verification failed)");
-  const schema::ModuleDef *def = schema::GetModuleDef(bytes.data());
+  const schema::ModuleDef *def = schema::GetSizePrefixedModuleDef(bytes.data());
   if (def->schema_version() != kSchemaVersion)
     return InvalidArgumentError("module built for schema version ",
                                 def->schema_version(), ", runtime supports ",

@@ -114,9 +114,9 @@ LogicalResult writeModuleFile(vm::ModuleOp module, llvm::raw_ostream &os) {
         reinterpret_cast<const uint8_t *>(bytes->data()), bytes->size());
     uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(
         reinterpret_cast<const uint8_t *>(bytes->data()), bytes->size()));
-    rodataDefs.push_back(fb::CreateRodataDef(
-        fbb, fbb.CreateString(data.getSymName().str()), alignment, vector,
-        crc));
+    rodataDefs.push_back(
+        fb::CreateRodataDef(fbb, fbb.CreateString(data.getSymName().str()),
+                            alignment, vector, crc));
   }
   for (const std::string &message : ordinals.extraRodata) {
     auto vector = fbb.CreateVector(
@@ -166,7 +166,7 @@ LogicalResult writeModuleFile(vm::ModuleOp module, llvm::raw_ostream &os) {
       fbb.CreateVector(rodataDefs), /*global_i32_count=*/0,
       /*global_i64_count=*/0, /*global_f32_count=*/0, /*global_f64_count=*/0,
       refGlobalCount, bytecodeVector);
-  fb::FinishModuleDefBuffer(fbb, moduleDef);
+  fb::FinishSizePrefixedModuleDefBuffer(fbb, moduleDef);
   os.write(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
            fbb.GetSize());
   return success();

@@ -1,0 +1,41 @@
+// The `hal` native module: how compiled host programs reach devices. It
+// exports exactly the functions of hal_imports.def (names and calling
+// conventions come from that table) over the HAL API.
+//
+//   auto module = modules::CreateHalModule({device});
+//   context->RegisterModule(*module);  // before any module importing `hal`
+//
+// Behaviour worth knowing beyond the table's comments:
+//  * Every ref argument is type-checked; a null or mistyped ref is an
+//    INVALID_ARGUMENT naming the function and the argument. Only the wait
+//    fence of queue.execute, the constants of executable.create and the
+//    fences of fence.await may be null (a null fence counts as reached).
+//  * i64 offsets and lengths must be >= 0; a length of -1 means "to the end
+//    of the buffer" (hal::kWholeBuffer).
+//  * hal.buffer_view.assert errors start with the program's message, e.g.
+//    "argument 0 of @simple_mul: expected 4xf32, got 3xf32".
+//  * hal.fence.await blocks the calling thread. It returns 0 once every
+//    fence is reached and DEADLINE_EXCEEDED (4) as its result on timeout; a
+//    failed fence fails the call with the fence's failure status.
+//  * Flag and stage-mask arguments without defined bits are ignored.
+#ifndef STRATA_MODULES_HAL_HAL_MODULE_H_
+#define STRATA_MODULES_HAL_HAL_MODULE_H_
+
+#include <vector>
+
+#include "strata/base/ref_ptr.h"
+#include "strata/base/status.h"
+#include "strata/hal/abi_enums.h"
+#include "strata/hal/device.h"
+#include "strata/vm/module.h"
+
+namespace strata::modules {
+
+// The `hal` module, version STRATA_HAL_MODULE_VERSION, exposing `devices`
+// (index = position) to the programs that import it.
+Result<RefPtr<vm::Module>>
+CreateHalModule(std::vector<RefPtr<hal::Device>> devices);
+
+} // namespace strata::modules
+
+#endif // STRATA_MODULES_HAL_HAL_MODULE_H_

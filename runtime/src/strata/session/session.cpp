@@ -1,0 +1,129 @@
+#include "strata/session/session.h"
+
+#include <unistd.h>
+
+#include "strata/base/file_contents.h"
+#include "strata/hal/buffer_view.h"
+#include "strata/modules/hal/hal_module.h"
+#include "strata/vm/bytecode_module.h"
+
+namespace strata::session {
+
+const RefTypeDescriptor Session::kRefType = {"strata.session"};
+
+Session::Session(RefPtr<Instance> instance, RefPtr<hal::Device> device,
+                 RefPtr<vm::Context> context)
+    : RefObject(&kRefType), instance_(std::move(instance)),
+      device_(std::move(device)), context_(std::move(context)) {}
+
+Result<RefPtr<Session>> Session::Create(RefPtr<Instance> instance,
+                                        RefPtr<hal::Device> device,
+                                        SessionOptions options) {
+  if (!instance || !device)
+    return InvalidArgumentError("a session needs an instance and a device");
+  RefPtr<vm::Context> context =
+      vm::Context::Create(instance->vm_instance(), options.context_options);
+  auto session = RefPtr<Session>::Adopt(
+      new Session(std::move(instance), device, std::move(context)));
+  if (options.add_hal_module) {
+    STRATA_ASSIGN_OR_RETURN(RefPtr<vm::Module> hal_module,
+                            modules::CreateHalModule({device}));
+    STRATA_RETURN_IF_ERROR(session->AppendModule(std::move(hal_module)));
+  }
+  return session;
+}
+
+RefPtr<hal::Allocator> Session::device_allocator() const {
+  return device_->allocator();
+}
+
+Status Session::Trim() { return device_->Trim(); }
+
+Status Session::AppendModule(RefPtr<vm::Module> module) {
+  if (!module)
+    return InvalidArgumentError("cannot append a null module");
+  return context_->RegisterModule(std::move(module));
+}
+
+Status Session::AppendBytecodeModuleFromMemory(OwnedBytes bytes) {
+  STRATA_ASSIGN_OR_RETURN(RefPtr<vm::BytecodeModule> module,
+                          vm::BytecodeModule::FromMemory(std::move(bytes)));
+  return AppendModule(std::move(module));
+}
+
+Status Session::AppendBytecodeModuleFromFile(const std::string &path) {
+  auto module = vm::LoadBytecodeModuleFromFile(path);
+  if (!module.ok())
+    return module.status().Annotate(path);
+  return AppendModule(std::move(*module)).Annotate(path);
+}
+
+Status Session::AppendBytecodeModuleFromStdin() {
+  STRATA_ASSIGN_OR_RETURN(OwnedBytes bytes,
+                          ReadFdContents(STDIN_FILENO, "<stdin>"));
+  return AppendBytecodeModuleFromMemory(std::move(bytes)).Annotate("<stdin>");
+}
+
+Result<vm::Function> Session::LookupFunction(std::string_view name) const {
+  if (name.find('.') == std::string_view::npos)
+    return context_->LookupFunction(StrCat("module.", name));
+  return context_->LookupFunction(name);
+}
+
+Status CheckCallInputs(const vm::Function &function,
+                       std::span<const vm::Value> inputs) {
+  std::string name = function.FullName();
+  const vm::ModuleExport &info = function.info();
+  const auto &types = info.signature.argument_types();
+  if (inputs.size() != types.size())
+    return InvalidArgumentError("function '", name, "' takes ", types.size(),
+                                " argument", types.size() == 1 ? "" : "s",
+                                ", got ", inputs.size());
+  STRATA_RETURN_IF_ERROR(info.signature.CheckArguments(inputs, name));
+  // Tensor reflection covers the buffer view arguments, in order.
+  size_t tensor_index = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (types[i] != vm::ValueType::kRef ||
+        tensor_index >= info.argument_types.size())
+      continue;
+    const vm::TensorTypeInfo &expected = info.argument_types[tensor_index++];
+    auto *view = RefCast<hal::BufferView>(inputs[i].ref());
+    if (!view)
+      return InvalidArgumentError(
+          "function '", name, "' argument ", i, ": expected a tensor ",
+          expected.ToString(), ", got ",
+          inputs[i].ref() ? inputs[i].ref()->ref_type()->name : "null");
+    bool shape_matches = view->rank() == expected.shape.size();
+    for (size_t d = 0; shape_matches && d < view->rank(); ++d)
+      shape_matches =
+          expected.shape[d] < 0 || expected.shape[d] == view->dim(d);
+    if (!shape_matches || view->element_type() != expected.element_type)
+      return InvalidArgumentError("function '", name, "' argument ", i,
+                                  ": expected ", expected.ToString(), ", got ",
+                                  view->FormatShape());
+  }
+  return OkStatus();
+}
+
+Status Session::Call(const vm::Function &function,
+                     std::span<const vm::Value> inputs,
+                     std::vector<vm::Value> *outputs) {
+  STRATA_RETURN_IF_ERROR(CheckCallInputs(function, inputs));
+  return CallDirect(function, inputs, outputs);
+}
+
+Status Session::CallByName(std::string_view name,
+                           std::span<const vm::Value> inputs,
+                           std::vector<vm::Value> *outputs) {
+  STRATA_ASSIGN_OR_RETURN(vm::Function function, LookupFunction(name));
+  return Call(function, inputs, outputs);
+}
+
+Status Session::CallDirect(const vm::Function &function,
+                           std::span<const vm::Value> inputs,
+                           std::vector<vm::Value> *outputs) {
+  outputs->clear();
+  return context_->Invoke(function, inputs, outputs);
+}
+
+} // namespace strata::session

@@ -1,0 +1,92 @@
+// A session is like a process: its own VM context (and so its own module
+// states) over one device. Sessions may share a device but keep separate
+// timelines. Thread-compatible: one thread at a time per session; separate
+// sessions run concurrently.
+//
+//   auto instance = session::Instance::Create();
+//   auto device = (*instance)->CreateDevice("local-sync");
+//   auto session = session::Session::Create(*instance, *device, {});
+//   (*session)->AppendBytecodeModuleFromFile("model.smod");
+//   std::vector<vm::Value> outputs;
+//   (*session)->CallByName("module.main", inputs, &outputs);
+#ifndef STRATA_SESSION_SESSION_H_
+#define STRATA_SESSION_SESSION_H_
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/base/owned_bytes.h"
+#include "strata/base/ref_ptr.h"
+#include "strata/base/status.h"
+#include "strata/session/instance.h"
+#include "strata/vm/context.h"
+#include "strata/vm/module.h"
+#include "strata/vm/value.h"
+
+namespace strata::session {
+
+struct SessionOptions {
+  vm::ContextOptions context_options;
+  // Adds the `hal` module over the session's device (compiled programs
+  // import it).
+  bool add_hal_module = true;
+};
+
+class Session final : public RefObject {
+public:
+  static const RefTypeDescriptor kRefType; // "strata.session"
+
+  static Result<RefPtr<Session>> Create(RefPtr<Instance> instance,
+                                        RefPtr<hal::Device> device,
+                                        SessionOptions options);
+
+  Instance &instance() const { return *instance_; }
+  vm::Context &context() const { return *context_; }
+  hal::Device &device() const { return *device_; }
+  RefPtr<hal::Allocator> device_allocator() const;
+
+  // Releases cached resources of the device (pools, caches).
+  Status Trim();
+
+  // Appends a module: its dependencies must already be in the session and
+  // its imports resolve against them; its __init runs now.
+  Status AppendModule(RefPtr<vm::Module> module);
+  // Takes ownership of `bytes`, also when it fails.
+  Status AppendBytecodeModuleFromMemory(OwnedBytes bytes);
+  // Memory-maps the file.
+  Status AppendBytecodeModuleFromFile(const std::string &path);
+  Status AppendBytecodeModuleFromStdin();
+
+  // "module.function"; a bare "function" means "module.function".
+  Result<vm::Function> LookupFunction(std::string_view name) const;
+
+  // Calls `function` after checking the inputs against its signature and,
+  // when the module carries it, its tensor ABI (shape and element type of
+  // each buffer view). Errors name the function and the argument.
+  Status Call(const vm::Function &function, std::span<const vm::Value> inputs,
+              std::vector<vm::Value> *outputs);
+  Status CallByName(std::string_view name, std::span<const vm::Value> inputs,
+                    std::vector<vm::Value> *outputs);
+  // Calls without the session's checks (the callee still verifies).
+  Status CallDirect(const vm::Function &function,
+                    std::span<const vm::Value> inputs,
+                    std::vector<vm::Value> *outputs);
+
+private:
+  Session(RefPtr<Instance> instance, RefPtr<hal::Device> device,
+          RefPtr<vm::Context> context);
+
+  RefPtr<Instance> instance_;
+  RefPtr<hal::Device> device_;
+  RefPtr<vm::Context> context_;
+};
+
+// Checks `inputs` against `function`'s signature and tensor reflection.
+Status CheckCallInputs(const vm::Function &function,
+                       std::span<const vm::Value> inputs);
+
+} // namespace strata::session
+
+#endif // STRATA_SESSION_SESSION_H_

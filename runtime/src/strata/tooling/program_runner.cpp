@@ -1,0 +1,63 @@
+#include "strata/tooling/program_runner.h"
+
+#include "strata/hal/buffer_view.h"
+#include "strata/tooling/tensor_text.h"
+
+namespace strata::tooling {
+
+Result<Program> LoadProgram(const ProgramOptions &options) {
+  if (options.modules.empty())
+    return InvalidArgumentError("no module given (--module=FILE.smod)");
+  if (options.function.empty())
+    return InvalidArgumentError("no function given (--function=NAME)");
+  Program program;
+  STRATA_ASSIGN_OR_RETURN(program.instance, session::Instance::Create());
+  auto device = program.instance->CreateDevice(options.device);
+  if (!device.ok())
+    return device.status().Annotate(StrCat("device '", options.device, "'"));
+  program.device = std::move(*device);
+  STRATA_ASSIGN_OR_RETURN(
+      program.session,
+      session::Session::Create(program.instance, program.device, {}));
+  for (const std::string &module : options.modules) {
+    if (module == "-")
+      STRATA_RETURN_IF_ERROR(program.session->AppendBytecodeModuleFromStdin());
+    else
+      STRATA_RETURN_IF_ERROR(
+          program.session->AppendBytecodeModuleFromFile(module));
+  }
+  STRATA_ASSIGN_OR_RETURN(program.function,
+                          program.session->LookupFunction(options.function));
+  for (size_t i = 0; i < options.inputs.size(); ++i) {
+    auto view = ParseTensorArgument(options.inputs[i],
+                                    *program.session->device_allocator());
+    if (!view.ok())
+      return view.status().Annotate(StrCat("input ", i));
+    program.inputs.push_back(vm::Value::Ref(std::move(*view)));
+  }
+  return program;
+}
+
+Result<std::string> FormatValue(const vm::Value &value) {
+  switch (value.type()) {
+  case vm::ValueType::kI32:
+    return StrCat("i32=", value.i32());
+  case vm::ValueType::kI64:
+    return StrCat("i64=", value.i64());
+  case vm::ValueType::kF32:
+    return StrCat("f32=", value.f32());
+  case vm::ValueType::kF64:
+    return StrCat("f64=", value.f64());
+  case vm::ValueType::kRef:
+    if (auto *view = RefCast<hal::BufferView>(value.ref()))
+      return FormatBufferView(*view);
+    if (!value.ref())
+      return std::string("(null)");
+    return StrCat("(", value.ref()->ref_type()->name, ")");
+  case vm::ValueType::kNone:
+    break;
+  }
+  return std::string("(none)");
+}
+
+} // namespace strata::tooling

@@ -1,0 +1,37 @@
+// What strata-run and strata-bench share: create an instance, a device and a
+// session, load the modules, find the function and parse the inputs.
+#ifndef STRATA_TOOLING_PROGRAM_RUNNER_H_
+#define STRATA_TOOLING_PROGRAM_RUNNER_H_
+
+#include <string>
+#include <vector>
+
+#include "strata/session/session.h"
+
+namespace strata::tooling {
+
+struct ProgramOptions {
+  // Module files in registration order; "-" reads one from stdin.
+  std::vector<std::string> modules;
+  std::string function;
+  std::string device = "local-sync";
+  // Tensor arguments in tensor_text.h form ("2x2xf32=1 2 3 4", "@in.npy").
+  std::vector<std::string> inputs;
+};
+
+struct Program {
+  RefPtr<session::Instance> instance;
+  RefPtr<hal::Device> device;
+  RefPtr<session::Session> session;
+  vm::Function function;
+  std::vector<vm::Value> inputs;
+};
+
+Result<Program> LoadProgram(const ProgramOptions &options);
+
+// One result as text: a tensor as "4xf32=5 12 21 32", a scalar as "i32=7".
+Result<std::string> FormatValue(const vm::Value &value);
+
+} // namespace strata::tooling
+
+#endif // STRATA_TOOLING_PROGRAM_RUNNER_H_

@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""Runs strata-compile, strata-run, strata-bench and strata-dump the way a
+user does and checks their output and their errors."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+failures = []
+
+
+def run(args, stdin=None):
+    return subprocess.run(args, capture_output=True, text=stdin is None or isinstance(stdin, str),
+                          input=stdin, timeout=120)
+
+
+def expect(condition, what, result=None):
+    if condition:
+        print(f"ok   {what}")
+        return
+    detail = ""
+    if result is not None:
+        detail = f"\n  exit {result.returncode}\n  stdout: {result.stdout!r}\n  stderr: {result.stderr!r}"
+    print(f"FAIL {what}{detail}")
+    failures.append(what)
+
+
+def expect_error(result, needle, what):
+    ok = (0 < result.returncode < 128 and needle in result.stderr
+          and result.stderr.count("\n") <= 3)
+    expect(ok, what, result)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--compiler-bin", required=True)
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--source-dir", required=True)
+    args = parser.parse_args()
+    compile_ = os.path.join(args.compiler_bin, "strata-compile")
+    run_ = os.path.join(args.bin, "strata-run")
+    bench = os.path.join(args.bin, "strata-bench")
+    dump = os.path.join(args.bin, "strata-dump")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        module = os.path.join(tmp, "simple_mul.smod")
+        r = run([compile_, os.path.join(args.source_dir, "examples/simple_mul.mlir"), "-o", module])
+        expect(r.returncode == 0, "strata-compile builds the example", r)
+        call = [run_, f"--module={module}", "--function=simple_mul"]
+        good_inputs = ["--input=4xf32=1 2 3 4", "--input=4xf32=5 6 7 8"]
+
+        r = run(call + good_inputs)
+        expect(r.returncode == 0 and r.stdout == "4xf32=5 12 21 32\n",
+               "strata-run prints the walkthrough result", r)
+        r = run(call[:2] + ["--function=module.simple_mul"] + good_inputs)
+        expect(r.returncode == 0 and "5 12 21 32" in r.stdout, "qualified function name", r)
+
+        # .npy in and out.
+        a = np.arange(4, dtype=np.float32)
+        np.save(os.path.join(tmp, "a.npy"), a)
+        out = os.path.join(tmp, "out.npy")
+        r = run(call + [f"--input=@{tmp}/a.npy", "--input=4xf32=2", f"--output=@{out}"])
+        expect(r.returncode == 0 and r.stdout == "", "--output writes instead of printing", r)
+        expect(os.path.exists(out) and np.array_equal(np.load(out), a * 2), ".npy round trip")
+
+        # --expected_output.
+        r = run(call + good_inputs + ["--expected_output=4xf32=5 12 21 32"])
+        expect(r.returncode == 0 and "[SUCCESS]" in r.stdout, "--expected_output match", r)
+        r = run(call + good_inputs + ["--expected_output=4xf32=5 12 21 33"])
+        expect_error(r, "element 3", "--expected_output mismatch names the element")
+
+        # Module from stdin.
+        with open(module, "rb") as f:
+            r = subprocess.run([run_, "--module=-", "--function=simple_mul"] + good_inputs,
+                               input=f.read(), capture_output=True, timeout=60)
+        expect(r.returncode == 0 and b"5 12 21 32" in r.stdout, "module from stdin", r)
+
+        # Bad input of every kind.
+        expect_error(run(call + ["--input=3xf32=1 2 3", "--input=4xf32=1"]),
+                     "argument 0: expected 4xf32, got 3xf32", "wrong shape names the argument")
+        expect_error(run(call + ["--input=4xi32=1", "--input=4xf32=1"]),
+                     "argument 0: expected 4xf32, got 4xi32", "wrong element type names the argument")
+        expect_error(run(call + ["--input=4xf32=1"]), "takes 2 arguments, got 1", "too few arguments")
+        expect_error(run(call + good_inputs + ["--input=4xf32=1"]), "takes 2 arguments, got 3",
+                     "too many arguments")
+        expect_error(run(call + ["--input=4xf32=1 2", "--input=4xf32=1"]), "4 elements but 2",
+                     "wrong value count")
+        expect_error(run(call + ["--input=@/nonexistent.npy", "--input=4xf32=1"]),
+                     "nonexistent.npy", "missing .npy file")
+        expect_error(run([run_, "--module=/nonexistent.smod", "--function=f"]),
+                     "nonexistent.smod", "missing module file")
+        expect_error(run([run_, f"--module={module}", "--function=nope"] + good_inputs),
+                     "nope", "unknown function")
+        expect_error(run(call + good_inputs + ["--device=warp-drive"]), "warp-drive",
+                     "unknown device")
+        expect_error(run(call + ["--bogus"]), "unknown flag '--bogus'", "unknown flag")
+        expect_error(run([run_, "--function=simple_mul"]), "no module", "no module")
+        not_a_module = os.path.join(tmp, "text.smod")
+        with open(not_a_module, "w") as f:
+            f.write("this is not a module")
+        expect_error(run([run_, f"--module={not_a_module}", "--function=f"]), "module",
+                     "a text file as module")
+
+        r = run([run_, "--help"])
+        expect(r.returncode == 0 and all(f"--{flag}" in r.stdout for flag in
+                                          ["module", "function", "device", "input", "output",
+                                           "expected_output"]), "strata-run --help lists every flag", r)
+
+        # strata-bench.
+        r = run([bench, f"--module={module}", "--function=simple_mul", "--iterations=20", "--json"]
+                + good_inputs)
+        ok = r.returncode == 0
+        if ok:
+            stats = json.loads(r.stdout)
+            ok = stats["iterations"] == 20 and 0 < stats["min_ms"] <= stats["median_ms"] <= stats["p90_ms"]
+        expect(ok, "strata-bench reports min <= median <= p90", r)
+        r = run([bench, f"--module={module}", "--function=simple_mul", "--iterations=5"] + good_inputs)
+        expect(r.returncode == 0 and "median" in r.stdout and "p90" in r.stdout, "strata-bench text", r)
+        expect_error(run([bench, f"--module={module}", "--function=simple_mul", "--iterations=x"]),
+                     "--iterations expects an integer", "strata-bench bad flag value")
+
+        # strata-dump.
+        r = run([dump, module])
+        text = r.stdout
+        expect(r.returncode == 0 and all(s in text for s in [
+            "hal", "hal.buffer_view.create", "0rIIiiCID_r", "simple_mul", "(4xf32, 4xf32) -> (4xf32)",
+            "simple_mul_dispatch_0_data", "call.variadic", "ret"]),
+               "strata-dump shows dependencies, imports, exports, rodata, bytecode", r)
+        expect_error(run([dump, not_a_module]), "", "strata-dump on a bad file")
+        expect_error(run([dump]), "expected one module file", "strata-dump without a file")
+
+        # strata-compile errors.
+        expect_error(run([compile_, "/nonexistent.mlir", "-o", module]), "nonexistent.mlir",
+                     "strata-compile missing input")
+        bad = os.path.join(tmp, "bad.mlir")
+        with open(bad, "w") as f:
+            f.write("func.func @f( {")
+        r = run([compile_, bad, "-o", os.path.join(tmp, "bad.smod")])
+        expect(0 < r.returncode < 128 and "bad.mlir:1" in r.stderr, "strata-compile syntax error has a location", r)
+
+    print(f"{len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+// strata-bench: calls one function repeatedly and reports latency.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "strata/tooling/flags.h"
+#include "strata/tooling/program_runner.h"
+#include "strata/tooling/terminal.h"
+
+namespace {
+
+using namespace strata;
+
+int Fail(const Status &status) {
+  return tooling::ReportError("strata-bench", status);
+}
+
+double Percentile(const std::vector<double> &sorted, double fraction) {
+  size_t index = std::min(sorted.size() - 1,
+                          size_t(fraction * double(sorted.size() - 1) + 0.5));
+  return sorted[index];
+}
+
+int Run(int argc, char **argv) {
+  tooling::ProgramOptions options;
+  int64_t warmup = 5, iterations = 100;
+  bool json = false;
+  tooling::FlagParser flags("strata-bench",
+                            "--module=FILE.smod --function=NAME "
+                            "[--input=...]... [--iterations=N]");
+  flags.AddStringList("module", &options.modules,
+                      "module file to load (repeatable, in order)");
+  flags.AddString("function", &options.function,
+                  "function to call: NAME or MODULE.NAME");
+  flags.AddString("device", &options.device,
+                  "device: local-sync (default) or a driver URI");
+  flags.AddStringList("input", &options.inputs,
+                      "argument: SHAPExTYPE=VALUES or @file.npy");
+  flags.AddInt("warmup", &warmup, "untimed calls first (default 5)");
+  flags.AddInt("iterations", &iterations, "timed calls (default 100)");
+  flags.AddBool("json", &json, "print the statistics as JSON");
+  std::vector<std::string> positional;
+  Status status = flags.Parse(argc, argv, &positional);
+  if (flags.help_requested()) {
+    std::cout << flags.Help();
+    return 0;
+  }
+  if (!status.ok())
+    return Fail(status);
+  if (!positional.empty())
+    return Fail(InvalidArgumentError("unexpected argument '", positional[0],
+                                     "' (see --help)"));
+  if (warmup < 0 || iterations < 1)
+    return Fail(
+        InvalidArgumentError("--warmup must be >= 0 and --iterations >= 1"));
+
+  auto program = tooling::LoadProgram(options);
+  if (!program.ok())
+    return Fail(program.status());
+  std::vector<vm::Value> results;
+  for (int64_t i = 0; i < warmup; ++i) {
+    status =
+        program->session->Call(program->function, program->inputs, &results);
+    if (!status.ok())
+      return Fail(status);
+  }
+  std::vector<double> millis;
+  millis.reserve(iterations);
+  for (int64_t i = 0; i < iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    status =
+        program->session->Call(program->function, program->inputs, &results);
+    auto end = std::chrono::steady_clock::now();
+    if (!status.ok())
+      return Fail(status);
+    millis.push_back(
+        std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  std::sort(millis.begin(), millis.end());
+  double mean = 0;
+  for (double ms : millis)
+    mean += ms / double(millis.size());
+  std::string name = program->function.FullName();
+  if (json) {
+    std::printf("{\"function\": \"%s\", \"device\": \"%s\", \"iterations\": "
+                "%lld, \"min_ms\": %.6f, \"median_ms\": %.6f, \"p90_ms\": "
+                "%.6f, \"mean_ms\": %.6f, \"max_ms\": %.6f}\n",
+                name.c_str(), options.device.c_str(), (long long)iterations,
+                millis.front(), Percentile(millis, 0.5),
+                Percentile(millis, 0.9), mean, millis.back());
+  } else {
+    std::printf("%s on %s: %lld calls\n  min    %10.4f ms\n  median %10.4f "
+                "ms\n  p90    %10.4f ms\n  mean   %10.4f ms\n  max    %10.4f "
+                "ms\n",
+                name.c_str(), options.device.c_str(), (long long)iterations,
+                millis.front(), Percentile(millis, 0.5),
+                Percentile(millis, 0.9), mean, millis.back());
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) { return Run(argc, argv); }
