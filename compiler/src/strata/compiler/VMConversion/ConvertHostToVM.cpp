@@ -81,6 +81,7 @@ private:
   OpBuilder builder;
   vm::ModuleOp vmModule;
   llvm::StringMap<FlatSymbolRefAttr> imports;
+  Operation *lastImport = nullptr;
   llvm::StringSet<> usedNames;
   struct Executable {
     FlatSymbolRefAttr global, format, data;
@@ -98,9 +99,13 @@ VMModuleBuilder::getImport(Operation *user, StringRef name, FunctionType type) {
     return user->emitOpError("needs `") << name
                                         << "`, which the runtime's hal "
                                            "module does not provide";
+  // Imports stay together at the top, in order of first use.
   OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(&vmModule.getBody().front());
-  vm::ImportOp::create(builder, loc(), name, type, *cconv);
+  if (lastImport)
+    builder.setInsertionPointAfter(lastImport);
+  else
+    builder.setInsertionPointToStart(&vmModule.getBody().front());
+  lastImport = vm::ImportOp::create(builder, loc(), name, type, *cconv);
   auto symbol = FlatSymbolRefAttr::get(root.getContext(), name);
   imports[name] = symbol;
   return symbol;
