@@ -57,6 +57,110 @@ def _matmul_bias_relu():
     return [x, w, b], [ref]
 
 
+def _f32(r, *shape):
+    return r.standard_normal(shape).astype(np.float32)
+
+
+def _conv2d_nhwc(x, w, stride=1):
+    """x: NHWC, w: HWCF -> NHWF, valid padding, in float64."""
+    n, h, wd, c = x.shape
+    kh, kw, _, f = w.shape
+    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    out = np.zeros((n, oh, ow, f))
+    for i in range(oh):
+        for j in range(ow):
+            patch = x[:, i * stride:i * stride + kh, j * stride:j * stride + kw, :]
+            out[:, i, j, :] = np.tensordot(patch, w, axes=([1, 2, 3], [0, 1, 2]))
+    return out
+
+
+def _batch_matmul():
+    r = _rng(10)
+    a, b = _f32(r, 2, 3, 4), _f32(r, 2, 4, 5)
+    return [a, b], [(a.astype(np.float64) @ b).astype(np.float32)]
+
+
+def _matvec():
+    r = _rng(11)
+    a, x = _f32(r, 6, 5), _f32(r, 5)
+    return [a, x], [(a.astype(np.float64) @ x).astype(np.float32)]
+
+
+def _conv_nhwc():
+    r = _rng(12)
+    x, w = _f32(r, 1, 8, 8, 3), _f32(r, 3, 3, 3, 4)
+    return [x, w], [_conv2d_nhwc(x, w).astype(np.float32)]
+
+
+def _conv_nchw_strided():
+    r = _rng(13)
+    x, w = _f32(r, 1, 3, 9, 9), _f32(r, 4, 3, 3, 3)
+    ref = _conv2d_nhwc(x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), stride=2)
+    return [x, w], [ref.transpose(0, 3, 1, 2).astype(np.float32)]
+
+
+def _depthwise_conv():
+    r = _rng(14)
+    x, w = _f32(r, 1, 6, 6, 4), _f32(r, 3, 3, 4)
+    out = np.zeros((1, 4, 4, 4))
+    for i in range(4):
+        for j in range(4):
+            out[:, i, j, :] = np.sum(x[:, i:i + 3, j:j + 3, :] * w, axis=(1, 2))
+    return [x, w], [out.astype(np.float32)]
+
+
+def _max_pool():
+    r = _rng(15)
+    x = _f32(r, 1, 6, 6, 2)
+    return [x], [x.reshape(1, 3, 2, 3, 2, 2).max(axis=(2, 4))]
+
+
+def _sum_pool():
+    r = _rng(16)
+    x = _f32(r, 1, 4, 4, 3)
+    out = np.zeros((1, 2, 2, 3))
+    for i in range(2):
+        for j in range(2):
+            out[:, i, j, :] = x[:, i:i + 3, j:j + 3, :].astype(np.float64).sum(axis=(1, 2))
+    return [x], [out.astype(np.float32)]
+
+
+def _transpose():
+    x = _f32(_rng(17), 2, 3, 4)
+    return [x], [np.ascontiguousarray(x.transpose(2, 0, 1))]
+
+
+def _broadcast_add():
+    r = _rng(18)
+    x, b = _f32(r, 3, 4), _f32(r, 4)
+    return [x, b], [x + b]
+
+
+def _reduce_sum():
+    x = _f32(_rng(19), 4, 5)
+    return [x], [x.astype(np.float64).sum(axis=1).astype(np.float32)]
+
+
+def _reduce_max_i32():
+    x = _rng(20).integers(-10**9, 10**9, (3, 7), dtype=np.int32)
+    return [x], [x.max(axis=0)]
+
+
+def _softmax():
+    x = _f32(_rng(21), 2, 8)
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    return [x], [(e / e.sum(axis=1, keepdims=True)).astype(np.float32)]
+
+
+def _layer_norm():
+    x = _f32(_rng(22), 4, 16).astype(np.float64)
+    mean = x.mean(axis=1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
+    return [x.astype(np.float32)], [((x - mean) / np.sqrt(var + 1e-5)).astype(np.float32)]
+
+
+LINALG = f"{CASES_DIR}/linalg_named.mlir"
+
 # name -> (source file, function, make inputs/references)
 CASES = {
     "simple_mul": (f"{EXAMPLES}/simple_mul.mlir", "simple_mul", _simple_mul),
@@ -65,4 +169,17 @@ CASES = {
     "compare_i1": (f"{CASES_DIR}/compare_i1.mlir", "compare_i1", _compare_i1),
     "small_ints": (f"{CASES_DIR}/small_ints.mlir", "small_ints", _small_ints),
     "matmul_bias_relu": (f"{CASES_DIR}/matmul_bias_relu.mlir", "matmul_bias_relu", _matmul_bias_relu),
+    "batch_matmul": (LINALG, "batch_matmul", _batch_matmul),
+    "matvec": (LINALG, "matvec", _matvec),
+    "conv_nhwc": (LINALG, "conv_nhwc", _conv_nhwc),
+    "conv_nchw_strided": (LINALG, "conv_nchw_strided", _conv_nchw_strided),
+    "depthwise_conv": (LINALG, "depthwise_conv", _depthwise_conv),
+    "max_pool": (LINALG, "max_pool", _max_pool),
+    "sum_pool": (LINALG, "sum_pool", _sum_pool),
+    "transpose": (LINALG, "transpose", _transpose),
+    "broadcast_add": (LINALG, "broadcast_add", _broadcast_add),
+    "reduce_sum": (LINALG, "reduce_sum", _reduce_sum),
+    "reduce_max_i32": (LINALG, "reduce_max_i32", _reduce_max_i32),
+    "softmax": (LINALG, "softmax", _softmax),
+    "layer_norm": (LINALG, "layer_norm", _layer_norm),
 }

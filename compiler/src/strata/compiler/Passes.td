@@ -4,6 +4,15 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DecomposeAggregateOpsPass : Pass<"strata-decompose-aggregate-ops",
+                                     "mlir::func::FuncOp"> {
+  let summary = "Expands aggregate ops such as linalg.softmax into linalg ops";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FormDispatchRegionsPass : Pass<"strata-form-dispatch-regions",
                                    "mlir::func::FuncOp"> {
   let summary = "Groups linalg ops and their fusable producers into "
@@ -39,6 +48,14 @@ def ConvertToHostProgramPass : Pass<"strata-convert-to-host-program",
   }];
   let dependentDialects = ["::strata::hal::HALDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def ExpandMathPass : Pass<"strata-expand-math", "mlir::func::FuncOp"> {
+  let summary = "Expands math functions into code that needs no libm";
+  let dependentDialects = ["::mlir::math::MathDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::x86vector::X86VectorDialect"];
 }
 
 def LowerExecutablesPass : Pass<"strata-lower-executables", "mlir::ModuleOp"> {

@@ -63,6 +63,56 @@ llvm::Function *buildDispatchEntry(llvm::Module &module,
   return entry;
 }
 
+// Defines memset/memcpy/memmove inside the library: executables link no
+// libc, yet LLVM lowers large llvm.mem* intrinsics to these calls. Marked
+// "no-builtins" so their own loops are not turned back into such calls.
+void defineMemoryRoutine(llvm::Module &module, llvm::StringRef name) {
+  llvm::LLVMContext &context = module.getContext();
+  auto *ptrType = llvm::PointerType::get(context, 0);
+  auto *i64Type = llvm::Type::getInt64Ty(context);
+  auto *i8Type = llvm::Type::getInt8Ty(context);
+  bool isSet = name == "memset";
+  llvm::Type *secondType =
+      isSet ? static_cast<llvm::Type *>(llvm::Type::getInt32Ty(context))
+            : ptrType;
+  auto *fnType =
+      llvm::FunctionType::get(ptrType, {ptrType, secondType, i64Type}, false);
+  llvm::Function *fn = module.getFunction(name);
+  if (fn && !fn->isDeclaration())
+    return;
+  if (!fn)
+    fn = llvm::Function::Create(fnType, llvm::GlobalValue::ExternalLinkage,
+                                name, module);
+  fn->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  fn->addFnAttr("no-builtins");
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+
+  llvm::Value *dst = fn->getArg(0), *src = fn->getArg(1), *n = fn->getArg(2);
+  auto *entry = llvm::BasicBlock::Create(context, "entry", fn);
+  auto *loop = llvm::BasicBlock::Create(context, "loop", fn);
+  auto *exit = llvm::BasicBlock::Create(context, "exit", fn);
+  llvm::IRBuilder<> builder(entry);
+  // memmove copies backwards when the destination is above the source.
+  llvm::Value *backwards =
+      name == "memmove" ? builder.CreateICmpUGT(dst, src) : builder.getFalse();
+  builder.CreateCondBr(builder.CreateICmpEQ(n, builder.getInt64(0)), exit,
+                       loop);
+  builder.SetInsertPoint(loop);
+  llvm::PHINode *i = builder.CreatePHI(i64Type, 2);
+  i->addIncoming(builder.getInt64(0), entry);
+  llvm::Value *index = builder.CreateSelect(
+      backwards,
+      builder.CreateSub(builder.CreateSub(n, i), builder.getInt64(1)), i);
+  llvm::Value *value =
+      isSet ? builder.CreateTrunc(src, i8Type)
+            : builder.CreateLoad(i8Type, builder.CreateGEP(i8Type, src, index));
+  builder.CreateStore(value, builder.CreateGEP(i8Type, dst, index));
+  llvm::Value *next = builder.CreateAdd(i, builder.getInt64(1));
+  i->addIncoming(next, loop);
+  builder.CreateCondBr(builder.CreateICmpEQ(next, n), exit, loop);
+  builder.SetInsertPoint(exit);
+  builder.CreateRet(dst);
+}
 } // namespace
 
 llvm::Error
@@ -96,6 +146,8 @@ buildExecutableLibrary(llvm::Module &module, const std::string &libraryName,
   for (llvm::Function &function : module)
     if (!function.isDeclaration() && !function.hasLocalLinkage())
       function.setLinkage(llvm::GlobalValue::InternalLinkage);
+  for (llvm::StringRef routine : {"memset", "memcpy", "memmove"})
+    defineMemoryRoutine(module, routine);
 
   auto *headerType =
       llvm::StructType::get(context, {i32Type, i32Type, ptrType});

@@ -22,7 +22,7 @@ static constexpr const char *kInputPipeline =
     "inline,symbol-dce,"
     "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
     "tosa-to-tensor),"
-    "func.func(convert-elementwise-to-linalg),"
+    "func.func(convert-elementwise-to-linalg,strata-decompose-aggregate-ops),"
     "func.func(linalg-fuse-elementwise-ops),canonicalize,cse";
 
 LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
