@@ -23,6 +23,10 @@ TEST(DriverRegistryTest, ParseDeviceUri) {
   ASSERT_TRUE(with_path.ok());
   EXPECT_EQ(with_path->driver, "local-sync");
   EXPECT_EQ(with_path->path, "0");
+  auto with_options = ParseDeviceUri("local-task?workers=2");
+  ASSERT_TRUE(with_options.ok());
+  EXPECT_EQ(with_options->driver, "local-task");
+  EXPECT_EQ(with_options->path, "?workers=2");
   EXPECT_FALSE(ParseDeviceUri("://0").ok());
   EXPECT_FALSE(ParseDeviceUri("").ok());
 }
@@ -35,14 +39,16 @@ TEST(DriverRegistryTest, RegisterListAndCreate) {
 
   std::vector<DriverRegistry::DriverEntry> drivers =
       registry.EnumerateDrivers();
-  ASSERT_EQ(drivers.size(), 1u);
+  ASSERT_EQ(drivers.size(), 2u);
   EXPECT_EQ(drivers[0].name, "local-sync");
   EXPECT_FALSE(drivers[0].description.empty());
+  EXPECT_EQ(drivers[1].name, "local-task");
 
   std::vector<DriverRegistry::DeviceEntry> devices =
       registry.EnumerateDevices();
-  ASSERT_EQ(devices.size(), 1u);
+  ASSERT_EQ(devices.size(), 2u);
   EXPECT_EQ(devices[0].uri, "local-sync://0");
+  EXPECT_EQ(devices[1].uri, "local-task://0");
 
   for (const char *uri : {"local-sync", "local-sync://", "local-sync://0"}) {
     auto device = registry.CreateDevice(uri);

@@ -103,7 +103,7 @@ TEST_F(ExecutableTest, ExportsAreReflected) {
   ASSERT_TRUE(executable.ok()) << executable.status().ToString();
   EXPECT_EQ(std::string((*executable)->ref_type()->name), "hal.executable");
   EXPECT_EQ((*executable)->name(), "test_library");
-  ASSERT_EQ((*executable)->export_count(), 4u);
+  ASSERT_EQ((*executable)->export_count(), 5u);
   EXPECT_EQ((*executable)->export_name(0), "add_f32");
   EXPECT_EQ((*executable)->export_binding_count(0), 3u);
   EXPECT_EQ((*executable)->export_name(1), "scale");

@@ -6,7 +6,11 @@ Result<DeviceUri> ParseDeviceUri(std::string_view uri) {
   DeviceUri result;
   size_t separator = uri.find("://");
   if (separator == std::string_view::npos) {
-    result.driver = std::string(uri);
+    // "driver?options": the options stay with the (empty) path.
+    size_t question = uri.find('?');
+    result.driver = std::string(uri.substr(0, question));
+    if (question != std::string_view::npos)
+      result.path = std::string(uri.substr(question));
   } else {
     result.driver = std::string(uri.substr(0, separator));
     result.path = std::string(uri.substr(separator + 3));

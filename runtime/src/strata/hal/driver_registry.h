@@ -16,7 +16,9 @@
 namespace strata::hal {
 
 // "local-sync" -> {"local-sync", ""}; "local-sync://0" -> {"local-sync",
-// "0"}. INVALID_ARGUMENT for an empty driver name.
+// "0"}; options stay in the path for the driver to parse:
+// "local-task?workers=2" -> {"local-task", "?workers=2"}. INVALID_ARGUMENT
+// for an empty driver name.
 struct DeviceUri {
   std::string driver;
   std::string path;

@@ -4,7 +4,8 @@
  *   scale   (2 bindings, constant 0 = f32 bits): out[i] = in[i] * c.
  *   fail    (1 binding): returns 7 in workgroup x == 2, else writes 1.
  *   grid    (1 binding of u32): records every workgroup id and the
- *           dispatch state, so tests can check the grid walk. */
+ *           dispatch state, so tests can check the grid walk.
+ *   processor (1 binding of u32): records each workgroup's processor_id. */
 #include <stdint.h>
 #include <string.h>
 
@@ -66,14 +67,18 @@ static int grid(const environment_t *env, const dispatch_t *dispatch,
   size_t needed = (8u + 2u * total) * sizeof(uint32_t);
   if (dispatch->binding_lengths[0] < needed)
     return 5;
-  out[0] = cx;
-  out[1] = cy;
-  out[2] = cz;
-  out[3] = dispatch->workgroup_size_x;
-  out[4] = dispatch->workgroup_size_y;
-  out[5] = dispatch->workgroup_size_z;
-  out[6] = dispatch->constant_count;
-  out[7] = dispatch->binding_count;
+  /* One writer for the shared header: workgroups may run in parallel. */
+  if ((workgroup->workgroup_id_x | workgroup->workgroup_id_y |
+       workgroup->workgroup_id_z) == 0) {
+    out[0] = cx;
+    out[1] = cy;
+    out[2] = cz;
+    out[3] = dispatch->workgroup_size_x;
+    out[4] = dispatch->workgroup_size_y;
+    out[5] = dispatch->workgroup_size_z;
+    out[6] = dispatch->constant_count;
+    out[7] = dispatch->binding_count;
+  }
   uint32_t linear =
       (workgroup->workgroup_id_z * cy + workgroup->workgroup_id_y) * cx +
       workgroup->workgroup_id_x;
@@ -84,20 +89,35 @@ static int grid(const environment_t *env, const dispatch_t *dispatch,
   return 0;
 }
 
+/* out[linear workgroup index] = processor_id + 1 (0 = never ran). */
+static int processor(const environment_t *env, const dispatch_t *dispatch,
+                     const workgroup_t *workgroup) {
+  uint32_t *out = (uint32_t *)dispatch->binding_ptrs[0];
+  uint32_t linear = (workgroup->workgroup_id_z * dispatch->workgroup_count_y +
+                     workgroup->workgroup_id_y) *
+                        dispatch->workgroup_count_x +
+                    workgroup->workgroup_id_x;
+  if ((linear + 1) * sizeof(uint32_t) > dispatch->binding_lengths[0])
+    return 5;
+  out[linear] = workgroup->processor_id + 1;
+  return 0;
+}
+
 static const strata_hal_executable_library_header_t header = {
     STRATA_HAL_EXECUTABLE_LIBRARY_VERSION_0,
     STRATA_HAL_EXECUTABLE_LIBRARY_SANITIZER_NONE, "test_library"};
-static const char *const export_names[] = {"add_f32", "scale", "fail", "grid"};
+static const char *const export_names[] = {"add_f32", "scale", "fail", "grid",
+                                           "processor"};
 static const strata_hal_executable_dispatch_v0_t export_ptrs[] = {
-    add_f32, scale, fail, grid};
-static const uint32_t export_binding_counts[] = {3, 2, 1, 1};
-static const uint32_t export_workgroup_sizes[] = {SLICE, 1, 1, SLICE, 1, 1,
-                                                  1,     1, 1, 2,     3, 4};
+    add_f32, scale, fail, grid, processor};
+static const uint32_t export_binding_counts[] = {3, 2, 1, 1, 1};
+static const uint32_t export_workgroup_sizes[] = {
+    SLICE, 1, 1, SLICE, 1, 1, 1, 1, 1, 2, 3, 4, 1, 1, 1};
 static const strata_hal_executable_library_v0_t library = {
     &header,
     0,
     NULL,
-    4,
+    5,
     export_names,
     export_ptrs,
     export_binding_counts,

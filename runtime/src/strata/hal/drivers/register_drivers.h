@@ -6,7 +6,7 @@
 
 namespace strata::hal {
 
-// local-sync (and, once it exists, local-task).
+// local-sync and local-task.
 Status RegisterAllDrivers(DriverRegistry &registry);
 
 } // namespace strata::hal

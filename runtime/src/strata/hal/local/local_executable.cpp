@@ -111,15 +111,84 @@ strata_hal_executable_environment_v0_t LocalExecutable::BaseEnvironment() {
   return environment;
 }
 
+namespace {
+
+// More exports or imports than any compiler output has; bounds the table
+// checks below.
+constexpr uint32_t kMaxLibraryEntries = 1u << 16;
+
+// Checks every pointer of a v0 library against `memory` before
+// InitializeLibrary dereferences any of them.
+Status
+CheckLibraryMemory(const strata_hal_executable_library_header_t *const *library,
+                   const LibraryMemoryCheck &memory, std::string_view origin) {
+  auto fail = [&](const char *what) {
+    return InvalidArgumentError(origin, ": library descriptor ", what,
+                                " points outside the library");
+  };
+  if (!memory.is_readable(library, sizeof(*library)))
+    return fail("returned by the query");
+  const strata_hal_executable_library_header_t *header = *library;
+  if (!header || !memory.is_readable(header, sizeof(*header)))
+    return fail("header");
+  if (header->name && !memory.is_string(header->name))
+    return fail("name");
+  if (header->version != STRATA_HAL_EXECUTABLE_LIBRARY_VERSION_0)
+    return OkStatus(); // InitializeLibrary rejects the version.
+  auto *v0 =
+      reinterpret_cast<const strata_hal_executable_library_v0_t *>(library);
+  if (!memory.is_readable(v0, sizeof(*v0)))
+    return fail("table");
+  if (v0->export_count > kMaxLibraryEntries ||
+      v0->import_count > kMaxLibraryEntries)
+    return InvalidArgumentError(origin, ": library claims ", v0->export_count,
+                                " exports and ", v0->import_count,
+                                " imports; the limit is ", kMaxLibraryEntries);
+  auto table = [&](const void *pointer, size_t entry_size, uint32_t count) {
+    return count == 0 || !pointer ||
+           memory.is_readable(pointer, entry_size * count);
+  };
+  uint32_t exports = v0->export_count, imports = v0->import_count;
+  if (!table(v0->export_names, sizeof(char *), exports))
+    return fail("export name table");
+  if (!table(v0->export_ptrs, sizeof(void *), exports))
+    return fail("export function table");
+  if (!table(v0->export_binding_counts, sizeof(uint32_t), exports))
+    return fail("export binding count table");
+  if (!table(v0->export_workgroup_sizes, 3 * sizeof(uint32_t), exports))
+    return fail("export workgroup size table");
+  if (!table(v0->import_names, sizeof(char *), imports))
+    return fail("import name table");
+  for (uint32_t i = 0; i < exports; ++i) {
+    if (v0->export_names && v0->export_names[i] &&
+        !memory.is_string(v0->export_names[i]))
+      return fail(StrCat("export ", i, " name").c_str());
+    if (v0->export_ptrs && v0->export_ptrs[i] &&
+        !memory.is_code(reinterpret_cast<const void *>(v0->export_ptrs[i])))
+      return InvalidArgumentError(origin, ": export ", i,
+                                  " function points outside the library's "
+                                  "code");
+  }
+  for (uint32_t i = 0; i < imports && v0->import_names; ++i)
+    if (v0->import_names[i] && !memory.is_string(v0->import_names[i]))
+      return fail(StrCat("import ", i, " name").c_str());
+  return OkStatus();
+}
+
+} // namespace
+
 Status LocalExecutable::InitializeLibrary(
     const strata_hal_executable_library_header_t *const *library,
-    const ExecutableImportResolver &resolve_import, std::string_view origin) {
+    const ExecutableImportResolver &resolve_import, std::string_view origin,
+    const LibraryMemoryCheck *memory) {
   if (!library)
     return InvalidArgumentError(
         origin,
         ": library query returned NULL (the library does not support "
         "executable library ABI version ",
         STRATA_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, ")");
+  if (memory)
+    STRATA_RETURN_IF_ERROR(CheckLibraryMemory(library, *memory, origin));
   const strata_hal_executable_library_header_t *header = *library;
   if (!header)
     return InvalidArgumentError(origin, ": library has a null header");

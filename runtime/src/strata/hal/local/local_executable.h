@@ -20,6 +20,18 @@ namespace strata::hal {
 using ExecutableImportResolver =
     std::function<const void *(std::string_view name)>;
 
+// What a loader knows about the library's memory (the embedded ELF loader
+// knows its segments): every pointer of the descriptor is checked against it
+// before use, so a damaged library is an error rather than a crash.
+struct LibraryMemoryCheck {
+  // [pointer, pointer + size) is readable library memory.
+  std::function<bool(const void *pointer, size_t size)> is_readable;
+  // `pointer` is inside the library's code.
+  std::function<bool(const void *pointer)> is_code;
+  // `text` is NUL-terminated inside readable library memory.
+  std::function<bool(const char *text)> is_string;
+};
+
 class LocalExecutable : public Executable {
 public:
   // The environment every query and dispatch of this runtime sees before
@@ -49,10 +61,12 @@ protected:
 
   // Validates the library the query returned (non-null, known ABI version,
   // compatible sanitizer, exports well-formed) and resolves its imports.
-  // `origin` names the source in messages.
+  // `origin` names the source in messages. With `memory`, every pointer of
+  // the descriptor is checked against it first.
   Status InitializeLibrary(
       const strata_hal_executable_library_header_t *const *library,
-      const ExecutableImportResolver &resolve_import, std::string_view origin);
+      const ExecutableImportResolver &resolve_import, std::string_view origin,
+      const LibraryMemoryCheck *memory = nullptr);
 
 private:
   const strata_hal_executable_library_v0_t *library_ = nullptr;

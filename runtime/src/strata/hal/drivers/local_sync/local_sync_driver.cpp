@@ -1,7 +1,7 @@
 #include "strata/hal/drivers/local_sync/local_sync_driver.h"
 
-#include "strata/hal/loaders/system_library_loader.h"
 #include "strata/hal/local/local_device.h"
+#include "strata/hal/local/local_device_options.h"
 
 namespace strata::hal {
 namespace {
@@ -16,10 +16,12 @@ public:
   }
 
   Result<RefPtr<Device>> CreateDevice(std::string_view path) override {
-    STRATA_RETURN_IF_ERROR(CheckPath(path));
+    STRATA_ASSIGN_OR_RETURN(LocalDeviceOptions options,
+                            ParseLocalDeviceOptions(path, false));
+    STRATA_RETURN_IF_ERROR(CheckPath(options.path));
     LocalDeviceParams params;
     params.id = std::string(kLocalSyncDriverName);
-    params.loaders.push_back(std::make_unique<SystemLibraryLoader>());
+    STRATA_ASSIGN_OR_RETURN(params.loaders, CreateLocalLoaders(options));
     params.grid_runner = std::make_unique<InlineGridRunner>();
     STRATA_ASSIGN_OR_RETURN(RefPtr<LocalDevice> device,
                             LocalDevice::Create(std::move(params)));

@@ -1,0 +1,155 @@
+#include "strata/hal/drivers/local_task/task_grid_runner.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace strata::hal {
+
+struct TaskGridRunner::Grid {
+  const LocalExecutable *executable;
+  uint32_t export_ordinal;
+  const strata_hal_executable_dispatch_state_v0_t *dispatch;
+  uint64_t total;
+  uint64_t chunk;
+  std::atomic<uint64_t> next{0};
+  // Set by the first failure; later claims stop.
+  std::atomic<bool> failed{false};
+  std::mutex status_mutex;
+  Status status;
+  // Workers inside Work() for this grid; guarded by the runner's mutex.
+  uint32_t active_workers = 0;
+};
+
+Result<std::unique_ptr<TaskGridRunner>>
+TaskGridRunner::Create(uint32_t worker_count) {
+  if (worker_count == 0)
+    return InvalidArgumentError("a task grid runner needs at least 1 worker");
+  std::unique_ptr<TaskGridRunner> runner(new TaskGridRunner(worker_count));
+  runner->threads_.reserve(worker_count - 1);
+  for (uint32_t i = 0; i + 1 < worker_count; ++i)
+    runner->threads_.emplace_back(&TaskGridRunner::WorkerMain, runner.get(), i);
+  return runner;
+}
+
+TaskGridRunner::TaskGridRunner(uint32_t worker_count)
+    : worker_count_(worker_count) {}
+
+TaskGridRunner::~TaskGridRunner() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shutdown_ = true;
+  }
+  work_available_.notify_all();
+  for (std::thread &thread : threads_)
+    thread.join();
+}
+
+void TaskGridRunner::Work(Grid &grid, uint32_t processor_id) {
+  const strata_hal_executable_dispatch_state_v0_t &dispatch = *grid.dispatch;
+  const uint64_t count_x = dispatch.workgroup_count_x;
+  const uint64_t count_xy = count_x * dispatch.workgroup_count_y;
+  strata_hal_executable_workgroup_state_v0_t workgroup = {};
+  workgroup.processor_id = processor_id;
+  while (!grid.failed.load(std::memory_order_relaxed)) {
+    uint64_t begin = grid.next.fetch_add(grid.chunk, std::memory_order_relaxed);
+    if (begin >= grid.total)
+      return;
+    uint64_t end = std::min(grid.total, begin + grid.chunk);
+    for (uint64_t index = begin; index < end; ++index) {
+      workgroup.workgroup_id_x = uint32_t(index % count_x);
+      workgroup.workgroup_id_y = uint32_t((index % count_xy) / count_x);
+      workgroup.workgroup_id_z = uint32_t(index / count_xy);
+      Status status = grid.executable->IssueWorkgroup(grid.export_ordinal,
+                                                      dispatch, workgroup);
+      if (!status.ok()) {
+        std::lock_guard<std::mutex> lock(grid.status_mutex);
+        if (!grid.failed.exchange(true))
+          grid.status = std::move(status);
+        return;
+      }
+    }
+  }
+}
+
+void TaskGridRunner::WorkerMain(uint32_t processor_id) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    work_available_.wait(lock, [&] { return shutdown_ || !queue_.empty(); });
+    if (shutdown_)
+      return;
+    Grid *grid = queue_.front();
+    ++grid->active_workers;
+    lock.unlock();
+    Work(*grid, processor_id);
+    lock.lock();
+    // Nothing left to claim: later workers need not look at this grid.
+    if (!queue_.empty() && queue_.front() == grid)
+      queue_.pop_front();
+    if (--grid->active_workers == 0)
+      worker_left_.notify_all();
+  }
+}
+
+uint32_t TaskGridRunner::AcquireCallerSlot() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  worker_left_.wait(lock, [&] { return caller_slots_ != ~uint64_t(0); });
+  uint32_t slot = uint32_t(std::countr_one(caller_slots_));
+  caller_slots_ |= uint64_t(1) << slot;
+  return slot;
+}
+
+void TaskGridRunner::ReleaseCallerSlot(uint32_t slot) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    caller_slots_ &= ~(uint64_t(1) << slot);
+  }
+  worker_left_.notify_all();
+}
+
+Status TaskGridRunner::RunGrid(
+    const LocalExecutable &executable, uint32_t export_ordinal,
+    const strata_hal_executable_dispatch_state_v0_t &dispatch) {
+  Grid grid;
+  grid.executable = &executable;
+  grid.export_ordinal = export_ordinal;
+  grid.dispatch = &dispatch;
+  grid.total = uint64_t(dispatch.workgroup_count_x) *
+               dispatch.workgroup_count_y * dispatch.workgroup_count_z;
+  if (grid.total == 0)
+    return OkStatus();
+  // About 4 chunks per worker balances uneven workgroups against the cost
+  // of claiming.
+  grid.chunk =
+      std::max<uint64_t>(1, grid.total / (uint64_t(worker_count_) * 4));
+
+  uint64_t chunks = (grid.total + grid.chunk - 1) / grid.chunk;
+  uint64_t helpers = std::min<uint64_t>(chunks - 1, threads_.size());
+  if (helpers) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(&grid);
+    }
+    if (helpers == threads_.size())
+      work_available_.notify_all();
+    else
+      for (uint64_t i = 0; i < helpers; ++i)
+        work_available_.notify_one();
+  }
+
+  uint32_t slot = AcquireCallerSlot();
+  Work(grid, uint32_t(threads_.size()) + slot);
+  ReleaseCallerSlot(slot);
+
+  if (helpers) {
+    // Every chunk is claimed (or the grid failed); wait for the workers
+    // still running claimed chunks, after which no worker touches `grid`.
+    std::unique_lock<std::mutex> lock(mutex_);
+    auto it = std::find(queue_.begin(), queue_.end(), &grid);
+    if (it != queue_.end())
+      queue_.erase(it);
+    worker_left_.wait(lock, [&] { return grid.active_workers == 0; });
+  }
+  return grid.status;
+}
+
+} // namespace strata::hal

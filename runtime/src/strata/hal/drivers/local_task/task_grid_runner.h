@@ -1,0 +1,68 @@
+// A LocalGridRunner that spreads a dispatch's workgroup grid over a pool of
+// worker threads. The submitting thread works on its own grid too, so a
+// one-workgroup dispatch never wakes a worker and a pool of N workers runs
+// N-1 threads plus the caller.
+//
+// Workgroups are claimed in chunks from one atomic counter per grid (the
+// linearised x-fastest index), so the cost per workgroup is one atomic add
+// per chunk; chunks shrink with the grid so every worker gets work. The
+// first failing workgroup stops further claims and its status is returned.
+//
+// processor_id: pool threads use 0..N-2; each concurrent submitter takes a
+// free caller slot, N-1 + slot (so ids stay distinct when several sessions
+// share the device). Thread-safe: RunGrid may be called concurrently.
+#ifndef STRATA_HAL_DRIVERS_LOCAL_TASK_TASK_GRID_RUNNER_H_
+#define STRATA_HAL_DRIVERS_LOCAL_TASK_TASK_GRID_RUNNER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "strata/hal/local/local_replay.h"
+
+namespace strata::hal {
+
+class TaskGridRunner final : public LocalGridRunner {
+public:
+  // `worker_count` >= 1: pool threads + the submitting thread.
+  static Result<std::unique_ptr<TaskGridRunner>> Create(uint32_t worker_count);
+  ~TaskGridRunner() override;
+
+  Status
+  RunGrid(const LocalExecutable &executable, uint32_t export_ordinal,
+          const strata_hal_executable_dispatch_state_v0_t &dispatch) override;
+  uint32_t concurrency() const override { return worker_count_; }
+
+private:
+  struct Grid;
+
+  explicit TaskGridRunner(uint32_t worker_count);
+  void WorkerMain(uint32_t processor_id);
+  // Claims and runs chunks of `grid` until none are left.
+  static void Work(Grid &grid, uint32_t processor_id);
+  uint32_t AcquireCallerSlot();
+  void ReleaseCallerSlot(uint32_t slot);
+
+  const uint32_t worker_count_;
+  std::vector<std::thread> threads_;
+
+  std::mutex mutex_;
+  // Wakes workers when a grid is queued or at shutdown.
+  std::condition_variable work_available_;
+  // Wakes submitters when a worker leaves a grid or a caller slot frees.
+  std::condition_variable worker_left_;
+  // Grids that may still have unclaimed chunks, oldest first.
+  std::deque<Grid *> queue_;
+  bool shutdown_ = false;
+  // Bit i set = caller slot i in use.
+  uint64_t caller_slots_ = 0;
+};
+
+} // namespace strata::hal
+
+#endif // STRATA_HAL_DRIVERS_LOCAL_TASK_TASK_GRID_RUNNER_H_

@@ -1,0 +1,98 @@
+#include "strata/hal/local/local_device_options.h"
+
+#include <charconv>
+#include <thread>
+
+#include "strata/hal/loaders/embedded_elf_loader.h"
+#include "strata/hal/loaders/system_library_loader.h"
+
+namespace strata::hal {
+namespace {
+
+// Upper bound on pool sizes: far above any host, low enough that a typo
+// (workers=10000) is an error instead of thousands of threads.
+constexpr uint32_t kMaxWorkers = 1024;
+
+Result<uint32_t> ParseWorkerCount(std::string_view value) {
+  uint32_t count = 0;
+  auto [end, error] =
+      std::from_chars(value.data(), value.data() + value.size(), count);
+  if (error != std::errc() || end != value.data() + value.size() ||
+      count > kMaxWorkers)
+    return InvalidArgumentError("device option 'workers' expects an integer "
+                                "in [0, ",
+                                kMaxWorkers, "] (0 = one per core), got '",
+                                value, "'");
+  return count;
+}
+
+Result<std::vector<std::string>> ParseLoaderList(std::string_view value) {
+  std::vector<std::string> loaders;
+  while (true) {
+    size_t comma = value.find(',');
+    std::string_view name = value.substr(0, comma);
+    if (name != "embedded" && name != "system")
+      return InvalidArgumentError("device option 'loader': unknown loader '",
+                                  name, "'; loaders: embedded, system");
+    loaders.emplace_back(name);
+    if (comma == std::string_view::npos)
+      break;
+    value.remove_prefix(comma + 1);
+  }
+  return loaders;
+}
+
+} // namespace
+
+Result<LocalDeviceOptions> ParseLocalDeviceOptions(std::string_view path,
+                                                   bool allow_workers) {
+  LocalDeviceOptions options;
+  size_t question = path.find('?');
+  options.path = std::string(path.substr(0, question));
+  if (question == std::string_view::npos)
+    return options;
+  std::string_view query = path.substr(question + 1);
+  while (!query.empty()) {
+    size_t amp = query.find('&');
+    std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view()
+                                          : query.substr(amp + 1);
+    if (item.empty())
+      continue;
+    size_t equals = item.find('=');
+    if (equals == std::string_view::npos)
+      return InvalidArgumentError("device option '", item,
+                                  "' needs a value (key=value)");
+    std::string_view key = item.substr(0, equals);
+    std::string_view value = item.substr(equals + 1);
+    if (key == "workers" && allow_workers) {
+      STRATA_ASSIGN_OR_RETURN(options.worker_count, ParseWorkerCount(value));
+    } else if (key == "loader") {
+      STRATA_ASSIGN_OR_RETURN(options.loaders, ParseLoaderList(value));
+    } else {
+      return InvalidArgumentError(
+          "unknown device option '", key,
+          "'; options: ", allow_workers ? "workers, loader" : "loader");
+    }
+  }
+  return options;
+}
+
+Result<std::vector<std::unique_ptr<ExecutableLoader>>>
+CreateLocalLoaders(const LocalDeviceOptions &options) {
+  std::vector<std::unique_ptr<ExecutableLoader>> loaders;
+  for (const std::string &name : options.loaders) {
+    if (name == "system")
+      loaders.push_back(std::make_unique<SystemLibraryLoader>());
+    else
+      loaders.push_back(std::make_unique<EmbeddedElfLoader>());
+  }
+  return loaders;
+}
+
+uint32_t HardwareConcurrency() {
+  unsigned count = std::thread::hardware_concurrency();
+  return count ? count : 1;
+}
+
+} // namespace strata::hal

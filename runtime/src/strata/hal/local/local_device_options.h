@@ -1,0 +1,43 @@
+// Options the local drivers read from the path part of a device URI:
+//   local-task://0?workers=4&loader=system
+//   local-sync?loader=embedded,system
+// `workers` is the worker count of drivers with a pool (0 = hardware
+// cores); `loader` lists executable loaders to try in order. Unknown keys
+// and malformed values are errors naming them, so typos never go unnoticed.
+#ifndef STRATA_HAL_LOCAL_LOCAL_DEVICE_OPTIONS_H_
+#define STRATA_HAL_LOCAL_LOCAL_DEVICE_OPTIONS_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/base/status.h"
+#include "strata/hal/executable.h"
+
+namespace strata::hal {
+
+struct LocalDeviceOptions {
+  // The device path without the query ("" or "0").
+  std::string path;
+  // 0 = one per hardware core.
+  uint32_t worker_count = 0;
+  // Loader names in the order the executable cache asks them.
+  std::vector<std::string> loaders = {"system"};
+};
+
+// Parses "PATH?key=value&key=value". `allow_workers` says whether the
+// driver has a worker pool (local-sync rejects `workers`).
+Result<LocalDeviceOptions> ParseLocalDeviceOptions(std::string_view path,
+                                                   bool allow_workers);
+
+// The loaders `options.loaders` names ("embedded", "system"), in order.
+Result<std::vector<std::unique_ptr<ExecutableLoader>>>
+CreateLocalLoaders(const LocalDeviceOptions &options);
+
+// Hardware threads of the host (at least 1).
+uint32_t HardwareConcurrency();
+
+} // namespace strata::hal
+
+#endif // STRATA_HAL_LOCAL_LOCAL_DEVICE_OPTIONS_H_
