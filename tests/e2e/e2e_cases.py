@@ -159,7 +159,57 @@ def _layer_norm():
     return [x.astype(np.float32)], [((x - mean) / np.sqrt(var + 1e-5)).astype(np.float32)]
 
 
+def _slice_and_insert():
+    r = _rng(30)
+    x, y = _f32(r, 6, 8), _f32(r, 2, 3)
+    inserted = x.copy()
+    inserted[4:6, 5:8] = y
+    return [x, y], [x[1:4, 2:6] * 2, inserted]
+
+
+def _strided_slice():
+    x = _rng(31).integers(-100, 100, (8, 8), dtype=np.int32)
+    return [x], [np.ascontiguousarray(x[0:8:2, 1:5:3])]
+
+
+def _concat():
+    r = _rng(32)
+    a, b = _f32(r, 2, 3), _f32(r, 2, 5)
+    return [a, b], [np.concatenate([a, b], axis=1)]
+
+
+def _pad():
+    x = _f32(_rng(33), 2, 3)
+    return [x], [np.pad(x, ((1, 1), (2, 1)), constant_values=7.5)]
+
+
+def _reshapes():
+    x = _f32(_rng(34), 2, 3, 4)
+    return [x], [x.reshape(6, 4), (-x).reshape(2, 12), x.reshape(24)]
+
+
+def _constant_weights():
+    x = _f32(_rng(35), 2, 3)
+    w = np.array([[1.0, -1.0], [0.5, 2.0], [-3.0, 0.25]])
+    return [x], [(x @ w + np.array([10.0, -20.0])).astype(np.float32)]
+
+
+def _returns_constant():
+    return [], [np.array([4, 5, 6], dtype=np.int32)]
+
+
+def _extract_and_splat():
+    x = _f32(_rng(36), 4)
+    return [x], [np.full((2, 2), x[2], dtype=np.float32)]
+
+
+def _from_elements():
+    x = _f32(_rng(37), 3)
+    return [x], [np.array([x[0] * x[2], x[0]], dtype=np.float32)]
+
+
 LINALG = f"{CASES_DIR}/linalg_named.mlir"
+TENSOR = f"{CASES_DIR}/tensor_ops.mlir"
 
 # name -> (source file, function, make inputs/references)
 CASES = {
@@ -182,4 +232,13 @@ CASES = {
     "reduce_max_i32": (LINALG, "reduce_max_i32", _reduce_max_i32),
     "softmax": (LINALG, "softmax", _softmax),
     "layer_norm": (LINALG, "layer_norm", _layer_norm),
+    "slice_and_insert": (TENSOR, "slice_and_insert", _slice_and_insert),
+    "strided_slice": (TENSOR, "strided_slice", _strided_slice),
+    "concat": (TENSOR, "concat", _concat),
+    "pad": (TENSOR, "pad", _pad),
+    "reshapes": (TENSOR, "reshapes", _reshapes),
+    "constant_weights": (TENSOR, "constant_weights", _constant_weights),
+    "returns_constant": (TENSOR, "returns_constant", _returns_constant),
+    "extract_and_splat": (TENSOR, "extract_and_splat", _extract_and_splat),
+    "from_elements": (TENSOR, "from_elements", _from_elements),
 }

@@ -50,6 +50,12 @@ def ConvertToHostProgramPass : Pass<"strata-convert-to-host-program",
                            "::mlir::arith::ArithDialect"];
 }
 
+def ConvertMemRefCopyToLinalgPass
+    : Pass<"strata-memref-copy-to-linalg", "mlir::func::FuncOp"> {
+  let summary = "Rewrites memref.copy as linalg.copy so it lowers to loops";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def ExpandMathPass : Pass<"strata-expand-math", "mlir::func::FuncOp"> {
   let summary = "Expands math functions into code that needs no libm";
   let dependentDialects = ["::mlir::math::MathDialect",

@@ -51,7 +51,8 @@ constexpr const char *kBufferizePipeline =
     "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=65536})";
 
 constexpr const char *kToLLVMPipeline =
-    "func.func(convert-linalg-to-loops,strata-expand-math),"
+    "func.func(strata-memref-copy-to-linalg,convert-linalg-to-loops,"
+    "strata-expand-math),"
     "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
     "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
     "convert-cf-to-llvm,"

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace strata {
@@ -34,6 +35,19 @@ bool hasTensorSemantics(Operation *op) {
   return linalgOp && linalgOp.hasPureTensorSemantics();
 }
 
+// Tensor ops that compute something (copies, gathers, padding) and so
+// become dispatches. Reshapes are not here: the host program handles them
+// as views of the same buffer.
+bool isTensorComputeOp(Operation *op) {
+  return isa<tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp,
+             tensor::PadOp, tensor::FromElementsOp, tensor::SplatOp,
+             tensor::GenerateOp, tensor::GatherOp, tensor::ScatterOp>(op);
+}
+
+bool isDispatchRoot(Operation *op) {
+  return hasTensorSemantics(op) || isTensorComputeOp(op);
+}
+
 bool isElementwise(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   return linalgOp && linalgOp.getNumLoops() == linalgOp.getNumParallelLoops() &&
@@ -43,9 +57,14 @@ bool isElementwise(Operation *op) {
 }
 
 // Ops worth recomputing in every region that uses them instead of passing
-// their result in as a binding.
+// their result in as a binding: empty tensors, splats, and side-effect free
+// scalar computations (index math, tensor.extract of one element).
 bool isCheapToClone(Operation *op) {
   if (isa<tensor::EmptyOp>(op))
+    return true;
+  if (op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+      llvm::none_of(op->getResultTypes(), llvm::IsaPred<ShapedType>) &&
+      op->getNumResults() > 0)
     return true;
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     if (!isa<ShapedType>(constant.getType()))
@@ -109,16 +128,16 @@ void fuseProducers(flow::DispatchRegionOp region) {
           oldResult.replaceUsesWithIf(newResult, [&](OpOperand &use) {
             return region->isProperAncestor(use.getOwner());
           });
-        // Linalg producers are pending roots of the pass's worklist; the
-        // pass erases them once they are dead.
-        if (producer->use_empty() && !isa<linalg::LinalgOp>(producer))
+        // Roots are pending in the pass's worklist; the pass erases them
+        // once they are dead.
+        if (producer->use_empty() && !isDispatchRoot(producer))
           producer->erase();
         changed = true;
         break;
       }
-      if (!hasTensorSemantics(producer) || !allUsesInside(producer, region))
+      if (!isDispatchRoot(producer) || !allUsesInside(producer, region))
         continue;
-      bool elementwise = isElementwise(producer);
+      bool elementwise = isElementwise(producer) || isTensorComputeOp(producer);
       if (!elementwise && hasNonElementwise)
         continue;
       hasNonElementwise |= !elementwise;
@@ -136,7 +155,7 @@ struct FormDispatchRegionsPass
     // Walk backwards so consumers claim their producers first.
     SmallVector<Operation *> roots;
     func.walk([&](Operation *op) {
-      if (hasTensorSemantics(op) &&
+      if (isDispatchRoot(op) &&
           !op->getParentOfType<flow::DispatchRegionOp>())
         roots.push_back(op);
     });

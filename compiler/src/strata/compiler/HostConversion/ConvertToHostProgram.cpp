@@ -51,6 +51,9 @@ private:
 
   LogicalResult checkAbiType(Type type, StringRef what, unsigned index);
   LogicalResult convertDispatch(flow::DispatchOp dispatch);
+  LogicalResult convertConstant(arith::ConstantOp constant);
+  LogicalResult convertReshape(Operation *reshape);
+  Value createCommandBuffer();
   LogicalResult convertReturn(func::ReturnOp ret);
   // The buffer holding `tensor` and the tensor's type (block arguments have
   // already been retyped to buffer views).
@@ -70,6 +73,8 @@ private:
   std::optional<Location> currentLoc;
   Value device, allocator, commandBuffer;
   DenseMap<Value, std::pair<Value, RankedTensorType>> buffers;
+  // Tensors whose buffer is read-only constant data.
+  DenseSet<Value> constants;
   SmallVector<Operation *> deadOps;
 };
 
@@ -151,6 +156,17 @@ LogicalResult HostFunctionConverter::convert() {
       op.erase();
       continue;
     }
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      if (failed(convertConstant(constant)))
+        return failure();
+      continue;
+    }
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ReshapeOp>(
+            op)) {
+      if (failed(convertReshape(&op)))
+        return failure();
+      continue;
+    }
     return op.emitOpError("is not supported in the host program yet (only "
                           "dispatches may use tensors outside executables)");
   }
@@ -173,22 +189,62 @@ LogicalResult HostFunctionConverter::convert() {
   return success();
 }
 
+// The function's one command buffer, created at its first command; later
+// commands get a full barrier first (commands run in order; finer
+// dependency tracking comes with the buffer planner).
+Value HostFunctionConverter::createCommandBuffer() {
+  if (commandBuffer) {
+    hal::CommandBufferExecutionBarrierOp::create(
+        builder, loc(), commandBuffer, constI32(-1), constI32(-1), constI32(0));
+    return commandBuffer;
+  }
+  commandBuffer = hal::CommandBufferCreateOp::create(
+      builder, loc(), hal::CommandBufferType::get(func.getContext()), device,
+      constI32(STRATA_HAL_COMMAND_BUFFER_MODE_ONE_SHOT),
+      constI32(STRATA_HAL_COMMAND_CATEGORY_DISPATCH |
+               STRATA_HAL_COMMAND_CATEGORY_TRANSFER),
+      constI64(STRATA_HAL_QUEUE_AFFINITY_ANY), constI32(0));
+  return commandBuffer;
+}
+
+// Tensor constants live in the module's rodata; the buffer views them.
+LogicalResult
+HostFunctionConverter::convertConstant(arith::ConstantOp constant) {
+  auto type = dyn_cast<RankedTensorType>(constant.getType());
+  auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!type || !value || !type.hasStaticShape() ||
+      !getElementTypeValue(type.getElementType()))
+    return constant.emitOpError("has a constant the host program cannot "
+                                "store yet: ")
+           << constant.getType();
+  Value buffer = hal::ConstantBufferOp::create(
+      builder, loc(), hal::BufferType::get(func.getContext()), value);
+  buffers[constant.getResult()] = {buffer, type};
+  constants.insert(constant.getResult());
+  deadOps.push_back(constant);
+  return success();
+}
+
+// Reshapes of dense row-major data keep the bytes: the result is the same
+// buffer seen with another shape.
+LogicalResult HostFunctionConverter::convertReshape(Operation *reshape) {
+  Value source = reshape->getOperand(0);
+  Value buffer = bufferFor(source);
+  auto type = dyn_cast<RankedTensorType>(reshape->getResult(0).getType());
+  if (!buffer || !type || !type.hasStaticShape())
+    return reshape->emitOpError("reshapes a tensor the host program does not "
+                                "hold");
+  buffers[reshape->getResult(0)] = {buffer, type};
+  if (constants.contains(source))
+    constants.insert(reshape->getResult(0));
+  deadOps.push_back(reshape);
+  return success();
+}
+
 LogicalResult
 HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
   MLIRContext *context = func.getContext();
-  if (!commandBuffer) {
-    commandBuffer = hal::CommandBufferCreateOp::create(
-        builder, loc(), hal::CommandBufferType::get(context), device,
-        constI32(STRATA_HAL_COMMAND_BUFFER_MODE_ONE_SHOT),
-        constI32(STRATA_HAL_COMMAND_CATEGORY_DISPATCH |
-                 STRATA_HAL_COMMAND_CATEGORY_TRANSFER),
-        constI64(STRATA_HAL_QUEUE_AFFINITY_ANY), constI32(0));
-  } else {
-    // Dispatches run in order; a full barrier is always correct. Finer
-    // dependency tracking comes with the buffer planner.
-    hal::CommandBufferExecutionBarrierOp::create(
-        builder, loc(), commandBuffer, constI32(-1), constI32(-1), constI32(0));
-  }
+  createCommandBuffer();
 
   SmallVector<Value> bindingBuffers, bindingOffsets, bindingLengths;
   for (Value operand : dispatch.getArguments()) {
@@ -235,6 +291,25 @@ HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
 
 LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
   MLIRContext *context = func.getContext();
+  // Results are the caller's to keep and write; constant data is read-only
+  // and shared, so the caller gets a copy.
+  DenseMap<Value, Value> copies;
+  for (Value operand : ret.getOperands()) {
+    if (!constants.contains(operand) || copies.count(operand))
+      continue;
+    int64_t size = getStaticByteSize(tensorTypeOf(operand));
+    Value copy = hal::AllocatorAllocateOp::create(
+        builder, loc(), hal::BufferType::get(context), allocator,
+        constI64(STRATA_HAL_QUEUE_AFFINITY_ANY),
+        constI32(STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL |
+                 STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE),
+        constI32(STRATA_HAL_BUFFER_USAGE_DEFAULT), constI64(size));
+    createCommandBuffer();
+    hal::CommandBufferCopyBufferOp::create(builder, loc(), commandBuffer,
+                                           bufferFor(operand), constI64(0),
+                                           copy, constI64(0), constI64(size));
+    copies[operand] = copy;
+  }
   if (commandBuffer) {
     hal::CommandBufferFinalizeOp::create(builder, loc(), commandBuffer);
     Value fence = hal::FenceCreateOp::create(
@@ -251,7 +326,9 @@ LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
   }
   SmallVector<Value> views;
   for (Value operand : ret.getOperands()) {
-    Value buffer = bufferFor(operand);
+    Value buffer = copies.lookup(operand);
+    if (!buffer)
+      buffer = bufferFor(operand);
     if (!buffer)
       return ret.emitOpError("returns a tensor that is not produced by a "
                              "dispatch or a function argument");

@@ -69,6 +69,7 @@ private:
   FlatSymbolRefAttr createRodata(StringRef prefix, Attribute value,
                                  int64_t alignment);
   LogicalResult convertExecutable(hal::ExecutableBinaryOp binary);
+  FlatSymbolRefAttr getConstantBufferGlobal(DenseElementsAttr value);
   LogicalResult convertFunction(func::FuncOp func);
   LogicalResult convertOp(Operation *op, OpBuilder &body, IRMapping &mapping);
   LogicalResult emitImportCall(Operation *op, StringRef importName,
@@ -87,6 +88,13 @@ private:
     FlatSymbolRefAttr global, format, data;
   };
   SmallVector<Executable> executables;
+  struct ConstantBuffer {
+    FlatSymbolRefAttr global, data;
+    int64_t size;
+  };
+  SmallVector<ConstantBuffer> constantBuffers;
+  // One rodata segment and global per distinct constant value.
+  DenseMap<Attribute, FlatSymbolRefAttr> constantGlobals;
 };
 
 FailureOr<FlatSymbolRefAttr>
@@ -143,9 +151,55 @@ VMModuleBuilder::convertExecutable(hal::ExecutableBinaryOp binary) {
   return success();
 }
 
-// `__init` creates every executable on device 0 and stores it in its global.
+// The bytes a constant occupies in a buffer: splats expanded, booleans one
+// byte each (MLIR packs i1 as bits).
+static DenseElementsAttr getStorageAttr(DenseElementsAttr value) {
+  auto type = cast<ShapedType>(value.getType());
+  Type elementType = type.getElementType();
+  if (elementType.isInteger(1)) {
+    SmallVector<int8_t> bytes;
+    for (bool bit : value.getValues<bool>())
+      bytes.push_back(bit);
+    auto byteType = type.clone(IntegerType::get(type.getContext(), 8));
+    return DenseElementsAttr::get(cast<ShapedType>(byteType),
+                                  ArrayRef<int8_t>(bytes));
+  }
+  if (!value.isSplat() || type.getNumElements() == 1)
+    return value;
+  ArrayRef<char> element = value.getRawData();
+  std::vector<char> bytes;
+  bytes.reserve(element.size() * type.getNumElements());
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    bytes.insert(bytes.end(), element.begin(), element.end());
+  return DenseElementsAttr::getFromRawBuffer(type, bytes);
+}
+
+FlatSymbolRefAttr
+VMModuleBuilder::getConstantBufferGlobal(DenseElementsAttr value) {
+  auto it = constantGlobals.find(value);
+  if (it != constantGlobals.end())
+    return it->second;
+  DenseElementsAttr storage = getStorageAttr(value);
+  int64_t size = storage.getRawData().size();
+  FlatSymbolRefAttr data = createRodata("__constant", storage, 64);
+  std::string globalName = (data.getValue() + "_buffer").str();
+  usedNames.insert(globalName);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(&vmModule.getBody().front());
+  vm::GlobalRefOp::create(
+      builder, loc(), builder.getStringAttr(globalName),
+      TypeAttr::get(vm::RefType::get(root.getContext(),
+                                     hal::BufferType::get(root.getContext()))));
+  auto global = FlatSymbolRefAttr::get(root.getContext(), globalName);
+  constantBuffers.push_back({global, data, size});
+  constantGlobals[value] = global;
+  return global;
+}
+
+// `__init` creates every executable on device 0 and wraps every constant's
+// rodata in a buffer, storing each in its global.
 void VMModuleBuilder::buildInitializer() {
-  if (executables.empty())
+  if (executables.empty() && constantBuffers.empty())
     return;
   MLIRContext *context = root.getContext();
   builder.setInsertionPointToEnd(&vmModule.getBody().front());
@@ -182,6 +236,42 @@ void VMModuleBuilder::buildInitializer() {
                        ValueRange{device, affinity, format, data, noConstants})
                        .getResult(0);
     vm::GlobalStoreRefOp::create(body, loc(), loaded, executable.global);
+  }
+  if (!constantBuffers.empty()) {
+    Type allocatorType = vm::RefType::get(context, hal::AllocatorType::get(context));
+    Type bufferType = vm::RefType::get(context, hal::BufferType::get(context));
+    auto getAllocator = *getImport(
+        func, "hal.device.allocator",
+        body.getFunctionType({deviceType}, {allocatorType}));
+    Value allocator =
+        vm::CallOp::create(body, loc(), TypeRange{allocatorType}, getAllocator,
+                           ValueRange{device})
+            .getResult(0);
+    SmallVector<Type> importArgs = {allocatorType,    body.getI64Type(),
+                                    body.getI32Type(), body.getI32Type(),
+                                    bufferRefType(),   body.getI64Type(),
+                                    body.getI64Type()};
+    auto import = *getImport(func, "hal.allocator.import",
+                             body.getFunctionType(importArgs, {bufferType}));
+    Value memoryTypes = vm::ConstI32Op::create(
+        body, loc(),
+        body.getI32IntegerAttr(STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL |
+                               STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE));
+    Value usage = vm::ConstI32Op::create(
+        body, loc(), body.getI32IntegerAttr(STRATA_HAL_BUFFER_USAGE_DEFAULT));
+    Value zero64 = vm::ConstI64Op::create(body, loc(), body.getI64IntegerAttr(0));
+    for (const ConstantBuffer &constant : constantBuffers) {
+      Value data = vm::ConstRefRodataOp::create(body, loc(), bufferRefType(),
+                                                constant.data);
+      Value size = vm::ConstI64Op::create(
+          body, loc(), body.getI64IntegerAttr(constant.size));
+      Value buffer =
+          vm::CallOp::create(body, loc(), TypeRange{bufferType}, import,
+                             ValueRange{allocator, affinity, memoryTypes, usage,
+                                        data, zero64, size})
+              .getResult(0);
+      vm::GlobalStoreRefOp::create(body, loc(), buffer, constant.global);
+    }
   }
   vm::ReturnOp::create(body, loc(), ValueRange{});
 }
@@ -237,7 +327,8 @@ const llvm::StringMap<StringRef> &getGenericImportOps() {
                  hal::DeviceQueueExecuteOp, hal::AllocatorAllocateOp,
                  hal::BufferViewCreateOp, hal::BufferViewBufferOp,
                  hal::CommandBufferCreateOp, hal::CommandBufferFinalizeOp,
-                 hal::CommandBufferExecutionBarrierOp, hal::FenceCreateOp,
+                 hal::CommandBufferExecutionBarrierOp,
+                 hal::CommandBufferCopyBufferOp, hal::FenceCreateOp,
                  hal::FenceAwaitOp>(result);
     return result;
   }();
@@ -330,6 +421,17 @@ LogicalResult VMModuleBuilder::convertOp(Operation *op, OpBuilder &body,
     Value global = vm::GlobalLoadRefOp::create(
         body, opLoc, convertType(lookup.getType()), lookup.getExecutableAttr());
     mapping.map(lookup.getResult(), global);
+    return success();
+  }
+
+  if (auto constant = dyn_cast<hal::ConstantBufferOp>(op)) {
+    auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!value)
+      return op->emitOpError("holds a constant that is not dense data");
+    Value global = vm::GlobalLoadRefOp::create(
+        body, opLoc, convertType(constant.getType()),
+        getConstantBufferGlobal(value));
+    mapping.map(constant.getResult(), global);
     return success();
   }
 

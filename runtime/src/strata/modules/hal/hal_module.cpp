@@ -232,6 +232,29 @@ Status AllocatorAllocate(Call &call) {
   return OkStatus();
 }
 
+Status AllocatorImport(Call &call) {
+  STRATA_RETURN_IF_ERROR(call.Ref<hal::Allocator>("allocator").status());
+  call.I64(); // Queue affinity: host memory serves every queue.
+  auto memory_type = static_cast<hal::MemoryTypeBitfield>(call.I32());
+  auto usage = static_cast<hal::BufferUsageBitfield>(call.I32());
+  STRATA_ASSIGN_OR_RETURN(vm::ByteBuffer * source,
+                          call.Ref<vm::ByteBuffer>("source"));
+  STRATA_ASSIGN_OR_RETURN(uint64_t offset, call.ByteOffset("source offset"));
+  STRATA_ASSIGN_OR_RETURN(uint64_t length, call.ByteOffset("source length"));
+  std::span<const uint8_t> bytes = source->data();
+  if (offset > bytes.size() || length > bytes.size() - offset)
+    return OutOfRangeError("hal.allocator.import: range [", offset, ", ",
+                           offset + length, ") is outside the ", bytes.size(),
+                           "-byte source");
+  // The buffer borrows the bytes and holds a reference to their owner.
+  RefPtr<vm::ByteBuffer> owner = RefPtr<vm::ByteBuffer>::Retain(source);
+  call.ReturnRef(0, hal::Buffer::WrapHostMemory(
+                        const_cast<uint8_t *>(bytes.data() + offset), length,
+                        memory_type | STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE,
+                        usage, [owner]() mutable { owner.reset(); }));
+  return OkStatus();
+}
+
 // The program's message for assert errors: it names what is checked ("argument
 // 0 of @f"); `fallback` when the program passed none.
 Result<std::string_view> ReadMessage(Call &call, std::string_view fallback) {

@@ -160,6 +160,25 @@ def HAL_ExecutableBinaryOp : HAL_Op<"executable.binary", [Symbol]> {
   let assemblyFormat = "$sym_name `format` `(` $format `)` attr-dict";
 }
 
+def HAL_ConstantBufferOp : HAL_Op<"constant_buffer", [Pure]> {
+  let summary = "A read-only buffer holding constant data";
+  let description = [{
+    The data is stored once in the module file and the buffer views it in
+    place (no copy per call).
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs HAL_Buffer:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+}
+
+def HAL_CommandBufferCopyBufferOp
+    : HAL_ImportOp<"command_buffer.copy_buffer",
+                   "hal.command_buffer.copy_buffer"> {
+  let arguments = (ins HAL_CommandBuffer:$command_buffer,
+                       HAL_Buffer:$source, I64:$source_offset,
+                       HAL_Buffer:$target, I64:$target_offset, I64:$length);
+}
+
 def HAL_FenceCreateOp : HAL_ImportOp<"fence.create", "hal.fence.create"> {
   let arguments = (ins HAL_Device:$device, I32:$flags);
   let results = (outs HAL_Fence:$fence);
