@@ -4,6 +4,7 @@
 // tensors (bindings read) and returns the region's results (bindings
 // written); the host keeps a flow.dispatch.
 #map = affine_map<(d0) -> (d0)>
+#map2d = affine_map<(d0, d1) -> (d0, d1)>
 func.func @scale(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {
   %0 = flow.dispatch.region -> (tensor<8xf32>) {
     %e = tensor.empty() : tensor<8xf32>
@@ -16,7 +17,7 @@ func.func @scale(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {
   }
   return %0 : tensor<8xf32>
 }
-// CHECK:      flow.executable @scale_dispatch_0 entry @scale_dispatch_0 {
+// CHECK:      flow.executable @scale_dispatch_0 entry @scale_dispatch_0 attributes {workgroup_count = array<i64: 1, 1, 1>} {
 // CHECK-NEXT:   builtin.module {
 // CHECK-NEXT:     func.func @scale_dispatch_0(%[[A:.+]]: tensor<8xf32>, %[[B:.+]]: tensor<8xf32>) -> tensor<8xf32>
 // CHECK:            linalg.generic {{.*}} ins(%[[A]], %[[B]] :
@@ -24,3 +25,20 @@ func.func @scale(%arg0: tensor<8xf32>, %arg1: tensor<8xf32>) -> tensor<8xf32> {
 // CHECK:      func.func @scale(%[[ARG0:.+]]: tensor<8xf32>, %[[ARG1:.+]]: tensor<8xf32>)
 // CHECK-NEXT:   %[[R:.+]] = flow.dispatch @scale_dispatch_0::@scale_dispatch_0{{\[}}[1, 1, 1]] (%[[ARG0]], %[[ARG1]]) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
 // CHECK-NEXT:   return %[[R]]
+
+// A dispatch with enough work is split over a workgroup grid along its
+// outermost parallel loop; the count divides the loop evenly when it can.
+func.func @big(%arg0: tensor<512x256xf32>) -> tensor<512x256xf32> {
+  %0 = flow.dispatch.region -> (tensor<512x256xf32>) {
+    %e = tensor.empty() : tensor<512x256xf32>
+    %1 = linalg.generic {indexing_maps = [#map2d, #map2d], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<512x256xf32>) outs(%e : tensor<512x256xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %2 = arith.negf %a : f32
+      linalg.yield %2 : f32
+    } -> tensor<512x256xf32>
+    flow.return %1 : tensor<512x256xf32>
+  }
+  return %0 : tensor<512x256xf32>
+}
+// CHECK: flow.executable @big_dispatch_0 entry @big_dispatch_0 attributes {workgroup_count = array<i64: 8, 1, 1>}
+// CHECK: flow.dispatch @big_dispatch_0::@big_dispatch_0{{\[}}[8, 1, 1]]

@@ -208,7 +208,32 @@ def _from_elements():
     return [x], [np.array([x[0] * x[2], x[0]], dtype=np.float32)]
 
 
+def _large_elementwise():
+    r = _rng(40)
+    a, b = _f32(r, 301, 257), _f32(r, 301, 257)
+    return [a, b], [np.maximum((a - b) * a, 0)]
+
+
+def _large_matmul_bias():
+    r = _rng(41)
+    x, w, b = _f32(r, 97, 200), _f32(r, 200, 64), _f32(r, 64)
+    return [x, w, b], [(x.astype(np.float64) @ w + b).astype(np.float32)]
+
+
+def _large_softmax():
+    x = _f32(_rng(42), 130, 257)
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    return [x], [(e / e.sum(axis=1, keepdims=True)).astype(np.float32)]
+
+
+def _large_conv():
+    r = _rng(43)
+    x, w = _f32(r, 1, 34, 34, 8), _f32(r, 3, 3, 8, 16)
+    return [x, w], [np.maximum(_conv2d_nhwc(x, w), 0).astype(np.float32)]
+
+
 LINALG = f"{CASES_DIR}/linalg_named.mlir"
+LARGE = f"{CASES_DIR}/large.mlir"
 TENSOR = f"{CASES_DIR}/tensor_ops.mlir"
 
 # name -> (source file, function, make inputs/references)
@@ -241,4 +266,8 @@ CASES = {
     "returns_constant": (TENSOR, "returns_constant", _returns_constant),
     "extract_and_splat": (TENSOR, "extract_and_splat", _extract_and_splat),
     "from_elements": (TENSOR, "from_elements", _from_elements),
+    "large_elementwise": (LARGE, "large_elementwise", _large_elementwise),
+    "large_matmul_bias": (LARGE, "large_matmul_bias", _large_matmul_bias),
+    "large_softmax": (LARGE, "large_softmax", _large_softmax),
+    "large_conv": (LARGE, "large_conv", _large_conv),
 }

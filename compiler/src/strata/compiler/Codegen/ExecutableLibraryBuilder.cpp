@@ -58,6 +58,14 @@ llvm::Function *buildDispatchEntry(llvm::Module &module,
         builder.CreateConstInBoundsGEP1_64(ptrType, bindingPtrs, i);
     args.push_back(builder.CreateLoad(ptrType, slot));
   }
+  // Then the workgroup id and count along x, as index (i64) values.
+  llvm::Value *workgroupState = entry->getArg(2);
+  args.push_back(builder.CreateZExt(
+      builder.CreateLoad(builder.getInt32Ty(), workgroupState),
+      builder.getInt64Ty()));
+  args.push_back(builder.CreateZExt(
+      builder.CreateLoad(builder.getInt32Ty(), dispatchState),
+      builder.getInt64Ty()));
   builder.CreateCall(kernel, args);
   builder.CreateRet(builder.getInt32(0));
   return entry;
@@ -129,11 +137,12 @@ buildExecutableLibrary(llvm::Module &module, const std::string &libraryName,
     if (!kernel)
       return llvm::createStringError("kernel function '" + exp.kernelFunction +
                                      "' not found in the lowered executable");
-    if (kernel->arg_size() != exp.bindingCount)
+    if (kernel->arg_size() != exp.bindingCount + 2)
       return llvm::createStringError(
           "kernel '" + exp.kernelFunction + "' takes " +
           std::to_string(kernel->arg_size()) + " arguments but has " +
-          std::to_string(exp.bindingCount) + " bindings");
+          std::to_string(exp.bindingCount) +
+          " bindings (+ workgroup id and count)");
     kernel->setLinkage(llvm::GlobalValue::InternalLinkage);
     names.push_back(makeString(module, exp.name, exp.name + "_name"));
     entries.push_back(buildDispatchEntry(module, exp, kernel));

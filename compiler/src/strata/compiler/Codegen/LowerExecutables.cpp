@@ -10,11 +10,13 @@
 
 #include "strata/compiler/Codegen/ExecutableLibraryBuilder.h"
 #include "strata/compiler/Codegen/LLVMCPUTarget.h"
+#include "strata/compiler/Codegen/TileAndDistribute.h"
 #include "strata/compiler/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -46,9 +48,7 @@ constexpr const char *kBufferizePipeline =
     "canonicalize,cse,"
     "buffer-results-to-out-params{hoist-static-allocs "
     "modify-public-functions},"
-    "canonicalize,cse,"
-    // Kernels run without libc: small temporaries live on the stack.
-    "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=65536})";
+    "canonicalize,cse";
 
 constexpr const char *kToLLVMPipeline =
     "func.func(strata-memref-copy-to-linalg,convert-linalg-to-loops,"
@@ -59,6 +59,48 @@ constexpr const char *kToLLVMPipeline =
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
     "convert-index-to-llvm,convert-ub-to-llvm,reconcile-unrealized-casts,"
     "canonicalize";
+
+// Kernels run without libc, so their temporaries live on the stack. A
+// temporary of a partial workgroup tile has a dynamic size; it is bounded
+// by the tile, which ValueBounds proves.
+constexpr int64_t kMaxStackTemporaryBytes = 256 * 1024;
+
+LogicalResult moveTemporariesToStack(ModuleOp module) {
+  SmallVector<memref::AllocOp> allocs;
+  module.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+  IRRewriter rewriter(module.getContext());
+  for (memref::AllocOp alloc : allocs) {
+    MemRefType type = alloc.getType();
+    int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
+    for (auto [dim, size] : llvm::enumerate(type.getShape())) {
+      if (!ShapedType::isDynamic(size)) {
+        bytes *= size;
+        continue;
+      }
+      FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+          presburger::BoundType::UB, {alloc.getResult(), int64_t(dim)},
+          /*stopCondition=*/nullptr, /*closedUB=*/true);
+      if (failed(bound))
+        return alloc.emitOpError("has a size with no known upper bound; "
+                                 "executables cannot allocate heap memory");
+      bytes *= *bound;
+    }
+    if (bytes > kMaxStackTemporaryBytes)
+      return alloc.emitOpError("needs a ")
+             << bytes << "-byte temporary inside an executable (limit "
+             << kMaxStackTemporaryBytes << ")";
+    rewriter.setInsertionPoint(alloc);
+    rewriter.replaceOpWithNewOp<memref::AllocaOp>(
+        alloc, type, alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+        alloc.getAlignmentAttr());
+  }
+  // Their deallocations (if any) go with them.
+  module.walk([&](memref::DeallocOp dealloc) {
+    if (dealloc.getMemref().getDefiningOp<memref::AllocaOp>())
+      dealloc.erase();
+  });
+  return success();
+}
 
 struct LowerExecutablesPass
     : public impl::LowerExecutablesPassBase<LowerExecutablesPass> {
@@ -101,24 +143,33 @@ LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
     return executable.emitOpError("has no module to lower");
   StringRef entryName = executable.getEntryPoint();
 
+  auto entry = inner.lookupSymbol<func::FuncOp>(entryName);
+  if (!entry)
+    return executable.emitOpError("entry point @") << entryName << " not found";
+
+  // Split the work over the workgroup grid outlining chose.
+  bool tiled = false;
+  std::optional<ArrayRef<int64_t>> workgroups = executable.getWorkgroupCount();
+  if (workgroups && !workgroups->empty() && (*workgroups)[0] > 1) {
+    linalg::LinalgOp root =
+        findDispatchRoot(entry.getBody().front().getTerminator());
+    std::optional<WorkgroupTiling> tiling =
+        root ? chooseWorkgroupTiling(root) : std::nullopt;
+    tiled = tiling && tiling->count == (*workgroups)[0] &&
+            succeeded(tileToWorkgroups(entry, *tiling));
+  }
+
   OpPassManager bufferize(ModuleOp::getOperationName());
   if (failed(parsePassPipeline(kBufferizePipeline, bufferize)) ||
       failed(runPipeline(bufferize, inner)))
     return executable.emitOpError("failed to bufferize");
 
-  // Kernels run without libc: no heap allocation inside a dispatch yet.
-  WalkResult walk = inner.walk([&](memref::AllocOp alloc) {
-    alloc.emitOpError("needs heap memory inside an executable; not supported "
-                      "yet");
-    return WalkResult::interrupt();
-  });
-  if (walk.wasInterrupted())
+  if (failed(moveTemporariesToStack(inner)))
     return failure();
 
-  auto entry = inner.lookupSymbol<func::FuncOp>(entryName);
-  if (!entry)
-    return executable.emitOpError("entry point @") << entryName << " not found";
   unsigned bindingCount = entry.getNumArguments();
+  if (failed(distributeToWorkgroups(entry, tiled)))
+    return failure();
 
   OpPassManager toLLVM(ModuleOp::getOperationName());
   if (failed(parsePassPipeline(kToLLVMPipeline, toLLVM)) ||

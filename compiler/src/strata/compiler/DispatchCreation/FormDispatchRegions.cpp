@@ -155,8 +155,7 @@ struct FormDispatchRegionsPass
     // Walk backwards so consumers claim their producers first.
     SmallVector<Operation *> roots;
     func.walk([&](Operation *op) {
-      if (isDispatchRoot(op) &&
-          !op->getParentOfType<flow::DispatchRegionOp>())
+      if (isDispatchRoot(op) && !op->getParentOfType<flow::DispatchRegionOp>())
         roots.push_back(op);
     });
     for (Operation *root : llvm::reverse(roots)) {

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/Codegen/WorkgroupTiling.h"
 #include "strata/compiler/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -66,13 +67,23 @@ LogicalResult outlineRegion(flow::DispatchRegionOp region, StringRef name,
     builder.clone(op, mapping);
   }
 
+  // The workgroup grid: codegen tiles the executable into exactly this many
+  // workgroups (see WorkgroupTiling.h).
+  int64_t workgroupCount = 1;
+  if (linalg::LinalgOp root =
+          findDispatchRoot(region.getBody().front().getTerminator()))
+    if (std::optional<WorkgroupTiling> tiling = chooseWorkgroupTiling(root))
+      workgroupCount = tiling->count;
   OpBuilder hostBuilder(region);
+  auto workgroups = hostBuilder.getDenseI64ArrayAttr({workgroupCount, 1, 1});
+  executable.setWorkgroupCountAttr(workgroups);
+
   auto callee =
       SymbolRefAttr::get(region.getContext(), name,
                          {FlatSymbolRefAttr::get(region.getContext(), name)});
-  auto dispatch = flow::DispatchOp::create(
-      hostBuilder, loc, region.getResultTypes(), callee,
-      hostBuilder.getDenseI64ArrayAttr({1, 1, 1}), captured.getArrayRef());
+  auto dispatch =
+      flow::DispatchOp::create(hostBuilder, loc, region.getResultTypes(),
+                               callee, workgroups, captured.getArrayRef());
   region.replaceAllUsesWith(dispatch.getResults());
   region.erase();
   return success();

@@ -238,16 +238,16 @@ void VMModuleBuilder::buildInitializer() {
     vm::GlobalStoreRefOp::create(body, loc(), loaded, executable.global);
   }
   if (!constantBuffers.empty()) {
-    Type allocatorType = vm::RefType::get(context, hal::AllocatorType::get(context));
+    Type allocatorType =
+        vm::RefType::get(context, hal::AllocatorType::get(context));
     Type bufferType = vm::RefType::get(context, hal::BufferType::get(context));
-    auto getAllocator = *getImport(
-        func, "hal.device.allocator",
-        body.getFunctionType({deviceType}, {allocatorType}));
-    Value allocator =
-        vm::CallOp::create(body, loc(), TypeRange{allocatorType}, getAllocator,
-                           ValueRange{device})
-            .getResult(0);
-    SmallVector<Type> importArgs = {allocatorType,    body.getI64Type(),
+    auto getAllocator =
+        *getImport(func, "hal.device.allocator",
+                   body.getFunctionType({deviceType}, {allocatorType}));
+    Value allocator = vm::CallOp::create(body, loc(), TypeRange{allocatorType},
+                                         getAllocator, ValueRange{device})
+                          .getResult(0);
+    SmallVector<Type> importArgs = {allocatorType,     body.getI64Type(),
                                     body.getI32Type(), body.getI32Type(),
                                     bufferRefType(),   body.getI64Type(),
                                     body.getI64Type()};
@@ -259,7 +259,8 @@ void VMModuleBuilder::buildInitializer() {
                                STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE));
     Value usage = vm::ConstI32Op::create(
         body, loc(), body.getI32IntegerAttr(STRATA_HAL_BUFFER_USAGE_DEFAULT));
-    Value zero64 = vm::ConstI64Op::create(body, loc(), body.getI64IntegerAttr(0));
+    Value zero64 =
+        vm::ConstI64Op::create(body, loc(), body.getI64IntegerAttr(0));
     for (const ConstantBuffer &constant : constantBuffers) {
       Value data = vm::ConstRefRodataOp::create(body, loc(), bufferRefType(),
                                                 constant.data);
@@ -323,13 +324,13 @@ void addImportOps(llvm::StringMap<StringRef> &table) {
 const llvm::StringMap<StringRef> &getGenericImportOps() {
   static const llvm::StringMap<StringRef> table = [] {
     llvm::StringMap<StringRef> result;
-    addImportOps<hal::DevicesGetOp, hal::DeviceAllocatorOp,
-                 hal::DeviceQueueExecuteOp, hal::AllocatorAllocateOp,
-                 hal::BufferViewCreateOp, hal::BufferViewBufferOp,
-                 hal::CommandBufferCreateOp, hal::CommandBufferFinalizeOp,
-                 hal::CommandBufferExecutionBarrierOp,
-                 hal::CommandBufferCopyBufferOp, hal::FenceCreateOp,
-                 hal::FenceAwaitOp>(result);
+    addImportOps<
+        hal::DevicesGetOp, hal::DeviceAllocatorOp, hal::DeviceQueueExecuteOp,
+        hal::AllocatorAllocateOp, hal::BufferViewCreateOp,
+        hal::BufferViewBufferOp, hal::CommandBufferCreateOp,
+        hal::CommandBufferFinalizeOp, hal::CommandBufferExecutionBarrierOp,
+        hal::CommandBufferCopyBufferOp, hal::FenceCreateOp, hal::FenceAwaitOp>(
+        result);
     return result;
   }();
   return table;
@@ -428,9 +429,9 @@ LogicalResult VMModuleBuilder::convertOp(Operation *op, OpBuilder &body,
     auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
     if (!value)
       return op->emitOpError("holds a constant that is not dense data");
-    Value global = vm::GlobalLoadRefOp::create(
-        body, opLoc, convertType(constant.getType()),
-        getConstantBufferGlobal(value));
+    Value global = vm::GlobalLoadRefOp::create(body, opLoc,
+                                               convertType(constant.getType()),
+                                               getConstantBufferGlobal(value));
     mapping.map(constant.getResult(), global);
     return success();
   }

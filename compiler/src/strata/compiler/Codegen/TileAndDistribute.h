@@ -1,0 +1,25 @@
+//===- TileAndDistribute.h - executables over a workgroup grid -*- C++ -*-===//
+#ifndef STRATA_COMPILER_CODEGEN_TILEANDDISTRIBUTE_H_
+#define STRATA_COMPILER_CODEGEN_TILEANDDISTRIBUTE_H_
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "strata/compiler/Codegen/WorkgroupTiling.h"
+
+namespace strata {
+
+// On tensors: tiles the root op of `func` (what it returns) into
+// `tiling.count` tiles of one scf.forall, fusing its producers into the
+// tile. Fails, leaving `func` untouched, when some computation would stay
+// outside the loop (it would then run in every workgroup).
+mlir::LogicalResult tileToWorkgroups(mlir::func::FuncOp func,
+                                     const WorkgroupTiling &tiling);
+
+// On buffers: appends `workgroup_id` and `workgroup_count` index arguments
+// to `func`. When `func` was tiled by tileToWorkgroups, each workgroup runs
+// the iteration of the top-level scf.forall matching its id (the loop has
+// one iteration per workgroup); otherwise workgroup 0 runs everything.
+mlir::LogicalResult distributeToWorkgroups(mlir::func::FuncOp func, bool tiled);
+
+} // namespace strata
+
+#endif // STRATA_COMPILER_CODEGEN_TILEANDDISTRIBUTE_H_

@@ -1,0 +1,41 @@
+//===- WorkgroupTiling.h - how a dispatch splits into workgroups -*- C++
+//-*-===//
+//
+// One decision shared by two phases: outlining records the workgroup count
+// of each dispatch (the host program needs it) and codegen tiles the
+// executable into exactly that many workgroups. Both call
+// chooseWorkgroupTiling on the same root op, so they agree.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STRATA_COMPILER_CODEGEN_WORKGROUPTILING_H_
+#define STRATA_COMPILER_CODEGEN_WORKGROUPTILING_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Block.h"
+
+namespace strata {
+
+// Workgroups split loop `loop` of the root op into `count` tiles of
+// `tileSize` iterations (the last one may be partial).
+struct WorkgroupTiling {
+  unsigned loop = 0;
+  int64_t tileSize = 0;
+  int64_t count = 1;
+};
+
+// The linalg op producing the only value `terminator` returns, or null.
+mlir::linalg::LinalgOp findDispatchRoot(mlir::Operation *terminator);
+
+// How to split `root` over workgroups, or nullopt when one workgroup fits
+// (little work, or no parallel loop worth splitting). The amount of work is
+// that of every linalg op in `root`'s block (a matmul under an elementwise
+// root counts).
+std::optional<WorkgroupTiling>
+chooseWorkgroupTiling(mlir::linalg::LinalgOp root);
+
+} // namespace strata
+
+#endif // STRATA_COMPILER_CODEGEN_WORKGROUPTILING_H_

@@ -1,0 +1,36 @@
+// Programs big enough to be split over several workgroups, with shapes that
+// leave a partial last tile.
+func.func @large_elementwise(%a: tensor<301x257xf32>, %b: tensor<301x257xf32>) -> tensor<301x257xf32> {
+  %zeros = arith.constant dense<0.0> : tensor<301x257xf32>
+  %0 = arith.subf %a, %b : tensor<301x257xf32>
+  %1 = arith.mulf %0, %a : tensor<301x257xf32>
+  %2 = arith.maximumf %1, %zeros : tensor<301x257xf32>
+  return %2 : tensor<301x257xf32>
+}
+
+func.func @large_matmul_bias(%x: tensor<97x200xf32>, %w: tensor<200x64xf32>, %b: tensor<64xf32>) -> tensor<97x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<97x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<97x64xf32>) -> tensor<97x64xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<97x200xf32>, tensor<200x64xf32>) outs(%f : tensor<97x64xf32>) -> tensor<97x64xf32>
+  %bb = linalg.broadcast ins(%b : tensor<64xf32>) outs(%e : tensor<97x64xf32>) dimensions = [0]
+  %r = arith.addf %mm, %bb : tensor<97x64xf32>
+  return %r : tensor<97x64xf32>
+}
+
+func.func @large_softmax(%x: tensor<130x257xf32>) -> tensor<130x257xf32> {
+  %e = tensor.empty() : tensor<130x257xf32>
+  %r = linalg.softmax dimension(1) ins(%x : tensor<130x257xf32>) outs(%e : tensor<130x257xf32>) -> tensor<130x257xf32>
+  return %r : tensor<130x257xf32>
+}
+
+func.func @large_conv(%x: tensor<1x34x34x8xf32>, %w: tensor<3x3x8x16xf32>) -> tensor<1x32x32x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x32x32x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x32x32x16xf32>) -> tensor<1x32x32x16xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x34x34x8xf32>, tensor<3x3x8x16xf32>) outs(%f : tensor<1x32x32x16xf32>) -> tensor<1x32x32x16xf32>
+  %zeros = arith.constant dense<0.0> : tensor<1x32x32x16xf32>
+  %relu = arith.maximumf %r, %zeros : tensor<1x32x32x16xf32>
+  return %relu : tensor<1x32x32x16xf32>
+}
