@@ -232,7 +232,70 @@ def _large_conv():
     return [x, w], [np.maximum(_conv2d_nhwc(x, w), 0).astype(np.float32)]
 
 
+def _pad_nhwc(x, p):
+    return np.pad(x, ((0, 0), (p, p), (p, p), (0, 0)))
+
+
+def _tosa_conv2d():
+    r = _rng(50)
+    x, w, b = _f32(r, 1, 8, 8, 3), _f32(r, 4, 3, 3, 3), _f32(r, 4)
+    # TOSA weights are OHWI.
+    y = _conv2d_nhwc(_pad_nhwc(x, 1), w.transpose(1, 2, 3, 0)) + b
+    return [x, w, b], [np.clip(y, 0, 6).astype(np.float32)]
+
+
+def _tosa_depthwise():
+    r = _rng(51)
+    x, w, b = _f32(r, 1, 6, 6, 4), _f32(r, 3, 3, 4, 1), _f32(r, 4)
+    out = np.zeros((1, 4, 4, 4))
+    for i in range(4):
+        for j in range(4):
+            out[:, i, j, :] = np.sum(x[:, i:i + 3, j:j + 3, :] * w[..., 0], axis=(1, 2))
+    return [x, w, b], [(out + b).astype(np.float32)]
+
+
+def _tosa_matmul():
+    r = _rng(52)
+    a, b = _f32(r, 2, 3, 4), _f32(r, 2, 4, 5)
+    return [a, b], [(a.astype(np.float64) @ b).astype(np.float32)]
+
+
+def _tosa_transpose_reduce():
+    x = _f32(_rng(53), 2, 3, 4)
+    return [x], [np.ascontiguousarray(x.transpose(2, 0, 1)),
+                 x.astype(np.float64).sum(axis=1, keepdims=True).astype(np.float32),
+                 x.max(axis=2, keepdims=True)]
+
+
+def _tosa_argmax():
+    x = _f32(_rng(54), 3, 7)
+    return [x], [x.argmax(axis=1).astype(np.int32)]
+
+
+def _tosa_elementwise():
+    r = _rng(55)
+    a, b = _f32(r, 2, 4), _f32(r, 1, 4)
+    t = np.exp(a.astype(np.float64) * b - a)
+    return [a, b], [(1.0 / np.tanh(1.0 / (1.0 + np.exp(-t)))).astype(np.float32)]
+
+
+def _tosa_shape_ops():
+    r = _rng(56)
+    x, y = _f32(r, 2, 6), _f32(r, 2, 2)
+    c = np.concatenate([x, y], axis=1)
+    return [x, y], [x.reshape(3, 4), x[:, 2:5], c, np.pad(c, ((1, 1), (0, 0)), constant_values=-1.0)]
+
+
+def _tosa_cast_gather():
+    r = _rng(57)
+    x = (_f32(r, 1, 5, 3) * 10).astype(np.float32)
+    idx = np.array([[4, 0, 2, 2]], dtype=np.int32)
+    # TOSA casts float to int rounding to nearest, ties to even.
+    return [x, idx], [np.rint(x).astype(np.int32), x[:, idx[0], :]]
+
+
 LINALG = f"{CASES_DIR}/linalg_named.mlir"
+TOSA = f"{CASES_DIR}/tosa_ops.mlir"
 LARGE = f"{CASES_DIR}/large.mlir"
 TENSOR = f"{CASES_DIR}/tensor_ops.mlir"
 
@@ -270,4 +333,12 @@ CASES = {
     "large_matmul_bias": (LARGE, "large_matmul_bias", _large_matmul_bias),
     "large_softmax": (LARGE, "large_softmax", _large_softmax),
     "large_conv": (LARGE, "large_conv", _large_conv),
+    "tosa_conv2d": (TOSA, "tosa_conv2d", _tosa_conv2d),
+    "tosa_depthwise": (TOSA, "tosa_depthwise", _tosa_depthwise),
+    "tosa_matmul": (TOSA, "tosa_matmul", _tosa_matmul),
+    "tosa_transpose_reduce": (TOSA, "tosa_transpose_reduce", _tosa_transpose_reduce),
+    "tosa_argmax": (TOSA, "tosa_argmax", _tosa_argmax),
+    "tosa_elementwise": (TOSA, "tosa_elementwise", _tosa_elementwise),
+    "tosa_shape_ops": (TOSA, "tosa_shape_ops", _tosa_shape_ops),
+    "tosa_cast_gather": (TOSA, "tosa_cast_gather", _tosa_cast_gather),
 }

@@ -4,7 +4,9 @@
 numpy reference: rtol 1e-4 for floats (plus an absolute floor of 1e-5 of
 the output's largest magnitude), exact for integers and booleans."""
 import argparse
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +34,33 @@ def compare(index, got, want):
     return None
 
 
+def compile_cached(compiler, source, cache_dir, tmp):
+    """Compiles `source`, reusing an earlier result for the same source text
+    and compiler binary (several cases and devices share one program)."""
+    if not cache_dir:
+        module = os.path.join(tmp, "module.smod")
+        start = time.monotonic()
+        subprocess.run([compiler, source, "-o", module], check=True)
+        print(f"compile: {time.monotonic() - start:.2f} s")
+        return module
+    key = hashlib.sha256()
+    with open(source, "rb") as f:
+        key.update(f.read())
+    stat = os.stat(compiler)
+    key.update(f"{compiler}:{stat.st_mtime_ns}:{stat.st_size}".encode())
+    os.makedirs(cache_dir, exist_ok=True)
+    module = os.path.join(cache_dir, key.hexdigest()[:24] + ".smod")
+    if os.path.exists(module):
+        return module
+    partial = os.path.join(tmp, "module.smod")
+    start = time.monotonic()
+    subprocess.run([compiler, source, "-o", partial], check=True)
+    print(f"compile: {time.monotonic() - start:.2f} s")
+    shutil.copyfile(partial, module + f".{os.getpid()}")
+    os.replace(module + f".{os.getpid()}", module)  # atomic for racing tests
+    return module
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--case", required=True, choices=sorted(CASES))
@@ -39,17 +68,15 @@ def main():
     parser.add_argument("--run-bin", help="directory with strata-run (default: --bin)")
     parser.add_argument("--source-dir", required=True)
     parser.add_argument("--device", default="local-sync")
+    parser.add_argument("--cache-dir", help="reuse compiled modules from here")
     args = parser.parse_args()
 
     source, function, make = CASES[args.case]
     inputs, references = make()
     run_bin = args.run_bin or args.bin
     with tempfile.TemporaryDirectory() as tmp:
-        module = os.path.join(tmp, f"{args.case}.smod")
-        start = time.monotonic()
-        subprocess.run([os.path.join(args.bin, "strata-compile"),
-                        os.path.join(args.source_dir, source), "-o", module], check=True)
-        print(f"compile: {time.monotonic() - start:.2f} s")
+        module = compile_cached(os.path.join(args.bin, "strata-compile"),
+                                os.path.join(args.source_dir, source), args.cache_dir, tmp)
         command = [os.path.join(run_bin, "strata-run"), f"--module={module}",
                    f"--function={function}", f"--device={args.device}"]
         for i, value in enumerate(inputs):

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -71,6 +72,11 @@ bool isCheapToClone(Operation *op) {
       return true;
     auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
     return elements && elements.isSplat();
+  }
+  // A reshaped empty tensor is still just an empty tensor.
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op)) {
+    Operation *source = op->getOperand(0).getDefiningOp();
+    return source && isCheapToClone(source);
   }
   if (auto fill = dyn_cast<linalg::FillOp>(op))
     return llvm::all_of(fill->getOperands(), [](Value operand) {
@@ -167,6 +173,9 @@ struct FormDispatchRegionsPass
       }
       fuseProducers(wrapInRegion(root));
     }
+    // Producers cloned into regions may have left their originals dead.
+    IRRewriter rewriter(&getContext());
+    (void)runRegionDCE(rewriter, func.getBody());
   }
 };
 
