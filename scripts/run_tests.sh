@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: unit tests, compiler lit tests and
 # end-to-end tests (ctest), then the runtime's unit and end-to-end tests
-# again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# again under AddressSanitizer + UndefinedBehaviorSanitizer, then the
+# multi-threaded HAL tests (local-task worker pool) under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -19,3 +20,12 @@ cmake --build build-asan
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j2
 echo "== sanitizer tests: $(( $(date +%s) - start )) s since start"
+
+# The worker pool under ThreadSanitizer (only the concurrency tests: small).
+cmake -S . -B build-tsan -G Ninja -DSTRATA_BUILD_COMPILER=OFF \
+  -DSTRATA_ENABLE_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DSTRATA_COMPILER_BIN_DIR="$PWD/build/bin" >/dev/null
+cmake --build build-tsan --target hal_local_task_test hal_executable_test
+TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure \
+  -j2 -R '^hal_(local_task|executable)_test'
+echo "== thread sanitizer tests: $(( $(date +%s) - start )) s since start"

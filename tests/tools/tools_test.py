@@ -105,10 +105,29 @@ def main():
         expect_error(run([run_, f"--module={not_a_module}", "--function=f"]), "module",
                      "a text file as module")
 
+        # Every driver x loader gives the same numbers.
+        variants = [[], ["--loader=system"], ["--device=local-task"],
+                    ["--device=local-task", "--workers=3", "--loader=embedded"],
+                    ["--device=local-task?workers=2", "--loader=system"],
+                    ["--device=local-task://0?loader=system&workers=1"]]
+        for extra in variants:
+            r = run(call + good_inputs + extra)
+            expect(r.returncode == 0 and r.stdout == "4xf32=5 12 21 32\n",
+                   f"strata-run {' '.join(extra) or '(defaults)'}", r)
+        expect_error(run(call + good_inputs + ["--loader=jit"]), "unknown loader 'jit'",
+                     "unknown loader")
+        expect_error(run(call + good_inputs + ["--device=local-task", "--workers=x"]),
+                     "--workers expects an integer", "bad worker count")
+        expect_error(run(call + good_inputs + ["--device=local-task?threads=2"]),
+                     "unknown device option 'threads'", "unknown device option")
+        expect_error(run(call + good_inputs + ["--workers=2"]),
+                     "unknown device option 'workers'", "--workers on local-sync")
+
         r = run([run_, "--help"])
         expect(r.returncode == 0 and all(f"--{flag}" in r.stdout for flag in
-                                          ["module", "function", "device", "input", "output",
-                                           "expected_output"]), "strata-run --help lists every flag", r)
+                                          ["module", "function", "device", "loader", "workers",
+                                           "input", "output", "expected_output"]),
+               "strata-run --help lists every flag", r)
 
         # strata-bench.
         r = run([bench, f"--module={module}", "--function=simple_mul", "--iterations=20", "--json"]
@@ -117,7 +136,13 @@ def main():
         if ok:
             stats = json.loads(r.stdout)
             ok = stats["iterations"] == 20 and 0 < stats["min_ms"] <= stats["median_ms"] <= stats["p90_ms"]
-        expect(ok, "strata-bench reports min <= median <= p90", r)
+            # simple_mul allocates its result (at least) on every call.
+            ok = ok and stats["allocations_per_call"] >= 1
+        expect(ok, "strata-bench reports min <= median <= p90 and allocations", r)
+        r = run([bench, f"--module={module}", "--function=simple_mul", "--iterations=5", "--json",
+                 "--device=local-task", "--workers=2", "--loader=system"] + good_inputs)
+        ok = r.returncode == 0 and json.loads(r.stdout)["device"] == "local-task?loader=system&workers=2"
+        expect(ok, "strata-bench --device --workers --loader", r)
         r = run([bench, f"--module={module}", "--function=simple_mul", "--iterations=5"] + good_inputs)
         expect(r.returncode == 0 and "median" in r.stdout and "p90" in r.stdout, "strata-bench text", r)
         expect_error(run([bench, f"--module={module}", "--function=simple_mul", "--iterations=x"]),

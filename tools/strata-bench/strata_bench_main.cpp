@@ -34,7 +34,13 @@ int Run(int argc, char **argv) {
   flags.AddString("function", &options.function,
                   "function to call: NAME or MODULE.NAME");
   flags.AddString("device", &options.device,
-                  "device: local-sync (default) or a driver URI");
+                  "device: local-sync (default), local-task or a driver URI "
+                  "(local-task://0?workers=4)");
+  flags.AddString("loader", &options.loader,
+                  "executable loader for local devices: embedded (default) "
+                  "or system");
+  flags.AddInt("workers", &options.workers,
+               "worker threads of local-task (default: one per core)");
   flags.AddStringList("input", &options.inputs,
                       "argument: SHAPExTYPE=VALUES or @file.npy");
   flags.AddInt("warmup", &warmup, "untimed calls first (default 5)");
@@ -67,6 +73,8 @@ int Run(int argc, char **argv) {
   }
   std::vector<double> millis;
   millis.reserve(iterations);
+  RefPtr<hal::Allocator> allocator = program->session->device_allocator();
+  uint64_t allocations_before = allocator->statistics().allocation_count;
   for (int64_t i = 0; i < iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
     status =
@@ -77,7 +85,13 @@ int Run(int argc, char **argv) {
     millis.push_back(
         std::chrono::duration<double, std::milli>(end - start).count());
   }
+  // Device allocations per call (buffers the program allocates: results and
+  // transients), averaged over the timed calls.
+  double allocations_per_call =
+      double(allocator->statistics().allocation_count - allocations_before) /
+      double(iterations);
   std::sort(millis.begin(), millis.end());
+  std::string device = tooling::DeviceUri(options);
   double mean = 0;
   for (double ms : millis)
     mean += ms / double(millis.size());
@@ -85,17 +99,20 @@ int Run(int argc, char **argv) {
   if (json) {
     std::printf("{\"function\": \"%s\", \"device\": \"%s\", \"iterations\": "
                 "%lld, \"min_ms\": %.6f, \"median_ms\": %.6f, \"p90_ms\": "
-                "%.6f, \"mean_ms\": %.6f, \"max_ms\": %.6f}\n",
-                name.c_str(), options.device.c_str(), (long long)iterations,
+                "%.6f, \"mean_ms\": %.6f, \"max_ms\": %.6f, "
+                "\"allocations_per_call\": %.3f}\n",
+                name.c_str(), device.c_str(), (long long)iterations,
                 millis.front(), Percentile(millis, 0.5),
-                Percentile(millis, 0.9), mean, millis.back());
+                Percentile(millis, 0.9), mean, millis.back(),
+                allocations_per_call);
   } else {
     std::printf("%s on %s: %lld calls\n  min    %10.4f ms\n  median %10.4f "
                 "ms\n  p90    %10.4f ms\n  mean   %10.4f ms\n  max    %10.4f "
-                "ms\n",
-                name.c_str(), options.device.c_str(), (long long)iterations,
+                "ms\n  allocations per call %.3f\n",
+                name.c_str(), device.c_str(), (long long)iterations,
                 millis.front(), Percentile(millis, 0.5),
-                Percentile(millis, 0.9), mean, millis.back());
+                Percentile(millis, 0.9), mean, millis.back(),
+                allocations_per_call);
   }
   return 0;
 }

@@ -1,5 +1,7 @@
 // Loads hand-written CPU executable libraries (testdata/) through a device's
-// executable cache and runs them on local-sync.
+// executable cache and runs them on local-sync, once per loader: the system
+// loader gets them as ordinary shared libraries, the embedded ELF loader as
+// self-contained ones (HAL_FREESTANDING_DIR).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -9,6 +11,7 @@
 
 #include "strata/hal/api.h"
 #include "strata/hal/drivers/local_sync/local_sync_driver.h"
+#include "strata/hal/loaders/embedded_elf_loader.h"
 #include "strata/hal/loaders/system_library_loader.h"
 #include "strata/hal/local/executable_library.h"
 #include "strata/hal/local/local_executable.h"
@@ -35,17 +38,49 @@ std::vector<uint8_t> ReadFile(const char *path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(file), {});
 }
 
-class ExecutableTest : public ::testing::Test {
+// "test_library" -> the library built for the loader under test.
+std::string LibraryPath(std::string_view loader, std::string_view name) {
+  if (loader == "embedded")
+    return StrCat(HAL_FREESTANDING_DIR, "/", name, ".so");
+  static const std::pair<std::string_view, const char *> kSystem[] = {
+      {"test_library", HAL_TEST_LIBRARY_PATH},
+      {"import_library", HAL_TEST_IMPORT_LIBRARY_PATH},
+      {"bad_version", HAL_TEST_BAD_VERSION_PATH},
+      {"bad_null", HAL_TEST_BAD_NULL_PATH},
+      {"bad_no_query", HAL_TEST_BAD_NO_QUERY_PATH},
+      {"bad_sanitizer", HAL_TEST_BAD_SANITIZER_PATH},
+      {"bad_no_exports", HAL_TEST_BAD_NO_EXPORTS_PATH},
+  };
+  for (const auto &[key, path] : kSystem)
+    if (key == name)
+      return path;
+  ADD_FAILURE() << "no library " << name;
+  return "";
+}
+
+class ExecutableTest : public ::testing::TestWithParam<const char *> {
 protected:
   void SetUp() override {
-    auto device = CreateLocalSyncDriver()->CreateDevice("");
+    auto device =
+        CreateLocalSyncDriver()->CreateDevice(StrCat("?loader=", GetParam()));
     ASSERT_TRUE(device.ok()) << device.status().ToString();
     device_ = *device;
   }
 
-  Result<RefPtr<Executable>> Load(const char *path) {
-    std::vector<uint8_t> bytes = ReadFile(path);
+  std::vector<uint8_t> ReadLibrary(std::string_view name) {
+    return ReadFile(LibraryPath(GetParam(), name).c_str());
+  }
+
+  Result<RefPtr<Executable>> Load(std::string_view name) {
+    std::vector<uint8_t> bytes = ReadLibrary(name);
     return device_->CreateExecutable(kFormat, bytes);
+  }
+
+  std::unique_ptr<ExecutableLoader>
+  CreateLoader(ExecutableImportResolver resolve_import = {}) {
+    if (std::string_view(GetParam()) == "embedded")
+      return std::make_unique<EmbeddedElfLoader>(std::move(resolve_import));
+    return std::make_unique<SystemLibraryLoader>(std::move(resolve_import));
   }
 
   RefPtr<Buffer> Upload(std::span<const float> values) {
@@ -98,8 +133,8 @@ protected:
   RefPtr<Device> device_;
 };
 
-TEST_F(ExecutableTest, ExportsAreReflected) {
-  auto executable = Load(HAL_TEST_LIBRARY_PATH);
+TEST_P(ExecutableTest, ExportsAreReflected) {
+  auto executable = Load("test_library");
   ASSERT_TRUE(executable.ok()) << executable.status().ToString();
   EXPECT_EQ(std::string((*executable)->ref_type()->name), "hal.executable");
   EXPECT_EQ((*executable)->name(), "test_library");
@@ -119,8 +154,8 @@ TEST_F(ExecutableTest, ExportsAreReflected) {
             (std::array<uint32_t, 3>{2, 3, 4}));
 }
 
-TEST_F(ExecutableTest, AddAndScaleOverMultipleWorkgroups) {
-  auto executable = Load(HAL_TEST_LIBRARY_PATH);
+TEST_P(ExecutableTest, AddAndScaleOverMultipleWorkgroups) {
+  auto executable = Load("test_library");
   ASSERT_TRUE(executable.ok()) << executable.status().ToString();
   uint32_t add = *(*executable)->LookupExport("add_f32");
   uint32_t scale = *(*executable)->LookupExport("scale");
@@ -169,8 +204,8 @@ TEST_F(ExecutableTest, AddAndScaleOverMultipleWorkgroups) {
   }
 }
 
-TEST_F(ExecutableTest, GridCoversEveryWorkgroupOnce) {
-  auto executable = Load(HAL_TEST_LIBRARY_PATH);
+TEST_P(ExecutableTest, GridCoversEveryWorkgroupOnce) {
+  auto executable = Load("test_library");
   ASSERT_TRUE(executable.ok()) << executable.status().ToString();
   constexpr uint32_t kX = 3, kY = 2, kZ = 4, kTotal = kX * kY * kZ;
   RefPtr<Buffer> out = Allocate((8 + 2 * kTotal) * 4);
@@ -197,8 +232,8 @@ TEST_F(ExecutableTest, GridCoversEveryWorkgroupOnce) {
       }
 }
 
-TEST_F(ExecutableTest, FailingWorkgroupFailsSubmissionAndFence) {
-  auto executable = Load(HAL_TEST_LIBRARY_PATH);
+TEST_P(ExecutableTest, FailingWorkgroupFailsSubmissionAndFence) {
+  auto executable = Load("test_library");
   ASSERT_TRUE(executable.ok()) << executable.status().ToString();
   RefPtr<Buffer> out = Allocate(16);
   RefPtr<CommandBuffer> cb = CreateCommandBuffer();
@@ -218,20 +253,19 @@ TEST_F(ExecutableTest, FailingWorkgroupFailsSubmissionAndFence) {
   EXPECT_EQ(Read<uint32_t>(out.get()), (std::vector<uint32_t>{1, 1, 0, 0}));
 }
 
-TEST_F(ExecutableTest, ImportsResolveThroughTheLoader) {
-  std::vector<uint8_t> bytes = ReadFile(HAL_TEST_IMPORT_LIBRARY_PATH);
-  SystemLibraryLoader no_imports;
-  auto unresolved = no_imports.Load(kFormat, bytes, {});
+TEST_P(ExecutableTest, ImportsResolveThroughTheLoader) {
+  std::vector<uint8_t> bytes = ReadLibrary("import_library");
+  auto unresolved = CreateLoader()->Load(kFormat, bytes, {});
   EXPECT_EQ(unresolved.status().code(), StatusCode::kNotFound);
   EXPECT_NE(unresolved.status().message().find("test_add_one"),
             std::string_view::npos);
 
   static int (*add_one)(int) = [](int x) { return x + 1; };
-  SystemLibraryLoader loader([](std::string_view name) -> const void * {
+  auto loader = CreateLoader([](std::string_view name) -> const void * {
     return name == "test_add_one" ? reinterpret_cast<const void *>(add_one)
                                   : nullptr;
   });
-  auto executable = loader.Load(kFormat, bytes, {});
+  auto executable = loader->Load(kFormat, bytes, {});
   ASSERT_TRUE(executable.ok()) << executable.status().ToString();
   float initial[] = {0};
   RefPtr<Buffer> out = Upload(initial);
@@ -246,16 +280,16 @@ TEST_F(ExecutableTest, ImportsResolveThroughTheLoader) {
   EXPECT_EQ(Read<int32_t>(out.get())[0], 42);
 }
 
-TEST_F(ExecutableTest, RepeatedLoadsAreIndependent) {
+TEST_P(ExecutableTest, RepeatedLoadsAreIndependent) {
   // Load, drop and reload several libraries so fd numbers get reused; each
   // load must see its own library.
   for (int i = 0; i < 4; ++i) {
-    auto test_library = Load(HAL_TEST_LIBRARY_PATH);
+    auto test_library = Load("test_library");
     ASSERT_TRUE(test_library.ok()) << test_library.status().ToString();
     EXPECT_EQ((*test_library)->name(), "test_library");
     test_library->reset();
-    std::vector<uint8_t> bytes = ReadFile(HAL_TEST_IMPORT_LIBRARY_PATH);
-    auto import_library = SystemLibraryLoader().Load(kFormat, bytes, {});
+    std::vector<uint8_t> bytes = ReadLibrary("import_library");
+    auto import_library = CreateLoader()->Load(kFormat, bytes, {});
     // Fails on the import, after identifying the right library.
     EXPECT_NE(import_library.status().message().find("import_library"),
               std::string_view::npos)
@@ -271,7 +305,7 @@ void ExpectLoadError(Result<RefPtr<Executable>> result, StatusCode code,
       << result.status().ToString();
 }
 
-TEST_F(ExecutableTest, RejectsGarbageAndTruncatedElf) {
+TEST_P(ExecutableTest, RejectsGarbageAndTruncatedElf) {
   std::vector<uint8_t> garbage(4096);
   for (size_t i = 0; i < garbage.size(); ++i)
     garbage[i] = uint8_t(i * 131 + 7);
@@ -280,7 +314,7 @@ TEST_F(ExecutableTest, RejectsGarbageAndTruncatedElf) {
   ExpectLoadError(device_->CreateExecutable(kFormat, {}),
                   StatusCode::kInvalidArgument, "not an ELF file");
 
-  std::vector<uint8_t> bytes = ReadFile(HAL_TEST_LIBRARY_PATH);
+  std::vector<uint8_t> bytes = ReadLibrary("test_library");
   ASSERT_GT(bytes.size(), 1024u);
   ExpectLoadError(device_->CreateExecutable(
                       kFormat, std::span<const uint8_t>(bytes.data(), 40)),
@@ -300,28 +334,27 @@ TEST_F(ExecutableTest, RejectsGarbageAndTruncatedElf) {
                   StatusCode::kInvalidArgument, "not a shared object");
 }
 
-TEST_F(ExecutableTest, RejectsBadLibraries) {
-  ExpectLoadError(Load(HAL_TEST_BAD_VERSION_PATH),
-                  StatusCode::kFailedPrecondition,
+TEST_P(ExecutableTest, RejectsBadLibraries) {
+  ExpectLoadError(Load("bad_version"), StatusCode::kFailedPrecondition,
                   "executable built for library ABI version 99, runtime "
                   "supports 0");
-  ExpectLoadError(Load(HAL_TEST_BAD_NULL_PATH), StatusCode::kInvalidArgument,
+  ExpectLoadError(Load("bad_null"), StatusCode::kInvalidArgument,
                   "returned NULL");
-  ExpectLoadError(Load(HAL_TEST_BAD_NO_QUERY_PATH), StatusCode::kNotFound,
+  ExpectLoadError(Load("bad_no_query"), StatusCode::kNotFound,
                   "strata_hal_executable_library_query");
   // A library built for TSan loads only into a TSan runtime.
 #if defined(STRATA_TEST_TSAN)
-  EXPECT_TRUE(Load(HAL_TEST_BAD_SANITIZER_PATH).ok());
+  EXPECT_TRUE(Load("bad_sanitizer").ok());
 #else
-  ExpectLoadError(Load(HAL_TEST_BAD_SANITIZER_PATH),
-                  StatusCode::kFailedPrecondition, "thread sanitizer");
+  ExpectLoadError(Load("bad_sanitizer"), StatusCode::kFailedPrecondition,
+                  "thread sanitizer");
 #endif
-  ExpectLoadError(Load(HAL_TEST_BAD_NO_EXPORTS_PATH),
-                  StatusCode::kInvalidArgument, "no exports");
+  ExpectLoadError(Load("bad_no_exports"), StatusCode::kInvalidArgument,
+                  "no exports");
 }
 
-TEST_F(ExecutableTest, RejectsUnknownFormatAndConstants) {
-  std::vector<uint8_t> bytes = ReadFile(HAL_TEST_LIBRARY_PATH);
+TEST_P(ExecutableTest, RejectsUnknownFormatAndConstants) {
+  std::vector<uint8_t> bytes = ReadLibrary("test_library");
   auto result = device_->CreateExecutable("spirv-fb", bytes);
   ExpectLoadError(result, StatusCode::kNotFound, "'spirv-fb'");
   EXPECT_NE(result.status().message().find("'elf-x86_64'"),
@@ -332,6 +365,12 @@ TEST_F(ExecutableTest, RejectsUnknownFormatAndConstants) {
   ExpectLoadError(device_->CreateExecutable(kFormat, bytes, constants),
                   StatusCode::kUnimplemented, "constants");
 }
+
+INSTANTIATE_TEST_SUITE_P(Loaders, ExecutableTest,
+                         ::testing::Values("system", "embedded"),
+                         [](const auto &info) {
+                           return std::string(info.param);
+                         });
 
 } // namespace
 } // namespace strata::hal

@@ -5,6 +5,19 @@
 
 namespace strata::tooling {
 
+std::string DeviceUri(const ProgramOptions &options) {
+  std::string uri = options.device;
+  auto append = [&](std::string_view key, std::string_view value) {
+    uri += uri.find('?') == std::string::npos ? "?" : "&";
+    uri += StrCat(key, "=", value);
+  };
+  if (!options.loader.empty())
+    append("loader", options.loader);
+  if (options.workers >= 0)
+    append("workers", std::to_string(options.workers));
+  return uri;
+}
+
 Result<Program> LoadProgram(const ProgramOptions &options) {
   if (options.modules.empty())
     return InvalidArgumentError("no module given (--module=FILE.smod)");
@@ -12,9 +25,10 @@ Result<Program> LoadProgram(const ProgramOptions &options) {
     return InvalidArgumentError("no function given (--function=NAME)");
   Program program;
   STRATA_ASSIGN_OR_RETURN(program.instance, session::Instance::Create());
-  auto device = program.instance->CreateDevice(options.device);
+  std::string uri = DeviceUri(options);
+  auto device = program.instance->CreateDevice(uri);
   if (!device.ok())
-    return device.status().Annotate(StrCat("device '", options.device, "'"));
+    return device.status().Annotate(StrCat("device '", uri, "'"));
   program.device = std::move(*device);
   STRATA_ASSIGN_OR_RETURN(
       program.session,

@@ -15,6 +15,12 @@ struct ProgramOptions {
   std::vector<std::string> modules;
   std::string function;
   std::string device = "local-sync";
+  // Executable loader for local devices ("embedded", "system"; "" = the
+  // device's default); added to the device URI as ?loader=.
+  std::string loader;
+  // Worker count for local-task (0 = one per core, -1 = the default);
+  // added to the device URI as ?workers=.
+  int64_t workers = -1;
   // Tensor arguments in tensor_text.h form ("2x2xf32=1 2 3 4", "@in.npy").
   std::vector<std::string> inputs;
 };
@@ -28,6 +34,10 @@ struct Program {
 };
 
 Result<Program> LoadProgram(const ProgramOptions &options);
+
+// `options.device` with the loader and worker options appended as URI
+// options ("local-task" -> "local-task?loader=system&workers=2").
+std::string DeviceUri(const ProgramOptions &options);
 
 // One result as text: a tensor as "4xf32=5 12 21 32", a scalar as "i32=7".
 Result<std::string> FormatValue(const vm::Value &value);

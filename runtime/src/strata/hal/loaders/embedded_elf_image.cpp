@@ -177,6 +177,12 @@ Status EmbeddedElfImage::ParseSegments(std::span<const uint8_t> bytes) {
     if ((phdr.p_flags & PF_W) && (phdr.p_flags & PF_X))
       return InvalidArgumentError("ELF segment ", i,
                                   " is both writable and executable (W^X)");
+    // Code comes whole from the file: a zero-filled tail in an executable
+    // segment only appears in damaged files (and would run as code).
+    if ((phdr.p_flags & PF_X) && phdr.p_filesz != phdr.p_memsz)
+      return InvalidArgumentError("ELF executable segment ", i,
+                                  " has file size ", phdr.p_filesz,
+                                  " but memory size ", phdr.p_memsz);
     if (!segments_.empty()) {
       const Segment &last = segments_.back();
       if (phdr.p_vaddr < last.vaddr + last.memsz)

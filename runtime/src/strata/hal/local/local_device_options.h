@@ -23,7 +23,7 @@ struct LocalDeviceOptions {
   // 0 = one per hardware core.
   uint32_t worker_count = 0;
   // Loader names in the order the executable cache asks them.
-  std::vector<std::string> loaders = {"system"};
+  std::vector<std::string> loaders = {"embedded", "system"};
 };
 
 // Parses "PATH?key=value&key=value". `allow_workers` says whether the

@@ -126,10 +126,16 @@ CheckLibraryMemory(const strata_hal_executable_library_header_t *const *library,
     return InvalidArgumentError(origin, ": library descriptor ", what,
                                 " points outside the library");
   };
-  if (!memory.is_readable(library, sizeof(*library)))
+  // Readable and aligned for its type (a damaged pointer may be neither).
+  auto valid = [&](const void *pointer, size_t size, size_t alignment) {
+    return reinterpret_cast<uintptr_t>(pointer) % alignment == 0 &&
+           memory.is_readable(pointer, size);
+  };
+  if (!valid(library, sizeof(*library), alignof(void *)))
     return fail("returned by the query");
   const strata_hal_executable_library_header_t *header = *library;
-  if (!header || !memory.is_readable(header, sizeof(*header)))
+  if (!header || !valid(header, sizeof(*header),
+                        alignof(strata_hal_executable_library_header_t)))
     return fail("header");
   if (header->name && !memory.is_string(header->name))
     return fail("name");
@@ -137,27 +143,30 @@ CheckLibraryMemory(const strata_hal_executable_library_header_t *const *library,
     return OkStatus(); // InitializeLibrary rejects the version.
   auto *v0 =
       reinterpret_cast<const strata_hal_executable_library_v0_t *>(library);
-  if (!memory.is_readable(v0, sizeof(*v0)))
+  if (!valid(v0, sizeof(*v0), alignof(strata_hal_executable_library_v0_t)))
     return fail("table");
   if (v0->export_count > kMaxLibraryEntries ||
       v0->import_count > kMaxLibraryEntries)
     return InvalidArgumentError(origin, ": library claims ", v0->export_count,
                                 " exports and ", v0->import_count,
                                 " imports; the limit is ", kMaxLibraryEntries);
-  auto table = [&](const void *pointer, size_t entry_size, uint32_t count) {
+  auto table = [&](const void *pointer, size_t entry_size, size_t alignment,
+                   uint32_t count) {
     return count == 0 || !pointer ||
-           memory.is_readable(pointer, entry_size * count);
+           valid(pointer, entry_size * count, alignment);
   };
   uint32_t exports = v0->export_count, imports = v0->import_count;
-  if (!table(v0->export_names, sizeof(char *), exports))
+  if (!table(v0->export_names, sizeof(char *), alignof(char *), exports))
     return fail("export name table");
-  if (!table(v0->export_ptrs, sizeof(void *), exports))
+  if (!table(v0->export_ptrs, sizeof(void *), alignof(void *), exports))
     return fail("export function table");
-  if (!table(v0->export_binding_counts, sizeof(uint32_t), exports))
+  if (!table(v0->export_binding_counts, sizeof(uint32_t), alignof(uint32_t),
+             exports))
     return fail("export binding count table");
-  if (!table(v0->export_workgroup_sizes, 3 * sizeof(uint32_t), exports))
+  if (!table(v0->export_workgroup_sizes, 3 * sizeof(uint32_t),
+             alignof(uint32_t), exports))
     return fail("export workgroup size table");
-  if (!table(v0->import_names, sizeof(char *), imports))
+  if (!table(v0->import_names, sizeof(char *), alignof(char *), imports))
     return fail("import name table");
   for (uint32_t i = 0; i < exports; ++i) {
     if (v0->export_names && v0->export_names[i] &&

@@ -1,0 +1,163 @@
+/* The Strata runtime's C API for embedding (SPEC §6): create an instance, a
+ * device by URI and a session; append compiled modules; look up functions
+ * and call them with tensors (buffer views).
+ *
+ * Conventions:
+ *  - Every object is an opaque handle released with its *_release function
+ *    (NULL is accepted and ignored).
+ *  - Fallible functions return a strata_status_t: NULL means success;
+ *    otherwise the caller owns it, reads strata_status_code() and
+ *    strata_status_message(), and frees it with strata_status_free().
+ *  - Outputs are written only on success.
+ *  - Thread-compatible like the C++ session: one thread at a time per
+ *    session; separate sessions may run concurrently.
+ *
+ *   strata_instance_t *instance;   strata_instance_create(&instance);
+ *   strata_device_t *device;       strata_device_create(instance,
+ *                                      "local-task", &device);
+ *   strata_session_t *session;     strata_session_create(instance, device,
+ *                                      &session);
+ *   strata_session_append_module_from_file(session, "model.smod");
+ *   strata_function_t *fn;         strata_session_lookup_function(session,
+ *                                      "module.main", &fn);
+ *   strata_session_call(session, fn, inputs, 2, outputs, 1, &count); */
+#ifndef STRATA_RUNTIME_H_
+#define STRATA_RUNTIME_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes; the same values as the C++ runtime's StatusCode. */
+typedef enum strata_status_code_e {
+  STRATA_STATUS_OK = 0,
+  STRATA_STATUS_CANCELLED = 1,
+  STRATA_STATUS_UNKNOWN = 2,
+  STRATA_STATUS_INVALID_ARGUMENT = 3,
+  STRATA_STATUS_DEADLINE_EXCEEDED = 4,
+  STRATA_STATUS_NOT_FOUND = 5,
+  STRATA_STATUS_ALREADY_EXISTS = 6,
+  STRATA_STATUS_PERMISSION_DENIED = 7,
+  STRATA_STATUS_RESOURCE_EXHAUSTED = 8,
+  STRATA_STATUS_FAILED_PRECONDITION = 9,
+  STRATA_STATUS_ABORTED = 10,
+  STRATA_STATUS_OUT_OF_RANGE = 11,
+  STRATA_STATUS_UNIMPLEMENTED = 12,
+  STRATA_STATUS_INTERNAL = 13,
+  STRATA_STATUS_UNAVAILABLE = 14,
+  STRATA_STATUS_DATA_LOSS = 15,
+} strata_status_code_t;
+
+typedef struct strata_status_s *strata_status_t;
+
+/* STRATA_STATUS_OK for NULL. */
+strata_status_code_t strata_status_code(strata_status_t status);
+/* "" for NULL; valid until the status is freed. */
+const char *strata_status_message(strata_status_t status);
+void strata_status_free(strata_status_t status);
+
+/* Element types; the same encoding as the HAL's (numerical type << 24 |
+ * bit count). */
+typedef uint32_t strata_element_type_t;
+#define STRATA_ELEMENT_TYPE_BOOL_8 0x14000008u
+#define STRATA_ELEMENT_TYPE_SINT_8 0x11000008u
+#define STRATA_ELEMENT_TYPE_SINT_16 0x11000010u
+#define STRATA_ELEMENT_TYPE_SINT_32 0x11000020u
+#define STRATA_ELEMENT_TYPE_SINT_64 0x11000040u
+#define STRATA_ELEMENT_TYPE_UINT_8 0x12000008u
+#define STRATA_ELEMENT_TYPE_UINT_16 0x12000010u
+#define STRATA_ELEMENT_TYPE_UINT_32 0x12000020u
+#define STRATA_ELEMENT_TYPE_UINT_64 0x12000040u
+#define STRATA_ELEMENT_TYPE_FLOAT_16 0x21000010u
+#define STRATA_ELEMENT_TYPE_FLOAT_32 0x21000020u
+#define STRATA_ELEMENT_TYPE_FLOAT_64 0x21000040u
+#define STRATA_ELEMENT_TYPE_BFLOAT_16 0x22000010u
+
+typedef struct strata_instance_s strata_instance_t;
+typedef struct strata_device_s strata_device_t;
+typedef struct strata_session_s strata_session_t;
+typedef struct strata_function_s strata_function_t;
+typedef struct strata_buffer_view_s strata_buffer_view_t;
+
+/* The instance: every built-in driver and VM type registered. */
+strata_status_t strata_instance_create(strata_instance_t **out_instance);
+void strata_instance_release(strata_instance_t *instance);
+
+/* A device by driver name or URI: "local-sync", "local-task",
+ * "local-task://0?workers=4&loader=system". */
+strata_status_t strata_device_create(strata_instance_t *instance,
+                                     const char *uri,
+                                     strata_device_t **out_device);
+void strata_device_release(strata_device_t *device);
+
+/* A session over `device` with the `hal` module added. The session keeps
+ * the instance and device alive. */
+strata_status_t strata_session_create(strata_instance_t *instance,
+                                      strata_device_t *device,
+                                      strata_session_t **out_session);
+void strata_session_release(strata_session_t *session);
+
+/* Appends a compiled module (.smod). From a file: memory-mapped. */
+strata_status_t
+strata_session_append_module_from_file(strata_session_t *session,
+                                       const char *path);
+/* Called once when the runtime no longer needs module bytes. */
+typedef void (*strata_release_fn_t)(void *user_data, const void *data,
+                                    size_t size);
+/* Takes ownership of [data, data + size): `release` (may be NULL) runs
+ * exactly once when the bytes are no longer needed, also when this fails. */
+strata_status_t strata_session_append_module_from_memory(
+    strata_session_t *session, const void *data, size_t size,
+    strata_release_fn_t release, void *user_data);
+strata_status_t
+strata_session_append_module_from_stdin(strata_session_t *session);
+/* Releases cached device resources. */
+strata_status_t strata_session_trim(strata_session_t *session);
+
+/* "module.function"; a bare "function" means "module.function". */
+strata_status_t
+strata_session_lookup_function(strata_session_t *session, const char *name,
+                               strata_function_t **out_function);
+void strata_function_release(strata_function_t *function);
+/* Argument and result counts. */
+size_t strata_function_input_count(const strata_function_t *function);
+size_t strata_function_output_count(const strata_function_t *function);
+
+/* A tensor of `shape` (rank dims) and `element_type` on the session's
+ * device, filled with `byte_length` bytes of row-major `data` (which must be
+ * the tensor's exact size). */
+strata_status_t strata_buffer_view_create(strata_session_t *session,
+                                          const int64_t *shape, size_t rank,
+                                          strata_element_type_t element_type,
+                                          const void *data, size_t byte_length,
+                                          strata_buffer_view_t **out_view);
+void strata_buffer_view_release(strata_buffer_view_t *view);
+size_t strata_buffer_view_rank(const strata_buffer_view_t *view);
+int64_t strata_buffer_view_dim(const strata_buffer_view_t *view, size_t index);
+strata_element_type_t
+strata_buffer_view_element_type(const strata_buffer_view_t *view);
+size_t strata_buffer_view_byte_length(const strata_buffer_view_t *view);
+/* Copies the tensor's bytes out; `byte_length` must equal its size. */
+strata_status_t strata_buffer_view_read(const strata_buffer_view_t *view,
+                                        void *target, size_t byte_length);
+
+/* Calls `function` with tensor inputs after checking them (count, shape,
+ * element type; errors name the argument). On success writes the results
+ * (new views the caller releases) to outputs[0..*out_output_count);
+ * `output_capacity` must cover them. Non-tensor results are an error. */
+strata_status_t strata_session_call(strata_session_t *session,
+                                    const strata_function_t *function,
+                                    strata_buffer_view_t *const *inputs,
+                                    size_t input_count,
+                                    strata_buffer_view_t **outputs,
+                                    size_t output_capacity,
+                                    size_t *out_output_count);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* STRATA_RUNTIME_H_ */

@@ -1,0 +1,291 @@
+// The C API (strata/runtime.h) over the C++ session API. Handles own one
+// reference each; statuses carry a copy of the message.
+#include "strata/runtime.h"
+
+#include <cstring>
+#include <new>
+
+#include "strata/hal/buffer_view.h"
+#include "strata/hal/element_type.h"
+#include "strata/session/session.h"
+
+struct strata_status_s {
+  strata_status_code_t code;
+  std::string message;
+};
+struct strata_instance_s {
+  strata::RefPtr<strata::session::Instance> instance;
+};
+struct strata_device_s {
+  strata::RefPtr<strata::hal::Device> device;
+};
+struct strata_session_s {
+  strata::RefPtr<strata::session::Session> session;
+};
+struct strata_function_s {
+  strata::vm::Function function;
+};
+struct strata_buffer_view_s {
+  strata::RefPtr<strata::hal::BufferView> view;
+};
+
+namespace {
+
+using namespace strata;
+
+static_assert(int(STRATA_STATUS_DATA_LOSS) == int(StatusCode::kDataLoss));
+static_assert(STRATA_ELEMENT_TYPE_BOOL_8 == STRATA_HAL_ELEMENT_TYPE_BOOL_8);
+static_assert(STRATA_ELEMENT_TYPE_SINT_32 == STRATA_HAL_ELEMENT_TYPE_SINT_32);
+static_assert(STRATA_ELEMENT_TYPE_UINT_64 == STRATA_HAL_ELEMENT_TYPE_UINT_64);
+static_assert(STRATA_ELEMENT_TYPE_FLOAT_16 == STRATA_HAL_ELEMENT_TYPE_FLOAT_16);
+static_assert(STRATA_ELEMENT_TYPE_FLOAT_32 == STRATA_HAL_ELEMENT_TYPE_FLOAT_32);
+static_assert(STRATA_ELEMENT_TYPE_FLOAT_64 == STRATA_HAL_ELEMENT_TYPE_FLOAT_64);
+static_assert(STRATA_ELEMENT_TYPE_BFLOAT_16 ==
+              STRATA_HAL_ELEMENT_TYPE_BFLOAT_16);
+
+strata_status_t ToC(const Status &status) {
+  if (status.ok())
+    return nullptr;
+  auto *result = new (std::nothrow) strata_status_s;
+  if (!result) {
+    // Out of memory while reporting: a static status would be freed by
+    // the caller, so abort is the only honest option left.
+    std::abort();
+  }
+  result->code = strata_status_code_t(status.code());
+  result->message = std::string(status.message());
+  return result;
+}
+
+strata_status_t NullArgument(const char *name) {
+  return ToC(InvalidArgumentError("argument '", name, "' is null"));
+}
+
+} // namespace
+
+extern "C" {
+
+strata_status_code_t strata_status_code(strata_status_t status) {
+  return status ? status->code : STRATA_STATUS_OK;
+}
+
+const char *strata_status_message(strata_status_t status) {
+  return status ? status->message.c_str() : "";
+}
+
+void strata_status_free(strata_status_t status) { delete status; }
+
+strata_status_t strata_instance_create(strata_instance_t **out_instance) {
+  if (!out_instance)
+    return NullArgument("out_instance");
+  auto instance = session::Instance::Create();
+  if (!instance.ok())
+    return ToC(instance.status());
+  *out_instance = new strata_instance_s{std::move(*instance)};
+  return nullptr;
+}
+
+void strata_instance_release(strata_instance_t *instance) { delete instance; }
+
+strata_status_t strata_device_create(strata_instance_t *instance,
+                                     const char *uri,
+                                     strata_device_t **out_device) {
+  if (!instance || !uri || !out_device)
+    return NullArgument(!instance ? "instance" : !uri ? "uri" : "out_device");
+  auto device = instance->instance->CreateDevice(uri);
+  if (!device.ok())
+    return ToC(device.status().Annotate(StrCat("device '", uri, "'")));
+  *out_device = new strata_device_s{std::move(*device)};
+  return nullptr;
+}
+
+void strata_device_release(strata_device_t *device) { delete device; }
+
+strata_status_t strata_session_create(strata_instance_t *instance,
+                                      strata_device_t *device,
+                                      strata_session_t **out_session) {
+  if (!instance || !device || !out_session)
+    return NullArgument(!instance ? "instance"
+                        : !device ? "device"
+                                  : "out_session");
+  auto session = session::Session::Create(instance->instance, device->device,
+                                          session::SessionOptions());
+  if (!session.ok())
+    return ToC(session.status());
+  *out_session = new strata_session_s{std::move(*session)};
+  return nullptr;
+}
+
+void strata_session_release(strata_session_t *session) { delete session; }
+
+strata_status_t
+strata_session_append_module_from_file(strata_session_t *session,
+                                       const char *path) {
+  if (!session || !path)
+    return NullArgument(!session ? "session" : "path");
+  return ToC(session->session->AppendBytecodeModuleFromFile(path));
+}
+
+strata_status_t strata_session_append_module_from_memory(
+    strata_session_t *session, const void *data, size_t size,
+    strata_release_fn_t release, void *user_data) {
+  // Ownership passes first, so `release` runs exactly once on every path.
+  OwnedBytes bytes =
+      OwnedBytes::Wrap({static_cast<const uint8_t *>(data), data ? size : 0},
+                       [release, user_data, data, size]() {
+                         if (release)
+                           release(user_data, data, size);
+                       });
+  if (!session || !data)
+    return NullArgument(!session ? "session" : "data");
+  return ToC(
+      session->session->AppendBytecodeModuleFromMemory(std::move(bytes)));
+}
+
+strata_status_t
+strata_session_append_module_from_stdin(strata_session_t *session) {
+  if (!session)
+    return NullArgument("session");
+  return ToC(session->session->AppendBytecodeModuleFromStdin());
+}
+
+strata_status_t strata_session_trim(strata_session_t *session) {
+  if (!session)
+    return NullArgument("session");
+  return ToC(session->session->Trim());
+}
+
+strata_status_t
+strata_session_lookup_function(strata_session_t *session, const char *name,
+                               strata_function_t **out_function) {
+  if (!session || !name || !out_function)
+    return NullArgument(!session ? "session" : !name ? "name" : "out_function");
+  auto function = session->session->LookupFunction(name);
+  if (!function.ok())
+    return ToC(function.status());
+  *out_function = new strata_function_s{std::move(*function)};
+  return nullptr;
+}
+
+void strata_function_release(strata_function_t *function) { delete function; }
+
+size_t strata_function_input_count(const strata_function_t *function) {
+  return function ? function->function.info().signature.argument_types().size()
+                  : 0;
+}
+
+size_t strata_function_output_count(const strata_function_t *function) {
+  return function ? function->function.info().signature.result_types().size()
+                  : 0;
+}
+
+strata_status_t strata_buffer_view_create(strata_session_t *session,
+                                          const int64_t *shape, size_t rank,
+                                          strata_element_type_t element_type,
+                                          const void *data, size_t byte_length,
+                                          strata_buffer_view_t **out_view) {
+  if (!session || (!shape && rank) || (!data && byte_length) || !out_view)
+    return NullArgument(!session           ? "session"
+                        : !out_view        ? "out_view"
+                        : (!shape && rank) ? "shape"
+                                           : "data");
+  if (rank > hal::BufferView::kMaxRank)
+    return ToC(InvalidArgumentError("rank ", rank, " exceeds the maximum ",
+                                    hal::BufferView::kMaxRank));
+  std::span<const int64_t> dims(shape, rank);
+  auto expected = hal::BufferView::ComputeByteLength(dims, element_type);
+  if (!expected.ok())
+    return ToC(expected.status());
+  if (*expected != byte_length)
+    return ToC(InvalidArgumentError("tensor data has ", byte_length,
+                                    " bytes but the shape and element type "
+                                    "need ",
+                                    *expected));
+  auto allocator = session->session->device_allocator();
+  auto view = hal::BufferView::Allocate(
+      *allocator, dims, element_type,
+      STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL | STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE,
+      STRATA_HAL_BUFFER_USAGE_DEFAULT,
+      {static_cast<const uint8_t *>(data), byte_length});
+  if (!view.ok())
+    return ToC(view.status());
+  *out_view = new strata_buffer_view_s{std::move(*view)};
+  return nullptr;
+}
+
+void strata_buffer_view_release(strata_buffer_view_t *view) { delete view; }
+
+size_t strata_buffer_view_rank(const strata_buffer_view_t *view) {
+  return view ? view->view->rank() : 0;
+}
+
+int64_t strata_buffer_view_dim(const strata_buffer_view_t *view, size_t index) {
+  return view && index < view->view->rank() ? view->view->dim(index) : 0;
+}
+
+strata_element_type_t
+strata_buffer_view_element_type(const strata_buffer_view_t *view) {
+  return view ? view->view->element_type() : 0;
+}
+
+size_t strata_buffer_view_byte_length(const strata_buffer_view_t *view) {
+  return view ? size_t(view->view->byte_length()) : 0;
+}
+
+strata_status_t strata_buffer_view_read(const strata_buffer_view_t *view,
+                                        void *target, size_t byte_length) {
+  if (!view || (!target && byte_length))
+    return NullArgument(!view ? "view" : "target");
+  if (byte_length != view->view->byte_length())
+    return ToC(InvalidArgumentError(
+        "reading ", byte_length, " bytes from a tensor of ",
+        view->view->byte_length(), " bytes (", view->view->FormatShape(), ")"));
+  const auto &buffer = view->view->buffer();
+  return ToC(
+      buffer->ReadData(0, {static_cast<uint8_t *>(target), byte_length}));
+}
+
+strata_status_t strata_session_call(strata_session_t *session,
+                                    const strata_function_t *function,
+                                    strata_buffer_view_t *const *inputs,
+                                    size_t input_count,
+                                    strata_buffer_view_t **outputs,
+                                    size_t output_capacity,
+                                    size_t *out_output_count) {
+  if (!session || !function || (!inputs && input_count) || !out_output_count ||
+      (!outputs && output_capacity))
+    return NullArgument(!session                   ? "session"
+                        : !function                ? "function"
+                        : !out_output_count        ? "out_output_count"
+                        : (!inputs && input_count) ? "inputs"
+                                                   : "outputs");
+  std::vector<vm::Value> arguments;
+  arguments.reserve(input_count);
+  for (size_t i = 0; i < input_count; ++i) {
+    if (!inputs[i])
+      return ToC(InvalidArgumentError("input ", i, " is null"));
+    arguments.push_back(vm::Value::Ref(inputs[i]->view));
+  }
+  std::vector<vm::Value> results;
+  Status status =
+      session->session->Call(function->function, arguments, &results);
+  if (!status.ok())
+    return ToC(status);
+  std::string name = function->function.FullName();
+  if (results.size() > output_capacity)
+    return ToC(InvalidArgumentError(
+        "function '", name, "' returns ", results.size(),
+        " results but the output array holds ", output_capacity));
+  for (size_t i = 0; i < results.size(); ++i)
+    if (!RefCast<hal::BufferView>(results[i].ref()))
+      return ToC(UnimplementedError("function '", name, "' result ", i,
+                                    " is not a tensor; the C API returns "
+                                    "tensors only"));
+  for (size_t i = 0; i < results.size(); ++i)
+    outputs[i] = new strata_buffer_view_s{RefPtr<hal::BufferView>::Retain(
+        RefCast<hal::BufferView>(results[i].ref()))};
+  *out_output_count = results.size();
+  return nullptr;
+}
+
+} // extern "C"

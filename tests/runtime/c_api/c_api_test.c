@@ -1,0 +1,220 @@
+/* The C API as an embedder uses it, compiled as C and linked only against
+ * the runtime libraries: load a compiled simple_mul module (from a file and
+ * from memory), call it on local-sync and local-task, check the numbers,
+ * then the error paths (bad shape, unknown function, bad device, bad
+ * module bytes). Usage: c_api_test SIMPLE_MUL.smod */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strata/runtime.h"
+
+static int failures = 0;
+
+#define CHECK(condition)                                                       \
+  do {                                                                         \
+    if (!(condition)) {                                                        \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__,         \
+              #condition);                                                     \
+      ++failures;                                                              \
+    }                                                                          \
+  } while (0)
+
+/* Expects success; prints and frees any failure. */
+static int Ok(strata_status_t status, const char *what) {
+  if (!status)
+    return 1;
+  fprintf(stderr, "%s failed: %s\n", what, strata_status_message(status));
+  strata_status_free(status);
+  ++failures;
+  return 0;
+}
+
+/* Expects a failure with `code` whose message contains `needle`. */
+static void ExpectError(strata_status_t status, strata_status_code_t code,
+                        const char *needle, const char *what) {
+  if (!status) {
+    fprintf(stderr, "%s: expected an error containing '%s'\n", what, needle);
+    ++failures;
+    return;
+  }
+  if (strata_status_code(status) != code ||
+      !strstr(strata_status_message(status), needle)) {
+    fprintf(stderr, "%s: expected code %d with '%s', got %d: %s\n", what,
+            (int)code, needle, (int)strata_status_code(status),
+            strata_status_message(status));
+    ++failures;
+  }
+  strata_status_free(status);
+}
+
+static int released = 0;
+static void ReleaseBytes(void *user_data, const void *data, size_t size) {
+  ++released;
+  free((void *)data);
+}
+
+static void *ReadFile(const char *path, size_t *size) {
+  FILE *file = fopen(path, "rb");
+  if (!file)
+    return NULL;
+  fseek(file, 0, SEEK_END);
+  long length = ftell(file);
+  fseek(file, 0, SEEK_SET);
+  void *data = malloc((size_t)length);
+  *size = fread(data, 1, (size_t)length, file);
+  fclose(file);
+  return data;
+}
+
+static void RunSimpleMul(strata_instance_t *instance, const char *uri,
+                         const char *module_path, int from_memory) {
+  strata_device_t *device = NULL;
+  if (!Ok(strata_device_create(instance, uri, &device), "device"))
+    return;
+  strata_session_t *session = NULL;
+  if (!Ok(strata_session_create(instance, device, &session), "session")) {
+    strata_device_release(device);
+    return;
+  }
+  /* The session keeps the device alive. */
+  strata_device_release(device);
+
+  if (from_memory) {
+    size_t size = 0;
+    void *bytes = ReadFile(module_path, &size);
+    CHECK(bytes != NULL);
+    int before = released;
+    Ok(strata_session_append_module_from_memory(session, bytes, size,
+                                                ReleaseBytes, NULL),
+       "append from memory");
+    CHECK(released == before); /* The module still uses the bytes. */
+  } else {
+    Ok(strata_session_append_module_from_file(session, module_path),
+       "append from file");
+  }
+
+  strata_function_t *function = NULL;
+  if (Ok(strata_session_lookup_function(session, "simple_mul", &function),
+         "lookup")) {
+    CHECK(strata_function_input_count(function) == 2);
+    CHECK(strata_function_output_count(function) == 1);
+    const int64_t shape[1] = {4};
+    const float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+    strata_buffer_view_t *inputs[2] = {NULL, NULL};
+    Ok(strata_buffer_view_create(session, shape, 1,
+                                 STRATA_ELEMENT_TYPE_FLOAT_32, a, sizeof(a),
+                                 &inputs[0]),
+       "input 0");
+    Ok(strata_buffer_view_create(session, shape, 1,
+                                 STRATA_ELEMENT_TYPE_FLOAT_32, b, sizeof(b),
+                                 &inputs[1]),
+       "input 1");
+    strata_buffer_view_t *outputs[2] = {NULL, NULL};
+    size_t output_count = 0;
+    if (Ok(strata_session_call(session, function, inputs, 2, outputs, 2,
+                               &output_count),
+           "call")) {
+      CHECK(output_count == 1);
+      CHECK(strata_buffer_view_rank(outputs[0]) == 1);
+      CHECK(strata_buffer_view_dim(outputs[0], 0) == 4);
+      CHECK(strata_buffer_view_element_type(outputs[0]) ==
+            STRATA_ELEMENT_TYPE_FLOAT_32);
+      float result[4] = {0};
+      Ok(strata_buffer_view_read(outputs[0], result, sizeof(result)), "read");
+      CHECK(result[0] == 5 && result[1] == 12 && result[2] == 21 &&
+            result[3] == 32);
+      ExpectError(strata_buffer_view_read(outputs[0], result, 3),
+                  STRATA_STATUS_INVALID_ARGUMENT, "reading 3 bytes",
+                  "short read");
+      strata_buffer_view_release(outputs[0]);
+    }
+
+    /* A wrong shape names the argument; outputs stay untouched. */
+    const int64_t bad_shape[1] = {3};
+    strata_buffer_view_t *bad = NULL;
+    Ok(strata_buffer_view_create(session, bad_shape, 1,
+                                 STRATA_ELEMENT_TYPE_FLOAT_32, a, 12, &bad),
+       "bad input");
+    strata_buffer_view_t *bad_inputs[2] = {bad, inputs[1]};
+    outputs[0] = NULL;
+    output_count = 7;
+    ExpectError(strata_session_call(session, function, bad_inputs, 2, outputs,
+                                    2, &output_count),
+                STRATA_STATUS_INVALID_ARGUMENT,
+                "argument 0: expected 4xf32, got 3xf32", "wrong shape");
+    CHECK(outputs[0] == NULL && output_count == 7);
+    ExpectError(strata_session_call(session, function, inputs, 1, outputs, 2,
+                                    &output_count),
+                STRATA_STATUS_INVALID_ARGUMENT, "takes 2 arguments, got 1",
+                "too few inputs");
+    ExpectError(strata_buffer_view_create(session, shape, 1,
+                                          STRATA_ELEMENT_TYPE_FLOAT_32, a, 8,
+                                          &bad),
+                STRATA_STATUS_INVALID_ARGUMENT, "need 16", "short data");
+    strata_buffer_view_release(bad_inputs[0]);
+    strata_buffer_view_release(inputs[0]);
+    strata_buffer_view_release(inputs[1]);
+    strata_function_release(function);
+  }
+
+  strata_function_t *missing = NULL;
+  ExpectError(strata_session_lookup_function(session, "nope", &missing),
+              STRATA_STATUS_NOT_FOUND, "nope", "unknown function");
+  CHECK(missing == NULL);
+  Ok(strata_session_trim(session), "trim");
+  strata_session_release(session);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: c_api_test SIMPLE_MUL.smod\n");
+    return 2;
+  }
+  strata_instance_t *instance = NULL;
+  if (!Ok(strata_instance_create(&instance), "instance"))
+    return 1;
+
+  RunSimpleMul(instance, "local-sync", argv[1], 0);
+  RunSimpleMul(instance, "local-task?workers=2", argv[1], 1);
+  RunSimpleMul(instance, "local-sync?loader=system", argv[1], 1);
+  CHECK(released == 2); /* Both memory modules released with the sessions. */
+
+  strata_device_t *device = NULL;
+  ExpectError(strata_device_create(instance, "warp-drive", &device),
+              STRATA_STATUS_NOT_FOUND, "warp-drive", "unknown driver");
+  CHECK(device == NULL);
+  ExpectError(
+      strata_device_create(instance, "local-task?workers=many", &device),
+      STRATA_STATUS_INVALID_ARGUMENT, "'many'", "bad device option");
+
+  /* Garbage module bytes: an error, and the bytes are still released. */
+  if (Ok(strata_device_create(instance, "local-sync", &device), "device")) {
+    strata_session_t *session = NULL;
+    if (Ok(strata_session_create(instance, device, &session), "session")) {
+      char *garbage = malloc(64);
+      memset(garbage, 0x5a, 64);
+      int before = released;
+      strata_status_t status = strata_session_append_module_from_memory(
+          session, garbage, 64, ReleaseBytes, NULL);
+      CHECK(status != NULL);
+      strata_status_free(status);
+      CHECK(released == before + 1);
+      ExpectError(
+          strata_session_append_module_from_file(session, "/nonexistent.smod"),
+          STRATA_STATUS_NOT_FOUND, "nonexistent.smod", "missing file");
+      strata_session_release(session);
+    }
+    strata_device_release(device);
+  }
+  CHECK(strata_status_code(NULL) == STRATA_STATUS_OK);
+  CHECK(strcmp(strata_status_message(NULL), "") == 0);
+  strata_instance_release(instance);
+
+  if (failures) {
+    fprintf(stderr, "%d checks failed\n", failures);
+    return 1;
+  }
+  printf("c_api_test: all checks passed\n");
+  return 0;
+}
