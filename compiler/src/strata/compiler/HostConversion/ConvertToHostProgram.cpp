@@ -4,16 +4,21 @@
 //   - public arguments and results become !hal.buffer_view; every argument
 //     is asserted against its declared shape and element type so a wrong
 //     input is a clear error naming it;
-//   - each flow.dispatch gets result buffers from the device allocator and
-//     is recorded into the function's command buffer, with an execution
-//     barrier between dispatches;
-//   - before returning, the command buffer is submitted and its fence
-//     awaited, and results are wrapped into buffer views.
+//   - intermediates live in one transient slab per call, at offsets the
+//     TransientPlanner chose (bytes reused when lifetimes do not overlap);
+//     results get their own buffers from the device allocator;
+//   - reshapes are views of the same bytes, tensor constants are read-only
+//     buffers over module rodata;
+//   - dispatches are recorded into one command buffer with an execution
+//     barrier between commands, submitted once and awaited before the
+//     results are wrapped into buffer views.
 // The original tensor types are kept as `strata.abi.arguments/results` for
-// reflection in the module file.
+// reflection in the module file, and the slab size as
+// `strata.transient_bytes`.
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/HostConversion/TransientPlanner.h"
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Utils/ElementTypes.h"
 
@@ -30,6 +35,15 @@ using namespace mlir;
 
 namespace strata {
 namespace {
+
+// Where a tensor's bytes are: a buffer and a byte offset into it.
+struct Storage {
+  Value buffer;
+  int64_t offset = 0;
+  RankedTensorType type;
+  // Read-only module constant (must be copied before the caller gets it).
+  bool isConstant = false;
+};
 
 class HostFunctionConverter {
 public:
@@ -48,19 +62,16 @@ private:
                                      builder.getI64IntegerAttr(value));
   }
   Location loc() { return currentLoc ? *currentLoc : func.getLoc(); }
+  MLIRContext *context() { return func.getContext(); }
 
   LogicalResult checkAbiType(Type type, StringRef what, unsigned index);
+  void convertArguments();
   LogicalResult convertDispatch(flow::DispatchOp dispatch);
   LogicalResult convertConstant(arith::ConstantOp constant);
   LogicalResult convertReshape(Operation *reshape);
-  Value createCommandBuffer();
   LogicalResult convertReturn(func::ReturnOp ret);
-  // The buffer holding `tensor` and the tensor's type (block arguments have
-  // already been retyped to buffer views).
-  Value bufferFor(Value tensor) { return buffers.lookup(tensor).first; }
-  RankedTensorType tensorTypeOf(Value tensor) {
-    return buffers.lookup(tensor).second;
-  }
+  Value createCommandBuffer();
+  Value allocate(int64_t bytes);
   SmallVector<Value> shapeValues(RankedTensorType type) {
     SmallVector<Value> dims;
     for (int64_t dim : type.getShape())
@@ -71,10 +82,10 @@ private:
   func::FuncOp func;
   OpBuilder builder;
   std::optional<Location> currentLoc;
-  Value device, allocator, commandBuffer;
-  DenseMap<Value, std::pair<Value, RankedTensorType>> buffers;
-  // Tensors whose buffer is read-only constant data.
-  DenseSet<Value> constants;
+  Value device, allocator, commandBuffer, slab;
+  TransientPlan plan;
+  DenseMap<Value, Storage> storages;
+  // Converted ops still used by later ones; erased at the end.
   SmallVector<Operation *> deadOps;
 };
 
@@ -98,6 +109,34 @@ LogicalResult HostFunctionConverter::checkAbiType(Type type, StringRef what,
   return success();
 }
 
+Value HostFunctionConverter::allocate(int64_t bytes) {
+  return hal::AllocatorAllocateOp::create(
+      builder, loc(), hal::BufferType::get(context()), allocator,
+      constI64(STRATA_HAL_QUEUE_AFFINITY_ANY),
+      constI32(STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL |
+               STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE),
+      constI32(STRATA_HAL_BUFFER_USAGE_DEFAULT), constI64(bytes));
+}
+
+void HostFunctionConverter::convertArguments() {
+  auto viewType = hal::BufferViewType::get(context());
+  for (BlockArgument arg : func.getBody().front().getArguments()) {
+    auto tensorType = cast<RankedTensorType>(arg.getType());
+    arg.setType(viewType);
+    std::string message =
+        ("argument " + Twine(arg.getArgNumber()) + " of @" + func.getSymName())
+            .str();
+    hal::BufferViewAssertOp::create(
+        builder, loc(), arg, builder.getStringAttr(message),
+        constI32(*getElementTypeValue(tensorType.getElementType())),
+        constI32(STRATA_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR),
+        shapeValues(tensorType));
+    Value buffer = hal::BufferViewBufferOp::create(
+        builder, loc(), hal::BufferType::get(context()), arg);
+    storages[arg] = {buffer, 0, tensorType};
+  }
+}
+
 LogicalResult HostFunctionConverter::convert() {
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("has control flow; only single-block host "
@@ -109,75 +148,52 @@ LogicalResult HostFunctionConverter::convert() {
   for (auto [index, type] : llvm::enumerate(oldType.getResults()))
     if (failed(checkAbiType(type, "result", index)))
       return failure();
+  plan = planTransients(func);
 
-  MLIRContext *context = func.getContext();
-  auto viewType = hal::BufferViewType::get(context);
   Block &entry = func.getBody().front();
   builder.setInsertionPointToStart(&entry);
   device = hal::DevicesGetOp::create(
-      builder, loc(), hal::DeviceType::get(context), constI32(0));
+      builder, loc(), hal::DeviceType::get(context()), constI32(0));
   allocator = hal::DeviceAllocatorOp::create(
-      builder, loc(), hal::AllocatorType::get(context), device);
-
-  for (BlockArgument arg : entry.getArguments()) {
-    auto tensorType = cast<RankedTensorType>(arg.getType());
-    arg.setType(viewType);
-    std::string message =
-        ("argument " + Twine(arg.getArgNumber()) + " of @" + func.getSymName())
-            .str();
-    hal::BufferViewAssertOp::create(
-        builder, loc(), arg, builder.getStringAttr(message),
-        constI32(*getElementTypeValue(tensorType.getElementType())),
-        constI32(STRATA_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR),
-        shapeValues(tensorType));
-    buffers[arg] = {hal::BufferViewBufferOp::create(
-                        builder, loc(), hal::BufferType::get(context), arg),
-                    tensorType};
-  }
+      builder, loc(), hal::AllocatorType::get(context()), device);
+  convertArguments();
+  if (plan.slabBytes > 0)
+    slab = allocate(plan.slabBytes);
 
   for (Operation &op : llvm::make_early_inc_range(entry)) {
     if (op.getDialect() && isa<hal::HALDialect>(op.getDialect()))
       continue;
     currentLoc = op.getLoc();
     builder.setInsertionPoint(&op);
-    if (auto dispatch = dyn_cast<flow::DispatchOp>(op)) {
-      if (failed(convertDispatch(dispatch)))
-        return failure();
+    LogicalResult result = success();
+    if (auto dispatch = dyn_cast<flow::DispatchOp>(op))
+      result = convertDispatch(dispatch);
+    else if (auto ret = dyn_cast<func::ReturnOp>(op))
+      result = convertReturn(ret);
+    else if (isa<arith::ConstantOp>(op) &&
+             !isa<ShapedType>(op.getResultTypes()[0]))
       continue;
-    }
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      if (failed(convertReturn(ret)))
-        return failure();
-      continue;
-    }
-    if (isa<arith::ConstantOp>(op) && !isa<ShapedType>(op.getResultTypes()[0]))
-      continue;
-    if (isa<tensor::EmptyOp, arith::ConstantOp>(op) && op.use_empty()) {
+    else if (isa<tensor::EmptyOp, arith::ConstantOp>(op) && op.use_empty())
       op.erase();
-      continue;
-    }
-    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-      if (failed(convertConstant(constant)))
-        return failure();
-      continue;
-    }
-    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ReshapeOp>(
-            op)) {
-      if (failed(convertReshape(&op)))
-        return failure();
-      continue;
-    }
-    return op.emitOpError("is not supported in the host program yet (only "
-                          "dispatches may use tensors outside executables)");
+    else if (auto constant = dyn_cast<arith::ConstantOp>(op))
+      result = convertConstant(constant);
+    else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                 tensor::ReshapeOp>(op))
+      result = convertReshape(&op);
+    else
+      return op.emitOpError("is not supported in the host program yet (only "
+                            "dispatches may use tensors outside "
+                            "executables)");
+    if (failed(result))
+      return failure();
   }
-
   for (Operation *op : llvm::reverse(deadOps))
     op->erase();
 
-  SmallVector<Type> resultTypes(oldType.getNumResults(), viewType);
+  auto viewType = hal::BufferViewType::get(context());
   func.setFunctionType(FunctionType::get(
-      context, SmallVector<Type>(oldType.getNumInputs(), viewType),
-      resultTypes));
+      context(), SmallVector<Type>(oldType.getNumInputs(), viewType),
+      SmallVector<Type>(oldType.getNumResults(), viewType)));
   auto typeArray = [&](ArrayRef<Type> types) {
     SmallVector<Attribute> attrs;
     for (Type type : types)
@@ -186,12 +202,14 @@ LogicalResult HostFunctionConverter::convert() {
   };
   func->setAttr("strata.abi.arguments", typeArray(oldType.getInputs()));
   func->setAttr("strata.abi.results", typeArray(oldType.getResults()));
+  func->setAttr("strata.transient_bytes",
+                builder.getI64IntegerAttr(plan.slabBytes));
   return success();
 }
 
 // The function's one command buffer, created at its first command; later
 // commands get a full barrier first (commands run in order; finer
-// dependency tracking comes with the buffer planner).
+// dependency tracking can come later).
 Value HostFunctionConverter::createCommandBuffer() {
   if (commandBuffer) {
     hal::CommandBufferExecutionBarrierOp::create(
@@ -199,7 +217,7 @@ Value HostFunctionConverter::createCommandBuffer() {
     return commandBuffer;
   }
   commandBuffer = hal::CommandBufferCreateOp::create(
-      builder, loc(), hal::CommandBufferType::get(func.getContext()), device,
+      builder, loc(), hal::CommandBufferType::get(context()), device,
       constI32(STRATA_HAL_COMMAND_BUFFER_MODE_ONE_SHOT),
       constI32(STRATA_HAL_COMMAND_CATEGORY_DISPATCH |
                STRATA_HAL_COMMAND_CATEGORY_TRANSFER),
@@ -218,65 +236,58 @@ HostFunctionConverter::convertConstant(arith::ConstantOp constant) {
                                 "store yet: ")
            << constant.getType();
   Value buffer = hal::ConstantBufferOp::create(
-      builder, loc(), hal::BufferType::get(func.getContext()), value);
-  buffers[constant.getResult()] = {buffer, type};
-  constants.insert(constant.getResult());
+      builder, loc(), hal::BufferType::get(context()), value);
+  storages[constant.getResult()] = {buffer, 0, type, /*isConstant=*/true};
   deadOps.push_back(constant);
   return success();
 }
 
 // Reshapes of dense row-major data keep the bytes: the result is the same
-// buffer seen with another shape.
+// storage seen with another shape.
 LogicalResult HostFunctionConverter::convertReshape(Operation *reshape) {
-  Value source = reshape->getOperand(0);
-  Value buffer = bufferFor(source);
+  auto it = storages.find(reshape->getOperand(0));
   auto type = dyn_cast<RankedTensorType>(reshape->getResult(0).getType());
-  if (!buffer || !type || !type.hasStaticShape())
+  if (it == storages.end() || !type || !type.hasStaticShape())
     return reshape->emitOpError("reshapes a tensor the host program does not "
                                 "hold");
-  buffers[reshape->getResult(0)] = {buffer, type};
-  if (constants.contains(source))
-    constants.insert(reshape->getResult(0));
+  Storage storage = it->second;
+  storage.type = type;
+  storages[reshape->getResult(0)] = storage;
   deadOps.push_back(reshape);
   return success();
 }
 
 LogicalResult
 HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
-  MLIRContext *context = func.getContext();
   createCommandBuffer();
-
   SmallVector<Value> bindingBuffers, bindingOffsets, bindingLengths;
+  auto bind = [&](const Storage &storage) {
+    bindingBuffers.push_back(storage.buffer);
+    bindingOffsets.push_back(constI64(storage.offset));
+    bindingLengths.push_back(constI64(getStaticByteSize(storage.type)));
+  };
   for (Value operand : dispatch.getArguments()) {
-    Value buffer = bufferFor(operand);
-    if (!buffer)
+    auto it = storages.find(operand);
+    if (it == storages.end())
       return dispatch.emitOpError("uses a tensor that is not produced by a "
                                   "dispatch or a function argument");
-    bindingBuffers.push_back(buffer);
-    bindingOffsets.push_back(constI64(0));
-    bindingLengths.push_back(
-        constI64(getStaticByteSize(tensorTypeOf(operand))));
+    bind(it->second);
   }
   for (Value result : dispatch.getResults()) {
     auto type = cast<RankedTensorType>(result.getType());
     if (!type.hasStaticShape())
       return dispatch.emitOpError("produces a dynamically shaped tensor; not "
                                   "supported yet");
-    int64_t size = getStaticByteSize(type);
-    Value buffer = hal::AllocatorAllocateOp::create(
-        builder, loc(), hal::BufferType::get(context), allocator,
-        constI64(STRATA_HAL_QUEUE_AFFINITY_ANY),
-        constI32(STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL |
-                 STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE),
-        constI32(STRATA_HAL_BUFFER_USAGE_DEFAULT), constI64(size));
-    buffers[result] = {buffer, type};
-    bindingBuffers.push_back(buffer);
-    bindingOffsets.push_back(constI64(0));
-    bindingLengths.push_back(constI64(size));
+    auto planned = plan.offsets.find(result);
+    Storage storage = planned != plan.offsets.end()
+                          ? Storage{slab, planned->second, type}
+                          : Storage{allocate(getStaticByteSize(type)), 0, type};
+    storages[result] = storage;
+    bind(storage);
   }
 
   auto executable = hal::ExecutableLookupOp::create(
-      builder, loc(), hal::ExecutableType::get(context),
+      builder, loc(), hal::ExecutableType::get(context()),
       FlatSymbolRefAttr::get(dispatch.getExecutable().getRootReference()));
   ArrayRef<int64_t> workgroups = dispatch.getWorkgroupCount();
   hal::CommandBufferDispatchOp::create(
@@ -290,32 +301,39 @@ HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
 }
 
 LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
-  MLIRContext *context = func.getContext();
-  // Results are the caller's to keep and write; constant data is read-only
-  // and shared, so the caller gets a copy.
-  DenseMap<Value, Value> copies;
+  // Results are the caller's to keep and write: constant data (read-only,
+  // shared) is copied; everything else already has its own buffer.
+  SmallVector<Storage> results;
+  DenseMap<Value, Storage> copies;
   for (Value operand : ret.getOperands()) {
-    if (!constants.contains(operand) || copies.count(operand))
-      continue;
-    int64_t size = getStaticByteSize(tensorTypeOf(operand));
-    Value copy = hal::AllocatorAllocateOp::create(
-        builder, loc(), hal::BufferType::get(context), allocator,
-        constI64(STRATA_HAL_QUEUE_AFFINITY_ANY),
-        constI32(STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL |
-                 STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE),
-        constI32(STRATA_HAL_BUFFER_USAGE_DEFAULT), constI64(size));
-    createCommandBuffer();
-    hal::CommandBufferCopyBufferOp::create(builder, loc(), commandBuffer,
-                                           bufferFor(operand), constI64(0),
-                                           copy, constI64(0), constI64(size));
-    copies[operand] = copy;
+    auto it = storages.find(operand);
+    if (it == storages.end())
+      return ret.emitOpError("returns a tensor that is not produced by a "
+                             "dispatch or a function argument");
+    Storage storage = it->second;
+    if (storage.isConstant) {
+      auto copy = copies.find(operand);
+      if (copy == copies.end()) {
+        int64_t size = getStaticByteSize(storage.type);
+        Storage target{allocate(size), 0, storage.type};
+        createCommandBuffer();
+        hal::CommandBufferCopyBufferOp::create(
+            builder, loc(), commandBuffer, storage.buffer,
+            constI64(storage.offset), target.buffer, constI64(0),
+            constI64(size));
+        copy = copies.insert({operand, target}).first;
+      }
+      storage = copy->second;
+    }
+    results.push_back(storage);
   }
+
   if (commandBuffer) {
     hal::CommandBufferFinalizeOp::create(builder, loc(), commandBuffer);
     Value fence = hal::FenceCreateOp::create(
-        builder, loc(), hal::FenceType::get(context), device, constI32(0));
-    Value noFence =
-        hal::NullFenceOp::create(builder, loc(), hal::FenceType::get(context));
+        builder, loc(), hal::FenceType::get(context()), device, constI32(0));
+    Value noFence = hal::NullFenceOp::create(builder, loc(),
+                                             hal::FenceType::get(context()));
     hal::DeviceQueueExecuteOp::create(
         builder, loc(), device, constI64(STRATA_HAL_QUEUE_AFFINITY_ANY),
         noFence, fence, ValueRange{commandBuffer});
@@ -325,20 +343,13 @@ LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
                               ValueRange{fence});
   }
   SmallVector<Value> views;
-  for (Value operand : ret.getOperands()) {
-    Value buffer = copies.lookup(operand);
-    if (!buffer)
-      buffer = bufferFor(operand);
-    if (!buffer)
-      return ret.emitOpError("returns a tensor that is not produced by a "
-                             "dispatch or a function argument");
-    RankedTensorType type = tensorTypeOf(operand);
+  for (const Storage &storage : results)
     views.push_back(hal::BufferViewCreateOp::create(
-        builder, loc(), hal::BufferViewType::get(context), buffer, constI64(0),
-        constI64(getStaticByteSize(type)),
-        constI32(*getElementTypeValue(type.getElementType())),
-        constI32(STRATA_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR), shapeValues(type)));
-  }
+        builder, loc(), hal::BufferViewType::get(context()), storage.buffer,
+        constI64(storage.offset), constI64(getStaticByteSize(storage.type)),
+        constI32(*getElementTypeValue(storage.type.getElementType())),
+        constI32(STRATA_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR),
+        shapeValues(storage.type)));
   func::ReturnOp::create(builder, ret.getLoc(), views);
   ret.erase();
   return success();
