@@ -152,10 +152,18 @@ LogicalResult writeModuleFile(vm::ModuleOp module, llvm::raw_ostream &os) {
         counts[1], counts[2], counts[3], counts[4]));
     if (!func.getExported())
       continue;
+    // Reflection attributes a user (or strata-dump) may want to see.
+    std::vector<flatbuffers::Offset<fb::AttrDef>> attrs;
+    if (auto transient =
+            func->getAttrOfType<IntegerAttr>("strata.transient_bytes"))
+      attrs.push_back(fb::CreateAttrDef(
+          fbb, fbb.CreateString("transient_bytes"),
+          fbb.CreateString(std::to_string(transient.getInt()))));
     exportDefs.push_back(fb::CreateExportDef(
         fbb, fbb.CreateString(func.getSymName().str()), ordinal,
         writeTensorTypes(fbb, func->getAttr("strata.abi.arguments")),
-        writeTensorTypes(fbb, func->getAttr("strata.abi.results"))));
+        writeTensorTypes(fbb, func->getAttr("strata.abi.results")),
+        attrs.empty() ? 0 : fbb.CreateVector(attrs)));
   }
 
   auto moduleDef = fb::CreateModuleDef(

@@ -478,7 +478,8 @@ LogicalResult VMModuleBuilder::convertFunction(func::FuncOp func) {
                          builder.getFunctionType(argTypes, resultTypes));
   usedNames.insert(func.getSymName());
   vmFunc.setExported(func.isPublic());
-  for (StringRef attr : {"strata.abi.arguments", "strata.abi.results"})
+  for (StringRef attr :
+       {"strata.abi.arguments", "strata.abi.results", "strata.transient_bytes"})
     if (Attribute value = func->getAttr(attr))
       vmFunc->setAttr(attr, value);
 
