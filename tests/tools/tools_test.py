@@ -158,6 +158,24 @@ def main():
         expect_error(run([dump, not_a_module]), "", "strata-dump on a bad file")
         expect_error(run([dump]), "expected one module file", "strata-dump without a file")
 
+        # A module compiled for CPU features this CPU lacks is refused at
+        # load with a clear error; on a CPU that has them it runs.
+        tiger = os.path.join(tmp, "tigerlake.smod")
+        r = run([compile_, os.path.join(args.source_dir, "examples/simple_mul.mlir"),
+                 "--cpu=tigerlake", "-o", tiger])
+        expect(r.returncode == 0, "strata-compile --cpu=tigerlake", r)
+        with open("/proc/cpuinfo") as f:
+            has_vp2intersect = "avx512_vp2intersect" in f.read()
+        r = run([run_, f"--module={tiger}", "--function=simple_mul"] + good_inputs)
+        if has_vp2intersect:
+            expect(r.returncode == 0 and "5 12 21 32" in r.stdout, "tigerlake module runs here", r)
+        else:
+            expect_error(r, "compiled for the CPU feature 'avx512vp2intersect'",
+                         "a module for a richer CPU is refused at load")
+        expect_error(run([compile_, os.path.join(args.source_dir, "examples/simple_mul.mlir"),
+                          "--cpu=pentium-9000", "-o", tiger]), "unknown CPU 'pentium-9000'",
+                     "strata-compile rejects an unknown --cpu")
+
         # strata-compile errors.
         expect_error(run([compile_, "/nonexistent.mlir", "-o", module]), "nonexistent.mlir",
                      "strata-compile missing input")

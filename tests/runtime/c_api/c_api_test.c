@@ -88,7 +88,10 @@ static void RunSimpleMul(strata_instance_t *instance, const char *uri,
     Ok(strata_session_append_module_from_memory(session, bytes, size,
                                                 ReleaseBytes, NULL),
        "append from memory");
-    CHECK(released == before); /* The module still uses the bytes. */
+    /* The module keeps using the bytes, unless it had to copy them to
+       align its rodata (malloc only promises 16 bytes): either way they
+       are released at most once. */
+    CHECK(released - before <= 1);
   } else {
     Ok(strata_session_append_module_from_file(session, module_path),
        "append from file");

@@ -22,6 +22,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "strata/hal/local/executable_library.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 
 namespace strata {
 #define GEN_PASS_DEF_LOWEREXECUTABLESPASS
@@ -100,6 +101,19 @@ LogicalResult moveTemporariesToStack(ModuleOp module) {
       dealloc.erase();
   });
   return success();
+}
+
+// The listed CPU features (cpu_features.def) the target machine's code may
+// use; the module checks them at initialization.
+SmallVector<StringRef> getRequiredCpuFeatures(llvm::TargetMachine &machine) {
+  const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
+  SmallVector<StringRef> features;
+#define STRATA_CPU_FEATURE(name, leaf, subleaf, reg, bit, needs)               \
+  if (subtarget->checkFeatures("+" name))                                      \
+    features.push_back(name);
+#include "strata/hal/local/cpu_features.def"
+#undef STRATA_CPU_FEATURE
+  return features;
 }
 
 struct LowerExecutablesPass
@@ -208,7 +222,8 @@ LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
   hal::ExecutableBinaryOp::create(
       builder, executable.getLoc(), executable.getSymName(),
       STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64, data,
-      builder.getDenseI64ArrayAttr({static_cast<int64_t>(bindingCount)}));
+      builder.getDenseI64ArrayAttr({static_cast<int64_t>(bindingCount)}),
+      builder.getStrArrayAttr(getRequiredCpuFeatures(machine)));
   executable.erase();
   return success();
 }

@@ -266,6 +266,13 @@ LogicalResult FunctionEncoder::encodeOp(Operation *op) {
         ordinals.extraRodata.push_back(fail.getMessage().str());
         return success();
       })
+      .Case([&](vm::CmpNeI64Op cmp) {
+        emitOpcode(Opcode::CmpNeI64);
+        emitReg(cmp.getResult());
+        emitReg(cmp.getLhs());
+        emitReg(cmp.getRhs());
+        return success();
+      })
       .Case([&](vm::CmpNzI32Op cmp) {
         emitOpcode(Opcode::CmpNzI32);
         emitReg(cmp.getResult());

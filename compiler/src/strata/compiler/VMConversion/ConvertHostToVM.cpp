@@ -19,6 +19,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "strata/hal/abi_enums.h"
 #include "llvm/ADT/StringSet.h"
+#include <set>
 
 namespace strata {
 #define GEN_PASS_DEF_CONVERTHOSTTOVMPASS
@@ -77,6 +78,7 @@ private:
                                ArrayRef<int32_t> segmentSizes, OpBuilder &body,
                                IRMapping &mapping);
   void buildInitializer();
+  void emitCpuFeatureChecks(vm::FuncOp func, OpBuilder &body, Value device);
 
   ModuleOp root;
   OpBuilder builder;
@@ -88,6 +90,7 @@ private:
     FlatSymbolRefAttr global, format, data;
   };
   SmallVector<Executable> executables;
+  std::set<std::string> requiredCpuFeatures;
   struct ConstantBuffer {
     FlatSymbolRefAttr global, data;
     int64_t size;
@@ -148,6 +151,9 @@ VMModuleBuilder::convertExecutable(hal::ExecutableBinaryOp binary) {
           root.getContext(), hal::ExecutableType::get(root.getContext()))));
   executable.global = FlatSymbolRefAttr::get(root.getContext(), name);
   executables.push_back(executable);
+  if (ArrayAttr features = binary.getRequiredCpuFeaturesAttr())
+    for (StringAttr feature : features.getAsRange<StringAttr>())
+      requiredCpuFeatures.insert(feature.str());
   return success();
 }
 
@@ -196,6 +202,54 @@ VMModuleBuilder::getConstantBufferGlobal(DenseElementsAttr value) {
   return global;
 }
 
+// Before any executable is loaded, `__init` asks the device for every CPU
+// feature the executables were compiled for, and fails with a clear message
+// when one is missing (instead of a SIGILL in the first dispatch).
+void VMModuleBuilder::emitCpuFeatureChecks(vm::FuncOp func, OpBuilder &body,
+                                           Value device) {
+  if (requiredCpuFeatures.empty())
+    return;
+  MLIRContext *context = root.getContext();
+  Type deviceType = device.getType();
+  auto query = *getImport(
+      func, "hal.device.query.i64",
+      body.getFunctionType({deviceType, bufferRefType(), bufferRefType()},
+                           {body.getI32Type(), body.getI64Type()}));
+  FlatSymbolRefAttr categoryData = createRodata(
+      "__cpu_feature_category", StringAttr::get(context, "hal.cpu.feature"), 1);
+  Value category =
+      vm::ConstRefRodataOp::create(body, loc(), bufferRefType(), categoryData);
+  Value zero = vm::ConstI64Op::create(body, loc(), body.getI64IntegerAttr(0));
+  for (StringRef feature : requiredCpuFeatures) {
+    FlatSymbolRefAttr keyData =
+        createRodata("__cpu_feature", StringAttr::get(context, feature), 1);
+    Value key =
+        vm::ConstRefRodataOp::create(body, loc(), bufferRefType(), keyData);
+    auto answer = vm::CallOp::create(
+        body, loc(), TypeRange{body.getI32Type(), body.getI64Type()}, query,
+        ValueRange{device, category, key});
+    Value present = vm::CmpNeI64Op::create(body, loc(), body.getI32Type(),
+                                           answer.getResult(1), zero);
+    Block *missing = new Block();
+    Block *next = new Block();
+    func.getBody().push_back(missing);
+    func.getBody().push_back(next);
+    vm::CondBranchOp::create(body, loc(), present, ValueRange{}, ValueRange{},
+                             next, missing);
+    body.setInsertionPointToStart(missing);
+    Value code = vm::ConstI32Op::create(
+        body, loc(),
+        body.getI32IntegerAttr(9)); // FAILED_PRECONDITION
+    vm::FailOp::create(
+        body, loc(), code,
+        ("this module was compiled for the CPU feature '" + feature +
+         "', which this CPU does not have; compile it with --cpu=host on "
+         "this machine or name an older --cpu")
+            .str());
+    body.setInsertionPointToStart(next);
+  }
+}
+
 // `__init` creates every executable on device 0 and wraps every constant's
 // rodata in a buffer, storing each in its global.
 void VMModuleBuilder::buildInitializer() {
@@ -218,6 +272,7 @@ void VMModuleBuilder::buildInitializer() {
   Value device = vm::CallOp::create(body, loc(), TypeRange{deviceType},
                                     getDevice, ValueRange{zero})
                      .getResult(0);
+  emitCpuFeatureChecks(func, body, device);
   Value affinity = vm::ConstI64Op::create(
       body, loc(), body.getI64IntegerAttr(STRATA_HAL_QUEUE_AFFINITY_ANY));
   Value noConstants = vm::ConstRefZeroOp::create(body, loc(), bufferRefType());

@@ -1,5 +1,7 @@
 #include "strata/hal/local/local_device.h"
 
+#include "strata/hal/local/cpu_features.h"
+
 #include <sstream>
 
 namespace strata::hal {
@@ -61,6 +63,10 @@ Result<int64_t> LocalDevice::QueryI64(std::string_view category,
     return int64_t(grid_runner_->concurrency());
   if (category == "hal.device.id")
     return GlobMatch(key, id_) ? 1 : 0;
+  // Executables run on this CPU: it answers for their instruction set.
+  if (category == "hal.cpu.feature")
+    if (std::optional<bool> present = HostHasCpuFeature(key))
+      return *present ? 1 : 0;
   return NotFoundError("device '", id_, "' has no value for query '", category,
                        "' :: '", key, "'");
 }

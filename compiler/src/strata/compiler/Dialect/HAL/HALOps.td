@@ -153,10 +153,14 @@ def HAL_ExecutableBinaryOp : HAL_Op<"executable.binary", [Symbol]> {
   let description = [{
     `data` holds the target's binary (for `elf-x86_64`, a position
     independent shared object implementing the executable library ABI).
+    `required_cpu_features` lists the instruction set extensions
+    (runtime/src/strata/hal/local/cpu_features.def) the code was compiled
+    for; the module refuses to initialize on a CPU without them.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$format,
                        ElementsAttr:$data,
-                       DenseI64ArrayAttr:$export_binding_counts);
+                       DenseI64ArrayAttr:$export_binding_counts,
+                       OptionalAttr<StrArrayAttr>:$required_cpu_features);
   let assemblyFormat = "$sym_name `format` `(` $format `)` attr-dict";
 }
 

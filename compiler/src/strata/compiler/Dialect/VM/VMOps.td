@@ -241,6 +241,11 @@ def VM_MulI32Op : VM_BinaryOp<"mul.i32", I32>;
 def VM_AddI64Op : VM_BinaryOp<"add.i64", I64>;
 def VM_SubI64Op : VM_BinaryOp<"sub.i64", I64>;
 def VM_MulI64Op : VM_BinaryOp<"mul.i64", I64>;
+def VM_CmpNeI64Op : VM_Op<"cmp.ne.i64", [Pure]> {
+  let arguments = (ins I64:$lhs, I64:$rhs);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict";
+}
 def VM_CmpNzI32Op : VM_Op<"cmp.nz.i32", [Pure]> {
   let arguments = (ins I32:$operand);
   let results = (outs I32:$result);
