@@ -294,6 +294,30 @@ def _tosa_cast_gather():
     return [x, idx], [np.rint(x).astype(np.int32), x[:, idx[0], :]]
 
 
+def _hundred_ops():
+    r = _rng(60)
+    x = (_f32(r, 16, 16) * 0.25).astype(np.float32)
+    w = (_f32(r, 16, 16) * 0.25).astype(np.float32)
+    v = x.astype(np.float64)
+    for i in range(100):
+        v = [lambda v: v @ w, np.tanh, lambda v: v + x, lambda v: v * v][i % 4](v)
+    return [x, w], [v.astype(np.float32)]
+
+
+def _calls_public():
+    x = _f32(_rng(61), 8)
+    return [x], [x * 0.25 + x]
+
+
+def _f16_ops():
+    r = _rng(62)
+    a = r.uniform(-2, 2, 8).astype(np.float16)
+    b = r.uniform(-2, 2, 8).astype(np.float16)
+    prod = (a * b).astype(np.float16)
+    e = np.exp(prod.astype(np.float32))
+    return [a, b], [e.astype(np.float16), e.astype(np.float16).astype(np.float32)]
+
+
 LINALG = f"{CASES_DIR}/linalg_named.mlir"
 TOSA = f"{CASES_DIR}/tosa_ops.mlir"
 LARGE = f"{CASES_DIR}/large.mlir"
@@ -341,4 +365,7 @@ CASES = {
     "tosa_elementwise": (TOSA, "tosa_elementwise", _tosa_elementwise),
     "tosa_shape_ops": (TOSA, "tosa_shape_ops", _tosa_shape_ops),
     "tosa_cast_gather": (TOSA, "tosa_cast_gather", _tosa_cast_gather),
+    "hundred_ops": (f"{CASES_DIR}/hundred_ops.mlir", "big", _hundred_ops),
+    "calls_public": (f"{CASES_DIR}/calls_f16.mlir", "calls_public", _calls_public),
+    "f16_ops": (f"{CASES_DIR}/calls_f16.mlir", "f16_ops", _f16_ops),
 }
