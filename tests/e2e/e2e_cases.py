@@ -318,6 +318,29 @@ def _f16_ops():
     return [a, b], [e.astype(np.float16), e.astype(np.float16).astype(np.float32)]
 
 
+def _math_f32():
+    r = _rng(63)
+    x = r.uniform(-3, 3, 64).astype(np.float32)
+    p = r.uniform(0.1, 4, 64).astype(np.float32)
+    from math import erf
+    xd, pd = x.astype(np.float64), p.astype(np.float64)
+    refs = [np.exp(xd), np.log(pd), np.tanh(xd), np.vectorize(erf)(xd), 1 / np.sqrt(pd),
+            np.sin(xd), np.cos(xd), pd ** xd]
+    return [x, p], [v.astype(np.float32) for v in refs]
+
+
+def _tosa_rescale_table():
+    x = np.arange(-128, 128, 16, dtype=np.int8)
+    # multiplier 2^30 with shift 31: x * 0.5, rounded half up, plus the
+    # output zero point 3. TOSA's int8 table is indexed by x + 128; entry i
+    # holds the byte i (so the output is x reinterpreted as unsigned).
+    half = x.astype(np.int64) * (1 << 30)
+    rounded = (half + (1 << 30)) >> 31
+    table = np.arange(256).astype(np.uint8).view(np.int8)
+    return [x], [np.clip(rounded + 3, -128, 127).astype(np.int8),
+                 table[x.astype(np.int64) + 128]]
+
+
 LINALG = f"{CASES_DIR}/linalg_named.mlir"
 TOSA = f"{CASES_DIR}/tosa_ops.mlir"
 LARGE = f"{CASES_DIR}/large.mlir"
@@ -368,4 +391,6 @@ CASES = {
     "hundred_ops": (f"{CASES_DIR}/hundred_ops.mlir", "big", _hundred_ops),
     "calls_public": (f"{CASES_DIR}/calls_f16.mlir", "calls_public", _calls_public),
     "f16_ops": (f"{CASES_DIR}/calls_f16.mlir", "f16_ops", _f16_ops),
+    "math_f32": (f"{CASES_DIR}/math_ops.mlir", "math_f32", _math_f32),
+    "tosa_rescale_table": (f"{CASES_DIR}/math_ops.mlir", "tosa_rescale_table", _tosa_rescale_table),
 }

@@ -20,7 +20,8 @@ llvm::ArrayRef<llvm::StringRef> getPhaseNames() { return kPhaseNames; }
 static constexpr const char *kInputPipeline =
     // Calls are inlined (the host program has no calls yet).
     "inline,symbol-dce,"
-    "func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
+    "func.func(tosa-to-linalg-named,tosa-to-linalg,"
+    "tosa-to-arith{include-apply-rescale=true},"
     "tosa-to-tensor),"
     "func.func(convert-elementwise-to-linalg,strata-decompose-aggregate-ops),"
     "func.func(linalg-fuse-elementwise-ops),canonicalize,cse";
