@@ -56,6 +56,13 @@ def ConvertMemRefCopyToLinalgPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def VectorizableLoopOrderPass
+    : Pass<"strata-vectorizable-loop-order", "mlir::func::FuncOp"> {
+  let summary = "Moves reduction loops outward so a contiguous parallel loop "
+                "is innermost";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def ExpandMathPass : Pass<"strata-expand-math", "mlir::func::FuncOp"> {
   let summary = "Expands math functions into code that needs no libm";
   let dependentDialects = ["::mlir::math::MathDialect",

@@ -52,7 +52,8 @@ constexpr const char *kBufferizePipeline =
     "canonicalize,cse";
 
 constexpr const char *kToLLVMPipeline =
-    "func.func(strata-memref-copy-to-linalg,convert-linalg-to-loops,"
+    "func.func(strata-memref-copy-to-linalg,strata-vectorizable-loop-order,"
+    "convert-linalg-to-loops,"
     "strata-expand-math),"
     "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
     "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"

@@ -1,0 +1,88 @@
+//===- VectorizableLoopOrder.cpp - keep a contiguous loop innermost -------===//
+//
+// Linalg ops lower to loops in iterator order, so a matmul becomes
+// i, j, k with the reduction innermost: every step is a dependent scalar
+// add LLVM cannot vectorize without reassociating floats. Moving the
+// reductions out (i, k, j) makes the innermost loop walk the output and an
+// input contiguously, and LLVM turns it into vector FMAs for the target's
+// vector width. Same for convolutions (output channels innermost).
+//
+// Only ops whose innermost loop is a reduction change, and only when some
+// parallel loop is the fastest-varying dimension of the output and of at
+// least one input (a row-wise reduction has no such loop and stays as is).
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/compiler/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace strata {
+#define GEN_PASS_DEF_VECTORIZABLELOOPORDERPASS
+#include "strata/compiler/Passes.h.inc"
+} // namespace strata
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+// The loop indexing the innermost dimension of `map`, if it is a plain loop.
+std::optional<unsigned> innermostLoop(AffineMap map) {
+  if (map.getNumResults() == 0)
+    return std::nullopt;
+  auto dim = dyn_cast<AffineDimExpr>(map.getResults().back());
+  if (!dim)
+    return std::nullopt;
+  return dim.getPosition();
+}
+
+// The new loop order (old loop numbers, outermost first), or empty when the
+// op is best left alone.
+SmallVector<unsigned> chooseLoopOrder(linalg::GenericOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned loops = iterators.size();
+  if (loops < 2 || iterators.back() != utils::IteratorType::reduction ||
+      op.getNumDpsInits() != 1)
+    return {};
+  std::optional<unsigned> candidate =
+      innermostLoop(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
+  if (!candidate || iterators[*candidate] != utils::IteratorType::parallel)
+    return {};
+  bool contiguousInInput =
+      llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+        return innermostLoop(op.getMatchingIndexingMap(input)) == candidate;
+      });
+  if (!contiguousInInput)
+    return {};
+  SmallVector<unsigned> order;
+  for (unsigned loop = 0; loop < loops; ++loop)
+    if (loop != *candidate)
+      order.push_back(loop);
+  order.push_back(*candidate);
+  return order;
+}
+
+struct VectorizableLoopOrderPass
+    : public impl::VectorizableLoopOrderPassBase<VectorizableLoopOrderPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> ops;
+    getOperation().walk([&](linalg::GenericOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : ops) {
+      SmallVector<unsigned> order = chooseLoopOrder(op);
+      if (order.empty())
+        continue;
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::interchangeGenericOp(rewriter, op, order))) {
+        op.emitOpError("could not be reordered for vectorization");
+        return signalPassFailure();
+      }
+    }
+  }
+};
+
+} // namespace
+} // namespace strata
