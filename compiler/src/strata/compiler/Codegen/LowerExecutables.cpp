@@ -74,13 +74,15 @@ LogicalResult moveTemporariesToStack(ModuleOp module) {
   for (memref::AllocOp alloc : allocs) {
     MemRefType type = alloc.getType();
     int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
-    for (auto [dim, size] : llvm::enumerate(type.getShape())) {
+    unsigned dynamicIndex = 0;
+    for (int64_t size : type.getShape()) {
       if (!ShapedType::isDynamic(size)) {
         bytes *= size;
         continue;
       }
+      Value dynamicSize = alloc.getDynamicSizes()[dynamicIndex++];
       FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
-          presburger::BoundType::UB, {alloc.getResult(), int64_t(dim)},
+          presburger::BoundType::UB, dynamicSize,
           /*stopCondition=*/nullptr, /*closedUB=*/true);
       if (failed(bound))
         return alloc.emitOpError("has a size with no known upper bound; "

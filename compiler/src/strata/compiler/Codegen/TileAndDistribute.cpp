@@ -7,7 +7,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
@@ -31,6 +33,17 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
     return failure();
   std::optional<WorkgroupTiling> chosen = chooseWorkgroupTiling(root);
   if (!chosen || chosen->count != tiling.count || chosen->loop != tiling.loop)
+    return failure();
+
+  // expand_shape(tensor.empty) is just an empty tensor; folding it lets a
+  // fill on it fuse into the tile.
+  {
+    RewritePatternSet patterns(func.getContext());
+    tensor::populateFoldTensorEmptyPatterns(patterns);
+    (void)applyPatternsGreedily(func, std::move(patterns));
+  }
+  root = findDispatchRoot(func.getBody().front().getTerminator());
+  if (!root)
     return failure();
 
   IRRewriter rewriter(func.getContext());

@@ -22,6 +22,36 @@ linalg::LinalgOp findDispatchRoot(Operation *terminator) {
   return root;
 }
 
+// Elements of `op`'s operands that splitting loop `loop` divides. With
+// `depth` > 0, looks through operands produced by linalg ops of the same
+// dispatch too (the convolution under an elementwise epilogue).
+static int64_t splitDataSize(linalg::LinalgOp op, unsigned loop, int depth) {
+  int64_t size = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<ShapedType>(operand.get().getType());
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (!type || !type.hasStaticShape() || !map.isFunctionOfDim(loop))
+      continue;
+    size += type.getNumElements();
+    auto producer = operand.get().getDefiningOp<linalg::LinalgOp>();
+    if (depth == 0 || !producer || producer->getNumResults() != 1 ||
+        producer->getBlock() != op->getBlock())
+      continue;
+    // The producer loop that makes the same result dimension.
+    AffineMap producerMap =
+        producer.getIndexingMapMatchingResult(producer->getResult(0));
+    for (auto [index, expr] : llvm::enumerate(map.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim || dim.getPosition() != loop)
+        continue;
+      if (auto producerDim =
+              dyn_cast<AffineDimExpr>(producerMap.getResult(index)))
+        size += splitDataSize(producer, producerDim.getPosition(), depth - 1);
+    }
+  }
+  return size;
+}
+
 std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root) {
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
@@ -42,28 +72,41 @@ std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root) {
   if (wanted < 2)
     return std::nullopt;
 
+  // Split the parallel loop that divides the most operand data, so each
+  // workgroup reads only its part of the large operands (for an NCHW
+  // convolution that is the output rows, not the output channels: every
+  // channel needs the whole input). Ties go to the outermost loop.
   SmallVector<utils::IteratorType> iterators = root.getIteratorTypesArray();
+  std::optional<unsigned> best;
+  int64_t bestScore = -1;
   for (auto [loop, range] : llvm::enumerate(ranges)) {
     if (iterators[loop] != utils::IteratorType::parallel || range < 2)
       continue;
-    int64_t count = std::min(range, wanted);
-    // Prefer a count that divides the loop evenly: every tile then has a
-    // static shape (better code, no dynamically sized temporaries).
-    for (int64_t candidate = count;
-         candidate >= std::max<int64_t>(2, count / 2); --candidate)
-      if (range % candidate == 0) {
-        count = candidate;
-        break;
-      }
-    WorkgroupTiling tiling;
-    tiling.loop = loop;
-    tiling.tileSize = llvm::divideCeil(range, count);
-    tiling.count = llvm::divideCeil(range, tiling.tileSize);
-    if (tiling.count < 2)
-      return std::nullopt;
-    return tiling;
+    int64_t score = splitDataSize(root, loop, /*depth=*/1);
+    if (score > bestScore) {
+      bestScore = score;
+      best = loop;
+    }
   }
-  return std::nullopt;
+  if (!best)
+    return std::nullopt;
+  int64_t range = ranges[*best];
+  int64_t count = std::min(range, wanted);
+  // Prefer a count that divides the loop evenly: every tile then has a
+  // static shape (better code, no dynamically sized temporaries).
+  for (int64_t candidate = count; candidate >= std::max<int64_t>(2, count / 2);
+       --candidate)
+    if (range % candidate == 0) {
+      count = candidate;
+      break;
+    }
+  WorkgroupTiling tiling;
+  tiling.loop = *best;
+  tiling.tileSize = llvm::divideCeil(range, count);
+  tiling.count = llvm::divideCeil(range, tiling.tileSize);
+  if (tiling.count < 2)
+    return std::nullopt;
+  return tiling;
 }
 
 } // namespace strata

@@ -109,10 +109,20 @@ flow::DispatchRegionOp wrapInRegion(Operation *root) {
   return region;
 }
 
+// Whether `producer` may move into a region rooted at a linalg op. Linalg
+// producers fuse into the root's workgroup tiles; of the tensor ops only
+// extract_slice does (it is a view): padding, concatenation and the like
+// would need whole-tensor temporaries inside the executable, so they stay
+// dispatches of their own and pass their result through memory.
+bool isFusableProducer(Operation *producer) {
+  return hasTensorSemantics(producer) || isa<tensor::ExtractSliceOp>(producer);
+}
+
 // Pulls producers into `region` until none qualifies. Looks at every value
 // the region uses from above, including uses nested in op bodies (a scalar
-// constant used inside a linalg.generic).
-void fuseProducers(flow::DispatchRegionOp region) {
+// constant used inside a linalg.generic). A region rooted at a tensor op
+// (pad, concat, ...) only clones cheap producers.
+void fuseProducers(flow::DispatchRegionOp region, bool rootIsLinalg) {
   Block &body = region.getBody().front();
   bool hasNonElementwise = llvm::any_of(body, [](Operation &op) {
     return hasTensorSemantics(&op) && !isElementwise(&op);
@@ -141,7 +151,8 @@ void fuseProducers(flow::DispatchRegionOp region) {
         changed = true;
         break;
       }
-      if (!isDispatchRoot(producer) || !allUsesInside(producer, region))
+      if (!rootIsLinalg || !isFusableProducer(producer) ||
+          !allUsesInside(producer, region))
         continue;
       bool elementwise = isElementwise(producer) || isTensorComputeOp(producer);
       if (!elementwise && hasNonElementwise)
@@ -171,7 +182,8 @@ struct FormDispatchRegionsPass
         root->erase();
         continue;
       }
-      fuseProducers(wrapInRegion(root));
+      bool rootIsLinalg = hasTensorSemantics(root);
+      fuseProducers(wrapInRegion(root), rootIsLinalg);
     }
     // Producers cloned into regions may have left their originals dead.
     IRRewriter rewriter(&getContext());
