@@ -17,6 +17,8 @@ packages=(
   libgtest-dev libgmock-dev python3-numpy
   # sanitizer runtimes for clang (ASan/UBSan/TSan builds)
   libclang-rt-22-dev
+  # ONNX importer (libonnx + protobuf) and its conformance suite
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
 )
 
 missing=()

@@ -3,6 +3,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "strata/compiler/Importers/ONNX/ONNXImporter.h"
 #include "strata/compiler/Pipelines/Pipelines.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -12,7 +13,8 @@
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("strata-compile options");
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<input .mlir or .onnx>"),
                                       cl::Required, cl::cat(category));
 static cl::opt<std::string> outputFile("o",
                                        cl::desc("Output module file (.smod)"),
@@ -32,9 +34,14 @@ static cl::opt<std::string>
                cl::init("module"), cl::cat(category));
 static cl::opt<std::string> dumpAfter(
     "dump-after",
-    cl::desc("Print the program after a phase: input, dispatch-regions, "
+    cl::desc("Print the program after a phase: import (an ONNX model as "
+             "imported, before legalization), input, dispatch-regions, "
              "executables, host, target, vm"),
     cl::cat(category));
+static cl::opt<std::string>
+    functionName("function-name",
+                 cl::desc("Name of the function an ONNX model becomes"),
+                 cl::init("main"), cl::cat(category));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
@@ -42,13 +49,15 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "Strata compiler: MLIR program -> module file\n");
 
-  if (!dumpAfter.empty() &&
+  // "import" shows an ONNX model as the importer emitted it.
+  bool dumpImport = dumpAfter == "import";
+  if (!dumpAfter.empty() && !dumpImport &&
       !llvm::is_contained(strata::getPhaseNames(), dumpAfter)) {
     llvm::errs() << "strata-compile: unknown phase '" << dumpAfter
                  << "' for --dump-after (phases:";
     for (llvm::StringRef phase : strata::getPhaseNames())
       llvm::errs() << " " << phase;
-    llvm::errs() << ")\n";
+    llvm::errs() << ") (ONNX models also: import)\n";
     return 2;
   }
   if (outputFile.empty() && dumpAfter.empty()) {
@@ -59,6 +68,7 @@ int main(int argc, char **argv) {
 
   mlir::DialectRegistry registry;
   strata::registerCompilerDialects(registry);
+  strata::registerONNXImporterDialects(registry);
   strata::registerCompilerPasses();
   mlir::MLIRContext context(registry);
   // Diagnostics name the op and its location; the full op dump is noise.
@@ -71,13 +81,29 @@ int main(int argc, char **argv) {
     llvm::errs() << "strata-compile: " << error << "\n";
     return 1;
   }
+  bool isONNX = strata::isONNXModel(inputFile, input->getBuffer());
+  llvm::StringRef contents = input->getBuffer();
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (isONNX) {
+    strata::ONNXImportOptions importOptions;
+    importOptions.functionName = functionName;
+    module =
+        strata::importONNXModel(inputFile, contents, &context, importOptions);
+  } else {
+    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  }
   if (!module)
     return 1;
+  if (dumpImport) {
+    module->print(llvm::outs(),
+                  mlir::OpPrintingFlags().elideLargeElementsAttrs(64));
+    llvm::outs() << "\n";
+    if (outputFile.empty())
+      return 0;
+  }
 
   std::unique_ptr<llvm::ToolOutputFile> output;
   if (!outputFile.empty()) {
@@ -92,7 +118,8 @@ int main(int argc, char **argv) {
   options.target = target;
   options.cpu = cpu;
   options.moduleName = moduleName;
-  if (mlir::failed(strata::compileModule(*module, options, dumpAfter,
+  if (mlir::failed(strata::compileModule(*module, options,
+                                         dumpImport ? "" : dumpAfter.getValue(),
                                          llvm::outs(),
                                          /*stopAfterDump=*/outputFile.empty(),
                                          output ? &output->os() : nullptr)))

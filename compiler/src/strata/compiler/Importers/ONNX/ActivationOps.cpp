@@ -1,0 +1,257 @@
+//===- ActivationOps.cpp - Relu, Sigmoid, Clip, Elu, ... ------------------===//
+#include "strata/compiler/Importers/ONNX/Builders.h"
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+
+namespace strata::onnx_importer {
+namespace {
+
+using UnaryFn = std::function<Value(OpBuilder &, Location, Value)>;
+
+// One elementwise generic over input 0 (plus broadcast inputs 1.. when
+// `useAllInputs`), result shape and type from shape inference.
+LogicalResult lowerUnary(NodeContext &ctx, const UnaryFn &fn) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  Value result =
+      createElementwise(ctx.getBuilder(), ctx.getLoc(), {ctx.getInput(0)},
+                        *type, [&](OpBuilder &b, Location loc, ValueRange a) {
+                          return fn(b, loc, a[0]);
+                        });
+  return ctx.setOutput(0, result);
+}
+
+Value cst(OpBuilder &b, Location loc, Value like, double v) {
+  return createScalar(b, loc, like.getType(), v);
+}
+
+Value cmpGT(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, y);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x, y);
+}
+
+Value maxOf(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::MaximumFOp::create(b, loc, x, y);
+  return arith::MaxSIOp::create(b, loc, x, y);
+}
+
+Value minOf(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::MinimumFOp::create(b, loc, x, y);
+  return arith::MinSIOp::create(b, loc, x, y);
+}
+
+Value sigmoid(OpBuilder &b, Location loc, Value x) {
+  Value negX = arith::NegFOp::create(b, loc, x);
+  Value e = math::ExpOp::create(b, loc, negX);
+  Value one = cst(b, loc, x, 1);
+  Value d = arith::AddFOp::create(b, loc, one, e);
+  return arith::DivFOp::create(b, loc, one, d);
+}
+
+// log(1 + exp(x)), stable for large x: max(x, 0) + log1p(exp(-|x|)).
+Value softplus(OpBuilder &b, Location loc, Value x) {
+  Value zero = cst(b, loc, x, 0);
+  Value absX = math::AbsFOp::create(b, loc, x);
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, absX));
+  Value l = math::Log1pOp::create(b, loc, e);
+  return arith::AddFOp::create(b, loc,
+                               arith::MaximumFOp::create(b, loc, x, zero), l);
+}
+
+// x < 0 ? alpha * (exp(x) - 1) : x
+Value elu(OpBuilder &b, Location loc, Value x, double alpha) {
+  Value zero = cst(b, loc, x, 0);
+  Value e = math::ExpM1Op::create(b, loc, x);
+  Value neg = arith::MulFOp::create(b, loc, cst(b, loc, x, alpha), e);
+  Value isNeg =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
+  return arith::SelectOp::create(b, loc, isNeg, neg, x);
+}
+
+LogicalResult lowerClip(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Type elementType = type->getElementType();
+  SmallVector<Value> inputs{ctx.getInput(0)};
+  bool hasMin = false, hasMax = false;
+  if (ctx.getOpset() < 11) {
+    // Bounds are attributes before opset 11.
+    auto scalarTensor = [&](float v) {
+      auto t = RankedTensorType::get({}, elementType);
+      return createFilled(b, loc, t, createScalar(b, loc, elementType, v));
+    };
+    hasMin = hasMax = true;
+    inputs.push_back(scalarTensor(ctx.getFloatAttr("min", -INFINITY)));
+    inputs.push_back(scalarTensor(ctx.getFloatAttr("max", INFINITY)));
+  } else {
+    if ((hasMin = ctx.hasInput(1)))
+      inputs.push_back(ctx.getInput(1));
+    if ((hasMax = ctx.hasInput(2)))
+      inputs.push_back(ctx.getInput(2));
+  }
+  bool isUnsigned = ctx.isInputUnsigned(0);
+  Value result = createElementwise(
+      b, loc, inputs, *type, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value x = a[0];
+        unsigned next = 1;
+        auto clampBy = [&](Value bound, bool lower) -> Value {
+          if (isa<FloatType>(x.getType()))
+            return lower
+                       ? arith::MaximumFOp::create(nb, nl, x, bound).getResult()
+                       : arith::MinimumFOp::create(nb, nl, x, bound)
+                             .getResult();
+          if (isUnsigned)
+            return lower ? arith::MaxUIOp::create(nb, nl, x, bound).getResult()
+                         : arith::MinUIOp::create(nb, nl, x, bound).getResult();
+          return lower ? arith::MaxSIOp::create(nb, nl, x, bound).getResult()
+                       : arith::MinSIOp::create(nb, nl, x, bound).getResult();
+        };
+        if (hasMin)
+          x = clampBy(a[next++], /*lower=*/true);
+        if (hasMax)
+          x = clampBy(a[next++], /*lower=*/false);
+        return x;
+      });
+  return ctx.setOutput(0, result);
+}
+
+LogicalResult lowerPRelu(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  // The slope broadcasts unidirectionally onto X.
+  Value result = createElementwise(
+      ctx.getBuilder(), ctx.getLoc(), {ctx.getInput(0), ctx.getInput(1)}, *type,
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        Value zero = cst(b, loc, a[0], 0);
+        Value neg = isa<FloatType>(a[0].getType())
+                        ? arith::MulFOp::create(b, loc, a[0], a[1]).getResult()
+                        : arith::MulIOp::create(b, loc, a[0], a[1]).getResult();
+        return arith::SelectOp::create(b, loc, cmpGT(b, loc, zero, a[0]), neg,
+                                       a[0]);
+      });
+  return ctx.setOutput(0, result);
+}
+
+} // namespace
+
+void addActivationLowerings(LoweringTable &t) {
+  t["Relu"] = [](NodeContext &ctx) {
+    return lowerUnary(ctx, [](OpBuilder &b, Location loc, Value x) {
+      return maxOf(b, loc, x, cst(b, loc, x, 0));
+    });
+  };
+  t["LeakyRelu"] = [](NodeContext &ctx) {
+    double alpha = ctx.getFloatAttr("alpha", 0.01f);
+    return lowerUnary(ctx, [=](OpBuilder &b, Location loc, Value x) -> Value {
+      Value scaled = arith::MulFOp::create(b, loc, x, cst(b, loc, x, alpha));
+      return arith::SelectOp::create(
+          b, loc, cmpGT(b, loc, x, cst(b, loc, x, 0)), x, scaled);
+    });
+  };
+  t["Sigmoid"] = [](NodeContext &ctx) { return lowerUnary(ctx, sigmoid); };
+  t["HardSigmoid"] = [](NodeContext &ctx) {
+    double alpha = ctx.getFloatAttr("alpha", 0.2f);
+    double beta = ctx.getFloatAttr("beta", 0.5f);
+    return lowerUnary(ctx, [=](OpBuilder &b, Location loc, Value x) {
+      Value y = arith::AddFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, x, cst(b, loc, x, alpha)),
+          cst(b, loc, x, beta));
+      return minOf(b, loc, maxOf(b, loc, y, cst(b, loc, x, 0)),
+                   cst(b, loc, x, 1));
+    });
+  };
+  t["HardSwish"] = [](NodeContext &ctx) {
+    return lowerUnary(ctx, [](OpBuilder &b, Location loc, Value x) -> Value {
+      Value y = arith::AddFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, x, cst(b, loc, x, 1.0 / 6)),
+          cst(b, loc, x, 0.5));
+      y = minOf(b, loc, maxOf(b, loc, y, cst(b, loc, x, 0)), cst(b, loc, x, 1));
+      return arith::MulFOp::create(b, loc, x, y);
+    });
+  };
+  t["Elu"] = [](NodeContext &ctx) {
+    double alpha = ctx.getFloatAttr("alpha", 1.0f);
+    return lowerUnary(ctx, [=](OpBuilder &b, Location loc, Value x) {
+      return elu(b, loc, x, alpha);
+    });
+  };
+  t["Celu"] = [](NodeContext &ctx) {
+    double alpha = ctx.getFloatAttr("alpha", 1.0f);
+    return lowerUnary(ctx, [=](OpBuilder &b, Location loc, Value x) -> Value {
+      // max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+      Value scaled = arith::DivFOp::create(b, loc, x, cst(b, loc, x, alpha));
+      Value e = arith::MulFOp::create(b, loc, cst(b, loc, x, alpha),
+                                      math::ExpM1Op::create(b, loc, scaled));
+      Value zero = cst(b, loc, x, 0);
+      return arith::AddFOp::create(b, loc, maxOf(b, loc, x, zero),
+                                   minOf(b, loc, e, zero));
+    });
+  };
+  t["Selu"] = [](NodeContext &ctx) {
+    double alpha = ctx.getFloatAttr("alpha", 1.67326319217681884765625f);
+    double gamma = ctx.getFloatAttr("gamma", 1.05070102214813232421875f);
+    return lowerUnary(ctx, [=](OpBuilder &b, Location loc, Value x) -> Value {
+      return arith::MulFOp::create(b, loc, cst(b, loc, x, gamma),
+                                   elu(b, loc, x, alpha));
+    });
+  };
+  t["ThresholdedRelu"] = [](NodeContext &ctx) {
+    double alpha = ctx.getFloatAttr("alpha", 1.0f);
+    return lowerUnary(ctx, [=](OpBuilder &b, Location loc, Value x) -> Value {
+      return arith::SelectOp::create(b, loc,
+                                     cmpGT(b, loc, x, cst(b, loc, x, alpha)), x,
+                                     cst(b, loc, x, 0));
+    });
+  };
+  t["Softplus"] = [](NodeContext &ctx) { return lowerUnary(ctx, softplus); };
+  t["Softsign"] = [](NodeContext &ctx) {
+    return lowerUnary(ctx, [](OpBuilder &b, Location loc, Value x) -> Value {
+      Value d = arith::AddFOp::create(b, loc, cst(b, loc, x, 1),
+                                      math::AbsFOp::create(b, loc, x));
+      return arith::DivFOp::create(b, loc, x, d);
+    });
+  };
+  t["Mish"] = [](NodeContext &ctx) {
+    return lowerUnary(ctx, [](OpBuilder &b, Location loc, Value x) -> Value {
+      Value t = math::TanhOp::create(b, loc, softplus(b, loc, x));
+      return arith::MulFOp::create(b, loc, x, t);
+    });
+  };
+  t["Shrink"] = [](NodeContext &ctx) {
+    double bias = ctx.getFloatAttr("bias", 0.0f);
+    double lambd = ctx.getFloatAttr("lambd", 0.5f);
+    bool isUnsigned = ctx.isInputUnsigned(0);
+    return lowerUnary(ctx, [=](OpBuilder &b, Location loc, Value x) -> Value {
+      Type type = x.getType();
+      Type f = isa<FloatType>(type) ? type : b.getF64Type();
+      Value xf = createScalarCast(b, loc, x, f, isUnsigned, false);
+      Value lo = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, xf,
+                                       createScalar(b, loc, f, -lambd));
+      Value hi = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, xf,
+                                       createScalar(b, loc, f, lambd));
+      Value bv = createScalar(b, loc, f, bias);
+      Value r = arith::SelectOp::create(b, loc, hi,
+                                        arith::SubFOp::create(b, loc, xf, bv),
+                                        createScalar(b, loc, f, 0));
+      r = arith::SelectOp::create(b, loc, lo,
+                                  arith::AddFOp::create(b, loc, xf, bv), r);
+      return createScalarCast(b, loc, r, type, false, isUnsigned);
+    });
+  };
+  t["Clip"] = lowerClip;
+  t["PRelu"] = lowerPRelu;
+}
+
+} // namespace strata::onnx_importer

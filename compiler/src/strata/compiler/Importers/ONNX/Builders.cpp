@@ -1,0 +1,257 @@
+//===- Builders.cpp - IR building helpers shared by the lowerings ---------===//
+#include "strata/compiler/Importers/ONNX/Builders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace strata::onnx_importer {
+
+Value createScalar(OpBuilder &b, Location loc, Type type, double value) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, value));
+  // Saturate to the int64 range (e.g. the largest i64 as a double).
+  int64_t integer = value >= 9.2233720368547758e18 ? INT64_MAX
+                    : value <= -9.2233720368547758e18
+                        ? INT64_MIN
+                        : static_cast<int64_t>(value);
+  return arith::ConstantOp::create(
+      b, loc,
+      b.getIntegerAttr(type, APInt(type.getIntOrFloatBitWidth(), integer,
+                                   /*isSigned=*/true, /*implicitTrunc=*/true)));
+}
+
+Value createEmpty(OpBuilder &b, Location loc, RankedTensorType type) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                 type.getElementType());
+}
+
+Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                   Value scalar) {
+  Value empty = createEmpty(b, loc, type);
+  return linalg::FillOp::create(b, loc, ValueRange{scalar}, ValueRange{empty})
+      .getResult(0);
+}
+
+SmallVector<int64_t> broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> result(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    result[i] = da == 1 ? db : da;
+  }
+  return result;
+}
+
+// Drops the dimensions of `input` that broadcast against `shape` (size 1
+// there, larger in `shape`) and returns the value with its indexing map over
+// the iteration space of `shape`.
+static std::pair<Value, AffineMap>
+prepareBroadcastInput(OpBuilder &b, Location loc, Value input,
+                      ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = shape.size();
+  int64_t offset = rank - type.getRank();
+  SmallVector<AffineExpr> exprs;
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  SmallVector<int64_t> keptShape;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    pending.push_back(i);
+    if (type.getDimSize(i) == 1 && shape[offset + i] != 1)
+      continue;
+    exprs.push_back(b.getAffineDimExpr(offset + i));
+    keptShape.push_back(type.getDimSize(i));
+    groups.push_back(pending);
+    pending.clear();
+  }
+  if (!pending.empty() && !groups.empty())
+    groups.back().append(pending.begin(), pending.end());
+  auto map = AffineMap::get(rank, 0, exprs, b.getContext());
+  if (static_cast<int64_t>(keptShape.size()) == type.getRank())
+    return {input, map};
+  auto collapsedType = RankedTensorType::get(keptShape, type.getElementType());
+  Value collapsed =
+      tensor::CollapseShapeOp::create(b, loc, collapsedType, input, groups);
+  return {collapsed, map};
+}
+
+Value createElementwise(OpBuilder &b, Location loc, ValueRange inputs,
+                        RankedTensorType resultType, ScalarBuilder body) {
+  SmallVector<Value> operands;
+  SmallVector<AffineMap> maps;
+  for (Value input : inputs) {
+    auto [value, map] =
+        prepareBroadcastInput(b, loc, input, resultType.getShape());
+    operands.push_back(value);
+    maps.push_back(map);
+  }
+  maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
+  SmallVector<utils::IteratorType> iterators(resultType.getRank(),
+                                             utils::IteratorType::parallel);
+  Value init = createEmpty(b, loc, resultType);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{resultType}, operands, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value result = body(nested, nestedLoc, args.drop_back());
+        linalg::YieldOp::create(nested, nestedLoc, result);
+      });
+  return generic.getResult(0);
+}
+
+Value createBroadcast(OpBuilder &b, Location loc, Value input,
+                      ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getShape() == shape)
+    return input;
+  return createElementwise(
+      b, loc, {input}, RankedTensorType::get(shape, type.getElementType()),
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+}
+
+Value createReshape(OpBuilder &b, Location loc, Value input,
+                    ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getShape() == shape)
+    return input;
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  Value flat = input;
+  if (type.getRank() != 1) {
+    SmallVector<ReassociationIndices> groups;
+    if (type.getRank() > 0)
+      groups.push_back(llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
+    auto flatType = RankedTensorType::get(
+        type.getRank() > 0 ? SmallVector<int64_t>{type.getNumElements()}
+                           : SmallVector<int64_t>{},
+        type.getElementType());
+    if (flatType != type)
+      flat = tensor::CollapseShapeOp::create(b, loc, flatType, input, groups);
+  }
+  auto flatType = cast<RankedTensorType>(flat.getType());
+  if (flatType == resultType)
+    return flat;
+  if (resultType.getRank() == 0 || flatType.getRank() == 0) {
+    // Between rank 0 and rank-0-like shapes (all ones).
+    if (resultType.getRank() == 0)
+      return tensor::CollapseShapeOp::create(b, loc, resultType, flat,
+                                             ArrayRef<ReassociationIndices>{});
+    return tensor::ExpandShapeOp::create(b, loc, resultType, flat,
+                                         ArrayRef<ReassociationIndices>{});
+  }
+  if (resultType.getRank() == 1)
+    return flat;
+  SmallVector<ReassociationIndices> groups{
+      llvm::to_vector(llvm::seq<int64_t>(0, resultType.getRank()))};
+  return tensor::ExpandShapeOp::create(b, loc, resultType, flat, groups);
+}
+
+Value createTranspose(OpBuilder &b, Location loc, Value input,
+                      ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(input.getType());
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return input;
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  Value init =
+      createEmpty(b, loc, RankedTensorType::get(shape, type.getElementType()));
+  return linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0];
+}
+
+Value createScalarCast(OpBuilder &b, Location loc, Value value, Type to,
+                       bool fromUnsigned, bool toUnsigned) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (to.isInteger(1)) {
+    if (fromFloat)
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, value,
+                                   createScalar(b, loc, from, 0.0));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value,
+                                 createScalar(b, loc, from, 0.0));
+  }
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() < toFloat.getWidth())
+      return arith::ExtFOp::create(b, loc, to, value);
+    return arith::TruncFOp::create(b, loc, to, value);
+  }
+  if (fromFloat) {
+    if (toUnsigned)
+      return arith::FPToUIOp::create(b, loc, to, value);
+    return arith::FPToSIOp::create(b, loc, to, value);
+  }
+  bool unsignedSource = fromUnsigned || from.isInteger(1);
+  if (toFloat) {
+    if (unsignedSource)
+      return arith::UIToFPOp::create(b, loc, to, value);
+    return arith::SIToFPOp::create(b, loc, to, value);
+  }
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+  if (fromWidth > toWidth)
+    return arith::TruncIOp::create(b, loc, to, value);
+  if (unsignedSource)
+    return arith::ExtUIOp::create(b, loc, to, value);
+  return arith::ExtSIOp::create(b, loc, to, value);
+}
+
+Value createCast(OpBuilder &b, Location loc, Value input, Type to,
+                 bool fromUnsigned, bool toUnsigned) {
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getElementType() == to)
+    return input;
+  return createElementwise(
+      b, loc, {input}, RankedTensorType::get(type.getShape(), to),
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        return createScalarCast(nested, nestedLoc, args[0], to, fromUnsigned,
+                                toUnsigned);
+      });
+}
+
+Value createReduction(OpBuilder &b, Location loc, Value input,
+                      ArrayRef<int64_t> axes, bool keepDims, Value init,
+                      ScalarBuilder combine) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  SmallVector<bool> reduced(rank, false);
+  for (int64_t axis : axes)
+    reduced[normalizeAxis(axis, rank)] = true;
+  SmallVector<int64_t> resultShape;
+  SmallVector<AffineExpr> resultExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t i = 0; i < rank; ++i) {
+    iterators.push_back(reduced[i] ? utils::IteratorType::reduction
+                                   : utils::IteratorType::parallel);
+    if (reduced[i])
+      continue;
+    resultShape.push_back(type.getDimSize(i));
+    resultExprs.push_back(b.getAffineDimExpr(i));
+  }
+  auto resultType = RankedTensorType::get(resultShape, type.getElementType());
+  Value filled = createFilled(b, loc, resultType, init);
+  SmallVector<AffineMap> maps{
+      b.getMultiDimIdentityMap(rank),
+      AffineMap::get(rank, 0, resultExprs, b.getContext())};
+  Value result =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{resultType}, ValueRange{input}, ValueRange{filled},
+          maps, iterators,
+          [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+            Value combined = combine(nested, nestedLoc, args);
+            linalg::YieldOp::create(nested, nestedLoc, combined);
+          })
+          .getResult(0);
+  if (!keepDims)
+    return result;
+  SmallVector<int64_t> keptShape;
+  for (int64_t i = 0; i < rank; ++i)
+    keptShape.push_back(reduced[i] ? 1 : type.getDimSize(i));
+  return createReshape(b, loc, result, keptShape);
+}
+
+} // namespace strata::onnx_importer

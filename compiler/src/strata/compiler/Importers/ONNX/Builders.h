@@ -1,0 +1,69 @@
+//===- Builders.h - IR building helpers shared by the lowerings -*- C++ -*-===//
+#ifndef STRATA_COMPILER_IMPORTERS_ONNX_BUILDERS_H_
+#define STRATA_COMPILER_IMPORTERS_ONNX_BUILDERS_H_
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace strata::onnx_importer {
+
+using ScalarBuilder = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+
+// A scalar constant of `type` (float, or integer truncated from `value`).
+mlir::Value createScalar(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Type type, double value);
+mlir::Value createEmpty(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType type);
+// A tensor of `type` filled with `scalar`.
+mlir::Value createFilled(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType type, mlir::Value scalar);
+
+// An elementwise linalg.generic over `resultType`'s shape; inputs broadcast
+// numpy-style (trailing alignment, size-1 dims stretch).
+mlir::Value createElementwise(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::ValueRange inputs,
+                              mlir::RankedTensorType resultType,
+                              ScalarBuilder body);
+
+// Broadcasts `input` numpy-style to `shape`.
+mlir::Value createBroadcast(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value input, llvm::ArrayRef<int64_t> shape);
+
+// The broadcast shape of two shapes (numpy rules).
+llvm::SmallVector<int64_t> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                           llvm::ArrayRef<int64_t> b);
+
+// Reshapes to `shape` (same element count) with collapse/expand_shape.
+mlir::Value createReshape(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value input, llvm::ArrayRef<int64_t> shape);
+
+// Permutes dimensions: result dim i is input dim perm[i].
+mlir::Value createTranspose(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value input, llvm::ArrayRef<int64_t> perm);
+
+// Converts a scalar between element types with ONNX Cast semantics.
+mlir::Value createScalarCast(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value value, mlir::Type to,
+                             bool fromUnsigned, bool toUnsigned);
+// Converts a tensor's element type.
+mlir::Value createCast(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value input, mlir::Type to, bool fromUnsigned,
+                       bool toUnsigned);
+
+// Normalizes a possibly negative axis against `rank`.
+inline int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+// Reduces `input` over `axes` with a combiner starting from `init`; the
+// result keeps reduced dims as size 1 when `keepDims`.
+mlir::Value createReduction(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value input, llvm::ArrayRef<int64_t> axes,
+                            bool keepDims, mlir::Value init,
+                            ScalarBuilder combine);
+
+} // namespace strata::onnx_importer
+
+#endif // STRATA_COMPILER_IMPORTERS_ONNX_BUILDERS_H_

@@ -1,0 +1,31 @@
+//===- ConvUtils.h - padding arithmetic of Conv and pooling -----*- C++ -*-===//
+#ifndef STRATA_COMPILER_IMPORTERS_ONNX_CONVUTILS_H_
+#define STRATA_COMPILER_IMPORTERS_ONNX_CONVUTILS_H_
+
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+namespace strata::onnx_importer {
+
+// The spatial window parameters of a Conv or pooling node, with auto_pad
+// resolved into explicit pads.
+struct WindowParams {
+  llvm::SmallVector<int64_t> kernel, strides, dilations, padsBegin, padsEnd;
+};
+
+// Reads kernel_shape (or `kernel` when given), strides, dilations, pads and
+// auto_pad for `spatialShape`.
+mlir::FailureOr<WindowParams>
+getWindowParams(NodeContext &ctx, llvm::ArrayRef<int64_t> spatialShape,
+                llvm::ArrayRef<int64_t> kernel);
+
+// Pads the spatial dims (from dim 2) of an NC... tensor with `value`.
+mlir::Value padSpatial(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value input, llvm::ArrayRef<int64_t> low,
+                       llvm::ArrayRef<int64_t> high, mlir::Value value);
+
+mlir::DenseIntElementsAttr getI64VectorAttr(mlir::OpBuilder &b,
+                                            llvm::ArrayRef<int64_t> values);
+
+} // namespace strata::onnx_importer
+
+#endif // STRATA_COMPILER_IMPORTERS_ONNX_CONVUTILS_H_

@@ -1,0 +1,391 @@
+//===- ElementwiseOps.cpp - arithmetic, comparison, logic, math, Cast -----===//
+//
+// Every op here is one linalg.generic over the (numpy-broadcast) output
+// shape, whose body applies the scalar arith/math op that matches ONNX's
+// semantics for the element type (signed or unsigned integers, floats).
+//
+//===----------------------------------------------------------------------===//
+#include "strata/compiler/Importers/ONNX/Builders.h"
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+
+namespace strata::onnx_importer {
+namespace {
+
+// Builds the result scalar from the operand scalars; `unsignedInts` tells
+// integer ops to use their unsigned form.
+using ScalarFn =
+    std::function<Value(OpBuilder &, Location, ValueRange, bool unsignedInts)>;
+
+LogicalResult lowerElementwise(NodeContext &ctx, const ScalarFn &fn) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+    if (ctx.hasInput(i))
+      inputs.push_back(ctx.getInput(i));
+  bool isUnsigned = ctx.isInputUnsigned(0);
+  Value result =
+      createElementwise(ctx.getBuilder(), ctx.getLoc(), inputs, *type,
+                        [&](OpBuilder &b, Location loc, ValueRange args) {
+                          return fn(b, loc, args, isUnsigned);
+                        });
+  return ctx.setOutput(0, result);
+}
+
+bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
+
+// Folds integer arithmetic on small compile-time values (shape
+// computations such as Shape -> Gather -> Add -> Div -> Slice), so that
+// later nodes see constants. Returns false when it does not apply.
+bool tryFoldIntBinary(NodeContext &ctx, LogicalResult &result,
+                      llvm::function_ref<int64_t(int64_t, int64_t)> fn) {
+  std::optional<DenseElementsAttr> a = ctx.getConstantInput(0);
+  std::optional<DenseElementsAttr> b = ctx.getConstantInput(1);
+  if (!a || !b || !a->getElementType().isInteger(64) ||
+      !b->getElementType().isInteger(64))
+    return false;
+  int64_t na = a->getNumElements(), nb = b->getNumElements();
+  if (na > 64 || nb > 64 || (na != nb && na != 1 && nb != 1))
+    return false;
+  auto va = llvm::to_vector(a->getValues<int64_t>());
+  auto vb = llvm::to_vector(b->getValues<int64_t>());
+  SmallVector<int64_t> values;
+  for (int64_t i = 0; i < std::max(na, nb); ++i) {
+    int64_t y = vb[nb == 1 ? 0 : i];
+    values.push_back(fn(va[na == 1 ? 0 : i], y));
+  }
+  auto shapeType = na >= nb ? a->getType() : b->getType();
+  FailureOr<RankedTensorType> type =
+      ctx.getOutputTypeOr(0, cast<RankedTensorType>(shapeType));
+  if (failed(type) || type->getNumElements() != std::max(na, nb))
+    return false;
+  result =
+      ctx.setConstantOutput(0, DenseElementsAttr::get(*type, ArrayRef(values)));
+  return true;
+}
+
+template <typename FloatOp, typename IntOp> OpLowering binary() {
+  return [](NodeContext &ctx) {
+    return lowerElementwise(
+        ctx, [](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
+          if (isFloat(a[0]))
+            return FloatOp::create(b, loc, a[0], a[1]);
+          return IntOp::create(b, loc, a[0], a[1]);
+        });
+  };
+}
+
+template <typename FloatOp, typename SignedOp, typename UnsignedOp>
+OpLowering signedBinary() {
+  return [](NodeContext &ctx) {
+    return lowerElementwise(
+        ctx, [](OpBuilder &b, Location loc, ValueRange a, bool isUnsigned) {
+          Value acc = a[0];
+          for (Value v : a.drop_front()) {
+            if (isFloat(acc))
+              acc = FloatOp::create(b, loc, acc, v);
+            else if (isUnsigned)
+              acc = UnsignedOp::create(b, loc, acc, v);
+            else
+              acc = SignedOp::create(b, loc, acc, v);
+          }
+          return acc;
+        });
+  };
+}
+
+template <typename FloatOp> OpLowering unaryFloat() {
+  return [](NodeContext &ctx) {
+    return lowerElementwise(
+        ctx, [](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
+          return FloatOp::create(b, loc, a[0]);
+        });
+  };
+}
+
+OpLowering compare(arith::CmpFPredicate floatPred,
+                   arith::CmpIPredicate signedPred,
+                   arith::CmpIPredicate unsignedPred) {
+  return [=](NodeContext &ctx) {
+    return lowerElementwise(
+        ctx,
+        [=](OpBuilder &b, Location loc, ValueRange a,
+            bool isUnsigned) -> Value {
+          if (isFloat(a[0]))
+            return arith::CmpFOp::create(b, loc, floatPred, a[0], a[1]);
+          return arith::CmpIOp::create(
+              b, loc, isUnsigned ? unsignedPred : signedPred, a[0], a[1]);
+        });
+  };
+}
+
+Value createPow(OpBuilder &b, Location loc, Value base, Value exponent,
+                bool isUnsigned) {
+  Type type = base.getType();
+  if (isFloat(base)) {
+    Value e = createScalarCast(b, loc, exponent, type, false, false);
+    return math::PowFOp::create(b, loc, base, e);
+  }
+  if (!isFloat(exponent)) {
+    Value e = createScalarCast(b, loc, exponent, type, isUnsigned, isUnsigned);
+    return math::IPowIOp::create(b, loc, base, e);
+  }
+  Value fb =
+      createScalarCast(b, loc, base, exponent.getType(), isUnsigned, false);
+  Value r = math::PowFOp::create(b, loc, fb, exponent);
+  return createScalarCast(b, loc, r, type, false, isUnsigned);
+}
+
+// Python-style integer modulo: the result takes the divisor's sign.
+Value createIntMod(OpBuilder &b, Location loc, Value x, Value y,
+                   bool isUnsigned) {
+  if (isUnsigned)
+    return arith::RemUIOp::create(b, loc, x, y);
+  Value rem = arith::RemSIOp::create(b, loc, x, y);
+  Value zero = createScalar(b, loc, x.getType(), 0);
+  Value remNonZero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rem, zero);
+  Value remNeg =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rem, zero);
+  Value yNeg =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, y, zero);
+  Value signsDiffer = arith::XOrIOp::create(b, loc, remNeg, yNeg);
+  Value fix = arith::AndIOp::create(b, loc, remNonZero, signsDiffer);
+  Value adjusted = arith::AddIOp::create(b, loc, rem, y);
+  return arith::SelectOp::create(b, loc, fix, adjusted, rem);
+}
+
+LogicalResult lowerMod(NodeContext &ctx) {
+  bool fmod = ctx.getIntAttr("fmod", 0) != 0;
+  return lowerElementwise(
+      ctx,
+      [=](OpBuilder &b, Location loc, ValueRange a, bool isUnsigned) -> Value {
+        if (isFloat(a[0])) {
+          Value rem = arith::RemFOp::create(b, loc, a[0], a[1]);
+          if (fmod)
+            return rem;
+          // Floored modulo for floats (fmod=0 is only defined for ints in
+          // the spec, but keep numpy's meaning).
+          Value zero = createScalar(b, loc, rem.getType(), 0);
+          Value remNonZero = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::UNE, rem, zero);
+          Value remNeg = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OLT, rem, zero);
+          Value yNeg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                             a[1], zero);
+          Value differ = arith::XOrIOp::create(b, loc, remNeg, yNeg);
+          Value fix = arith::AndIOp::create(b, loc, remNonZero, differ);
+          Value adjusted = arith::AddFOp::create(b, loc, rem, a[1]);
+          return arith::SelectOp::create(b, loc, fix, adjusted, rem);
+        }
+        if (fmod) {
+          if (isUnsigned)
+            return arith::RemUIOp::create(b, loc, a[0], a[1]);
+          return arith::RemSIOp::create(b, loc, a[0], a[1]);
+        }
+        return createIntMod(b, loc, a[0], a[1], isUnsigned);
+      });
+}
+
+LogicalResult lowerCast(NodeContext &ctx, unsigned targetInput) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  bool fromUnsigned = ctx.isInputUnsigned(0);
+  bool toUnsigned = ctx.isOutputUnsigned(0);
+  (void)targetInput;
+  return ctx.setOutput(0, createCast(ctx.getBuilder(), ctx.getLoc(),
+                                     ctx.getInput(0), type->getElementType(),
+                                     fromUnsigned, toUnsigned));
+}
+
+Value createSign(OpBuilder &b, Location loc, Value x) {
+  Type type = x.getType();
+  Value zero = createScalar(b, loc, type, 0);
+  Value one = createScalar(b, loc, type, 1);
+  Value minusOne = createScalar(b, loc, type, -1);
+  Value pos, neg;
+  if (isFloat(x)) {
+    pos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+    neg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
+  } else {
+    pos = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x, zero);
+    neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, zero);
+  }
+  Value r = arith::SelectOp::create(b, loc, neg, minusOne, zero);
+  return arith::SelectOp::create(b, loc, pos, one, r);
+}
+
+// Tries the integer folder before the general lowering.
+OpLowering withIntFold(OpLowering lowering, int64_t (*fn)(int64_t, int64_t)) {
+  return [lowering, fn](NodeContext &ctx) {
+    LogicalResult result = success();
+    if (tryFoldIntBinary(ctx, result, fn))
+      return result;
+    return lowering(ctx);
+  };
+}
+
+} // namespace
+
+void addElementwiseLowerings(LoweringTable &t) {
+  t["Add"] = withIntFold(binary<arith::AddFOp, arith::AddIOp>(),
+                         [](int64_t x, int64_t y) { return x + y; });
+  t["Sub"] = withIntFold(binary<arith::SubFOp, arith::SubIOp>(),
+                         [](int64_t x, int64_t y) { return x - y; });
+  t["Mul"] = withIntFold(binary<arith::MulFOp, arith::MulIOp>(),
+                         [](int64_t x, int64_t y) { return x * y; });
+  t["Div"] = withIntFold(
+      signedBinary<arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(),
+      [](int64_t x, int64_t y) { return y == 0 ? int64_t(0) : x / y; });
+  t["Max"] = signedBinary<arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>();
+  t["Min"] = signedBinary<arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>();
+  t["Sum"] = signedBinary<arith::AddFOp, arith::AddIOp, arith::AddIOp>();
+  t["Mean"] = [](NodeContext &ctx) {
+    return lowerElementwise(
+        ctx, [](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
+          Value acc = a[0];
+          for (Value v : a.drop_front())
+            acc = arith::AddFOp::create(b, loc, acc, v);
+          Value n = createScalar(b, loc, acc.getType(), a.size());
+          return arith::DivFOp::create(b, loc, acc, n);
+        });
+  };
+  t["Pow"] = [](NodeContext &ctx) {
+    return lowerElementwise(
+        ctx, [](OpBuilder &b, Location loc, ValueRange a, bool isUnsigned) {
+          return createPow(b, loc, a[0], a[1], isUnsigned);
+        });
+  };
+  t["Mod"] = lowerMod;
+  t["BitShift"] = [](NodeContext &ctx) {
+    bool left = ctx.getStringAttr("direction", "") == "LEFT";
+    return lowerElementwise(
+        ctx, [=](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
+          if (left)
+            return arith::ShLIOp::create(b, loc, a[0], a[1]);
+          return arith::ShRUIOp::create(b, loc, a[0], a[1]);
+        });
+  };
+  t["And"] = binary<arith::AndIOp, arith::AndIOp>();
+  t["Or"] = binary<arith::OrIOp, arith::OrIOp>();
+  t["Xor"] = binary<arith::XOrIOp, arith::XOrIOp>();
+  t["BitwiseAnd"] = t["And"];
+  t["BitwiseOr"] = t["Or"];
+  t["BitwiseXor"] = t["Xor"];
+  t["Not"] = [](NodeContext &ctx) {
+    return lowerElementwise(
+        ctx, [](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
+          Value ones = createScalar(b, loc, a[0].getType(), -1);
+          return arith::XOrIOp::create(b, loc, a[0], ones);
+        });
+  };
+  t["BitwiseNot"] = t["Not"];
+  t["Equal"] = compare(arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq,
+                       arith::CmpIPredicate::eq);
+  t["Less"] = compare(arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt,
+                      arith::CmpIPredicate::ult);
+  t["LessOrEqual"] =
+      compare(arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle,
+              arith::CmpIPredicate::ule);
+  t["Greater"] = compare(arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt,
+                         arith::CmpIPredicate::ugt);
+  t["GreaterOrEqual"] =
+      compare(arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge,
+              arith::CmpIPredicate::uge);
+  t["Where"] = [](NodeContext &ctx) {
+    return lowerElementwise(
+        ctx, [](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
+          return arith::SelectOp::create(b, loc, a[0], a[1], a[2]);
+        });
+  };
+  t["Cast"] = [](NodeContext &ctx) { return lowerCast(ctx, 0); };
+  t["CastLike"] = [](NodeContext &ctx) { return lowerCast(ctx, 1); };
+  t["Identity"] = [](NodeContext &ctx) {
+    return ctx.setOutput(0, ctx.getInput(0));
+  };
+
+  t["Abs"] = [](NodeContext &ctx) {
+    return lowerElementwise(
+        ctx,
+        [](OpBuilder &b, Location loc, ValueRange a, bool isUnsigned) -> Value {
+          if (isFloat(a[0]))
+            return math::AbsFOp::create(b, loc, a[0]);
+          if (isUnsigned)
+            return a[0];
+          return math::AbsIOp::create(b, loc, a[0]);
+        });
+  };
+  t["Neg"] = [](NodeContext &ctx) {
+    return lowerElementwise(
+        ctx, [](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
+          if (isFloat(a[0]))
+            return arith::NegFOp::create(b, loc, a[0]);
+          Value zero = createScalar(b, loc, a[0].getType(), 0);
+          return arith::SubIOp::create(b, loc, zero, a[0]);
+        });
+  };
+  t["Reciprocal"] = [](NodeContext &ctx) {
+    return lowerElementwise(
+        ctx, [](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
+          Value one = createScalar(b, loc, a[0].getType(), 1);
+          return arith::DivFOp::create(b, loc, one, a[0]);
+        });
+  };
+  t["Sign"] = [](NodeContext &ctx) {
+    return lowerElementwise(ctx, [](OpBuilder &b, Location loc, ValueRange a,
+                                    bool) { return createSign(b, loc, a[0]); });
+  };
+  t["IsNaN"] = [](NodeContext &ctx) {
+    return lowerElementwise(
+        ctx, [](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
+          return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, a[0],
+                                       a[0]);
+        });
+  };
+  t["IsInf"] = [](NodeContext &ctx) {
+    bool positive = ctx.getIntAttr("detect_positive", 1) != 0;
+    bool negative = ctx.getIntAttr("detect_negative", 1) != 0;
+    return lowerElementwise(
+        ctx, [=](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
+          Type type = a[0].getType();
+          Value inf = createScalar(b, loc, type, INFINITY);
+          Value ninf = createScalar(b, loc, type, -INFINITY);
+          Value isPos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                              a[0], inf);
+          Value isNeg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                              a[0], ninf);
+          Value no = createScalar(b, loc, b.getI1Type(), 0);
+          Value p = positive ? isPos : no;
+          Value n = negative ? isNeg : no;
+          return arith::OrIOp::create(b, loc, p, n);
+        });
+  };
+  t["Sqrt"] = unaryFloat<math::SqrtOp>();
+  t["Exp"] = unaryFloat<math::ExpOp>();
+  t["Log"] = unaryFloat<math::LogOp>();
+  t["Floor"] = unaryFloat<math::FloorOp>();
+  t["Ceil"] = unaryFloat<math::CeilOp>();
+  t["Round"] = unaryFloat<math::RoundEvenOp>();
+  t["Sin"] = unaryFloat<math::SinOp>();
+  t["Cos"] = unaryFloat<math::CosOp>();
+  t["Tan"] = unaryFloat<math::TanOp>();
+  t["Asin"] = unaryFloat<math::AsinOp>();
+  t["Acos"] = unaryFloat<math::AcosOp>();
+  t["Atan"] = unaryFloat<math::AtanOp>();
+  t["Sinh"] = unaryFloat<math::SinhOp>();
+  t["Cosh"] = unaryFloat<math::CoshOp>();
+  t["Asinh"] = unaryFloat<math::AsinhOp>();
+  t["Acosh"] = unaryFloat<math::AcoshOp>();
+  t["Atanh"] = unaryFloat<math::AtanhOp>();
+  t["Erf"] = unaryFloat<math::ErfOp>();
+  t["Tanh"] = unaryFloat<math::TanhOp>();
+}
+
+} // namespace strata::onnx_importer

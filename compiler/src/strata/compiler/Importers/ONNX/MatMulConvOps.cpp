@@ -1,0 +1,278 @@
+//===- MatMulConvOps.cpp - MatMul, Gemm, Conv -----------------------------===//
+#include "strata/compiler/Importers/ONNX/Builders.h"
+#include "strata/compiler/Importers/ONNX/ConvUtils.h"
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+
+namespace strata::onnx_importer {
+
+DenseIntElementsAttr getI64VectorAttr(OpBuilder &b, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    b.getI64Type());
+  return DenseIntElementsAttr::get(type, values);
+}
+
+Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> low,
+                 ArrayRef<int64_t> high, Value value) {
+  if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
+      llvm::all_of(high, [](int64_t p) { return p == 0; }))
+    return input;
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> lowAll{0, 0}, highAll{0, 0};
+  llvm::append_range(lowAll, low);
+  llvm::append_range(highAll, high);
+  SmallVector<int64_t> shape(type.getShape());
+  for (size_t i = 2; i < shape.size(); ++i)
+    shape[i] += lowAll[i] + highAll[i];
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  return tensor::PadOp::create(
+      b, loc, resultType, input, getAsIndexOpFoldResult(b.getContext(), lowAll),
+      getAsIndexOpFoldResult(b.getContext(), highAll), value);
+}
+
+FailureOr<WindowParams> getWindowParams(NodeContext &ctx,
+                                        ArrayRef<int64_t> spatialShape,
+                                        ArrayRef<int64_t> kernel) {
+  size_t n = spatialShape.size();
+  WindowParams p;
+  p.kernel = SmallVector<int64_t>(kernel);
+  if (ctx.hasAttr("kernel_shape"))
+    p.kernel = ctx.getIntsAttr("kernel_shape");
+  if (p.kernel.size() != n)
+    return ctx.fail("kernel_shape has " + llvm::Twine(p.kernel.size()) +
+                    " dims for " + llvm::Twine(n) + " spatial dims");
+  p.strides = ctx.getIntsAttr("strides");
+  if (p.strides.empty())
+    p.strides.assign(n, 1);
+  p.dilations = ctx.getIntsAttr("dilations");
+  if (p.dilations.empty())
+    p.dilations.assign(n, 1);
+  std::string autoPad = ctx.getStringAttr("auto_pad", "NOTSET");
+  p.padsBegin.assign(n, 0);
+  p.padsEnd.assign(n, 0);
+  if (autoPad == "NOTSET") {
+    SmallVector<int64_t> pads = ctx.getIntsAttr("pads");
+    if (!pads.empty()) {
+      if (pads.size() != 2 * n)
+        return ctx.fail("pads has the wrong length");
+      for (size_t i = 0; i < n; ++i) {
+        p.padsBegin[i] = pads[i];
+        p.padsEnd[i] = pads[n + i];
+      }
+    }
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (size_t i = 0; i < n; ++i) {
+      int64_t in = spatialShape[i];
+      int64_t out = (in + p.strides[i] - 1) / p.strides[i];
+      int64_t window = (p.kernel[i] - 1) * p.dilations[i] + 1;
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * p.strides[i] + window - in);
+      int64_t small = total / 2;
+      p.padsBegin[i] = autoPad == "SAME_UPPER" ? small : total - small;
+      p.padsEnd[i] = total - p.padsBegin[i];
+    }
+  } else if (autoPad != "VALID") {
+    return ctx.fail("unknown auto_pad '" + autoPad + "'");
+  }
+  return p;
+}
+
+namespace {
+
+Value createMatmul2D(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  auto lt = cast<RankedTensorType>(lhs.getType());
+  auto rt = cast<RankedTensorType>(rhs.getType());
+  auto type = RankedTensorType::get({lt.getDimSize(0), rt.getDimSize(1)},
+                                    lt.getElementType());
+  Value init = createFilled(b, loc, type,
+                            createScalar(b, loc, type.getElementType(), 0));
+  return linalg::MatmulOp::create(b, loc, TypeRange{type}, ValueRange{lhs, rhs},
+                                  ValueRange{init})
+      .getResult(0);
+}
+
+LogicalResult lowerMatMul(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value lhs = ctx.getInput(0), rhs = ctx.getInput(1);
+  auto lt = ctx.getInputType(0), rt = ctx.getInputType(1);
+  SmallVector<int64_t> lshape(lt.getShape()), rshape(rt.getShape());
+  if (lshape.size() == 1)
+    lshape.insert(lshape.begin(), 1);
+  if (rshape.size() == 1)
+    rshape.push_back(1);
+  int64_t m = lshape[lshape.size() - 2], k = lshape.back(), n = rshape.back();
+  Value result;
+  if (rshape.size() == 2) {
+    // Batch dims of the lhs fold into M.
+    int64_t rows = 1;
+    for (int64_t d : lshape)
+      rows *= d;
+    rows /= k;
+    Value l = createReshape(b, loc, lhs, {rows, k});
+    Value r = createReshape(b, loc, rhs, {k, n});
+    result = createMatmul2D(b, loc, l, r);
+  } else {
+    SmallVector<int64_t> lbatch(lshape.begin(), lshape.end() - 2);
+    SmallVector<int64_t> rbatch(rshape.begin(), rshape.end() - 2);
+    SmallVector<int64_t> batch = broadcastShapes(lbatch, rbatch);
+    int64_t batchSize = 1;
+    for (int64_t d : batch)
+      batchSize *= d;
+    SmallVector<int64_t> lfull(batch), rfull(batch);
+    lfull.append({m, k});
+    rfull.append({k, n});
+    Value l =
+        createBroadcast(b, loc, createReshape(b, loc, lhs, lshape), lfull);
+    Value r =
+        createBroadcast(b, loc, createReshape(b, loc, rhs, rshape), rfull);
+    l = createReshape(b, loc, l, {batchSize, m, k});
+    r = createReshape(b, loc, r, {batchSize, k, n});
+    auto bmType =
+        RankedTensorType::get({batchSize, m, n}, type->getElementType());
+    Value init = createFilled(b, loc, bmType,
+                              createScalar(b, loc, bmType.getElementType(), 0));
+    result = linalg::BatchMatmulOp::create(b, loc, TypeRange{bmType},
+                                           ValueRange{l, r}, ValueRange{init})
+                 .getResult(0);
+  }
+  return ctx.setOutput(0, createReshape(b, loc, result, type->getShape()));
+}
+
+LogicalResult lowerGemm(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value a = ctx.getInput(0), bm = ctx.getInput(1);
+  if (ctx.getIntAttr("transA", 0))
+    a = createTranspose(b, loc, a, {1, 0});
+  if (ctx.getIntAttr("transB", 0))
+    bm = createTranspose(b, loc, bm, {1, 0});
+  Value y = createMatmul2D(b, loc, a, bm);
+  double alpha = ctx.getFloatAttr("alpha", 1.0f);
+  double beta = ctx.getFloatAttr("beta", 1.0f);
+  SmallVector<Value> inputs{y};
+  bool hasC = ctx.hasInput(2) && beta != 0;
+  if (hasC)
+    inputs.push_back(ctx.getInput(2));
+  if (alpha == 1.0 && !hasC)
+    return ctx.setOutput(0, y);
+  bool isFloat = isa<FloatType>(type->getElementType());
+  Value result = createElementwise(
+      b, loc, inputs, *type, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Type t = args[0].getType();
+        auto mul = [&](Value x, double s) -> Value {
+          if (s == 1.0)
+            return x;
+          Value c = createScalar(nb, nl, t, s);
+          return isFloat ? arith::MulFOp::create(nb, nl, x, c).getResult()
+                         : arith::MulIOp::create(nb, nl, x, c).getResult();
+        };
+        Value r = mul(args[0], alpha);
+        if (hasC) {
+          Value c = mul(args[1], beta);
+          r = isFloat ? arith::AddFOp::create(nb, nl, r, c).getResult()
+                      : arith::AddIOp::create(nb, nl, r, c).getResult();
+        }
+        return r;
+      });
+  return ctx.setOutput(0, result);
+}
+
+LogicalResult lowerConv(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value x = ctx.getInput(0), w = ctx.getInput(1);
+  auto xt = ctx.getInputType(0), wt = ctx.getInputType(1);
+  int64_t spatial = xt.getRank() - 2;
+  if (spatial < 1 || spatial > 2)
+    return ctx.fail("only 1-D and 2-D convolutions are supported");
+  FailureOr<WindowParams> p = getWindowParams(ctx, xt.getShape().drop_front(2),
+                                              wt.getShape().drop_front(2));
+  if (failed(p))
+    return failure();
+  Type et = type->getElementType();
+  if (spatial == 1) {
+    // As a 2-D convolution over a height of 1.
+    x = createReshape(
+        b, loc, x, {xt.getDimSize(0), xt.getDimSize(1), 1, xt.getDimSize(2)});
+    w = createReshape(
+        b, loc, w, {wt.getDimSize(0), wt.getDimSize(1), 1, wt.getDimSize(2)});
+    for (auto *v : {&p->kernel, &p->padsBegin, &p->padsEnd})
+      v->insert(v->begin(), v == &p->kernel ? 1 : 0);
+    p->strides.insert(p->strides.begin(), 1);
+    p->dilations.insert(p->dilations.begin(), 1);
+  }
+  x = padSpatial(b, loc, x, p->padsBegin, p->padsEnd,
+                 createScalar(b, loc, et, 0));
+  auto xs = cast<RankedTensorType>(x.getType()).getShape();
+  auto ws = cast<RankedTensorType>(w.getType()).getShape();
+  int64_t group = ctx.getIntAttr("group", 1);
+  int64_t n = xs[0], c = xs[1], m = ws[0];
+  int64_t oh = (xs[2] - (ws[2] - 1) * p->dilations[0] - 1) / p->strides[0] + 1;
+  int64_t ow = (xs[3] - (ws[3] - 1) * p->dilations[1] - 1) / p->strides[1] + 1;
+  auto strides = getI64VectorAttr(b, p->strides);
+  auto dilations = getI64VectorAttr(b, p->dilations);
+  Value zero = createScalar(b, loc, et, 0);
+  Value result;
+  if (group == 1) {
+    auto t = RankedTensorType::get({n, m, oh, ow}, et);
+    result = linalg::Conv2DNchwFchwOp::create(
+                 b, loc, TypeRange{t}, ValueRange{x, w},
+                 ValueRange{createFilled(b, loc, t, zero)}, strides, dilations)
+                 .getResult(0);
+  } else if (group == c && m == c) {
+    auto t = RankedTensorType::get({n, c, oh, ow}, et);
+    Value dw = createReshape(b, loc, w, {c, ws[2], ws[3]});
+    result = linalg::DepthwiseConv2DNchwChwOp::create(
+                 b, loc, TypeRange{t}, ValueRange{x, dw},
+                 ValueRange{createFilled(b, loc, t, zero)}, strides, dilations)
+                 .getResult(0);
+  } else {
+    int64_t g = group;
+    Value gx = createReshape(b, loc, x, {n, g, c / g, xs[2], xs[3]});
+    Value gw = createReshape(b, loc, w, {g, m / g, ws[1], ws[2], ws[3]});
+    auto t = RankedTensorType::get({n, g, m / g, oh, ow}, et);
+    result = linalg::Conv2DNgchwGfchwOp::create(
+                 b, loc, TypeRange{t}, ValueRange{gx, gw},
+                 ValueRange{createFilled(b, loc, t, zero)}, strides, dilations)
+                 .getResult(0);
+    result = createReshape(b, loc, result, {n, m, oh, ow});
+  }
+  result = createReshape(b, loc, result, type->getShape());
+  if (ctx.hasInput(2)) {
+    SmallVector<int64_t> biasShape{m};
+    biasShape.append(spatial, 1);
+    Value bias = createReshape(b, loc, ctx.getInput(2), biasShape);
+    result = createElementwise(
+        b, loc, {result, bias}, *type,
+        [](OpBuilder &nb, Location nl, ValueRange a) {
+          return arith::AddFOp::create(nb, nl, a[0], a[1]).getResult();
+        });
+  }
+  return ctx.setOutput(0, result);
+}
+
+} // namespace
+
+void addMatMulConvLowerings(LoweringTable &t) {
+  t["MatMul"] = lowerMatMul;
+  t["Gemm"] = lowerGemm;
+  t["Conv"] = lowerConv;
+}
+
+} // namespace strata::onnx_importer

@@ -1,0 +1,141 @@
+//===- ModelLoader.cpp - parse, check and normalize an ONNX model ---------===//
+//
+// Compiled with exceptions and RTTI: libonnx reports errors by throwing.
+// This file includes no MLIR header, so no exception crosses into MLIR code.
+//
+//===----------------------------------------------------------------------===//
+#include "strata/compiler/Importers/ONNX/ModelLoader.h"
+
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "onnx/checker.h"
+#include "onnx/shape_inference/implementation.h"
+#include "onnx/version_converter/convert.h"
+
+namespace strata::onnx_importer {
+namespace {
+
+int64_t getDefaultDomainOpset(const onnx::ModelProto &model) {
+  for (const auto &opset : model.opset_import())
+    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+      return opset.version();
+  return 0;
+}
+
+// Reads one tensor's external data into its raw_data field.
+bool inlineExternalData(onnx::TensorProto &tensor,
+                        const std::filesystem::path &directory,
+                        std::string &error) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &entry : tensor.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offset = std::stoll(entry.value());
+    else if (entry.key() == "length")
+      length = std::stoll(entry.value());
+  }
+  std::string what =
+      "tensor '" + tensor.name() + "': external data file '" + location + "'";
+  if (location.empty()) {
+    error = "tensor '" + tensor.name() + "' has external data but no location";
+    return false;
+  }
+  std::filesystem::path file = directory / location;
+  std::ifstream stream(file, std::ios::binary);
+  if (!stream) {
+    error = what + " not found (looked for " + file.string() + ")";
+    return false;
+  }
+  stream.seekg(0, std::ios::end);
+  int64_t size = stream.tellg();
+  if (length < 0)
+    length = size - offset;
+  if (offset < 0 || offset + length > size) {
+    error = what + " is too short for offset " + std::to_string(offset) +
+            " and length " + std::to_string(length);
+    return false;
+  }
+  std::string data(length, '\0');
+  stream.seekg(offset);
+  stream.read(data.data(), length);
+  tensor.set_raw_data(std::move(data));
+  tensor.clear_external_data();
+  tensor.set_data_location(onnx::TensorProto_DataLocation_DEFAULT);
+  return true;
+}
+
+bool inlineGraphExternalData(onnx::GraphProto &graph,
+                             const std::filesystem::path &directory,
+                             std::string &error) {
+  for (auto &tensor : *graph.mutable_initializer())
+    if (tensor.data_location() == onnx::TensorProto_DataLocation_EXTERNAL &&
+        !inlineExternalData(tensor, directory, error))
+      return false;
+  for (auto &node : *graph.mutable_node())
+    for (auto &attr : *node.mutable_attribute()) {
+      if (attr.has_t() &&
+          attr.t().data_location() == onnx::TensorProto_DataLocation_EXTERNAL &&
+          !inlineExternalData(*attr.mutable_t(), directory, error))
+        return false;
+      if (attr.has_g() &&
+          !inlineGraphExternalData(*attr.mutable_g(), directory, error))
+        return false;
+    }
+  return true;
+}
+
+} // namespace
+
+LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
+                      int targetOpset, std::string &error) {
+  LoadedModel result;
+  auto model = std::make_unique<onnx::ModelProto>();
+  try {
+    if (!model->ParseFromString(contents)) {
+      error = "not a valid ONNX model: the protobuf cannot be parsed";
+      return result;
+    }
+    if (!model->has_graph()) {
+      error = "not a valid ONNX model: it has no graph";
+      return result;
+    }
+    std::filesystem::path directory =
+        std::filesystem::path(modelPath).parent_path();
+    if (!inlineGraphExternalData(*model->mutable_graph(), directory, error))
+      return result;
+    onnx::checker::check_model(*model);
+    int64_t opset = getDefaultDomainOpset(*model);
+    if (opset != 0 && opset != targetOpset) {
+      // Without an adapter for some node the model keeps its own opset;
+      // lowerings accept the older forms of the attributes they read.
+      try {
+        onnx::ModelProto converted =
+            onnx::version_conversion::ConvertVersion(*model, targetOpset);
+        *model = std::move(converted);
+        opset = targetOpset;
+      } catch (const std::exception &) {
+      }
+    }
+    onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
+                                        /*strict_mode_val=*/0,
+                                        /*data_prop_val=*/true);
+    onnx::shape_inference::InferShapes(
+        *model, onnx::OpSchemaRegistry::Instance(), options);
+    result.opset = opset;
+  } catch (const std::exception &e) {
+    error = std::string("invalid ONNX model: ") + e.what();
+    return result;
+  } catch (...) {
+    error = "invalid ONNX model: libonnx failed with an unknown error";
+    return result;
+  }
+  result.model = std::move(model);
+  return result;
+}
+
+} // namespace strata::onnx_importer

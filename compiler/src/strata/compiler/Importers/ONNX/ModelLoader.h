@@ -1,0 +1,33 @@
+//===- ModelLoader.h - parse, check and normalize an ONNX model -*- C++ -*-===//
+//
+// The only part of the importer that calls into libonnx's C++ API, which
+// reports errors with exceptions: they are caught here and returned as
+// messages.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STRATA_COMPILER_IMPORTERS_ONNX_MODELLOADER_H_
+#define STRATA_COMPILER_IMPORTERS_ONNX_MODELLOADER_H_
+
+#include <memory>
+#include <string>
+
+#include "onnx/onnx_pb.h"
+
+namespace strata::onnx_importer {
+
+struct LoadedModel {
+  std::unique_ptr<onnx::ModelProto> model;
+  // Opset of the default domain after conversion.
+  int64_t opset = 0;
+};
+
+// Parses `contents`, inlines external data found next to `modelPath`, checks
+// the model, converts it to `targetOpset` (keeping the original opset when
+// libonnx has no adapter) and infers the type of every value. On failure
+// returns null and sets `error`.
+LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
+                      int targetOpset, std::string &error);
+
+} // namespace strata::onnx_importer
+
+#endif // STRATA_COMPILER_IMPORTERS_ONNX_MODELLOADER_H_

@@ -1,0 +1,184 @@
+//===- NodeContext.cpp - what one node's lowering sees --------------------===//
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+
+namespace strata::onnx_importer {
+
+InFlightDiagnostic NodeContext::emitError() {
+  return mlir::emitError(loc)
+         << "node '" << node.name() << "' (" << node.op_type() << "): ";
+}
+
+LogicalResult NodeContext::fail(const llvm::Twine &reason) {
+  return emitError() << reason;
+}
+
+bool NodeContext::hasInput(unsigned index) const {
+  return index < static_cast<unsigned>(node.input_size()) &&
+         !node.input(index).empty();
+}
+
+Value NodeContext::getInput(unsigned index) {
+  if (!hasInput(index))
+    return {};
+  const std::string &name = node.input(index);
+  auto it = state.values.find(name);
+  if (it != state.values.end())
+    return it->second;
+  auto constant = state.constants.find(name);
+  if (constant == state.constants.end())
+    return {};
+  Value value =
+      arith::ConstantOp::create(builder, loc, constant->second).getResult();
+  state.values[name] = value;
+  return value;
+}
+
+RankedTensorType NodeContext::getInputType(unsigned index) {
+  Value value = getInput(index);
+  return value ? dyn_cast<RankedTensorType>(value.getType())
+               : RankedTensorType();
+}
+
+const onnx::TypeProto *NodeContext::findType(const std::string &name) const {
+  auto it = state.types.find(name);
+  return it == state.types.end() ? nullptr : it->second;
+}
+
+bool NodeContext::isInputUnsigned(unsigned index) const {
+  if (!hasInput(index))
+    return false;
+  const onnx::TypeProto *type = findType(node.input(index));
+  return type && type->has_tensor_type() &&
+         isUnsignedElementType(type->tensor_type().elem_type());
+}
+
+bool NodeContext::isOutputUnsigned(unsigned index) const {
+  if (!hasOutput(index))
+    return false;
+  const onnx::TypeProto *type = findType(node.output(index));
+  return type && type->has_tensor_type() &&
+         isUnsignedElementType(type->tensor_type().elem_type());
+}
+
+std::optional<DenseElementsAttr> NodeContext::getConstantInput(unsigned index) {
+  if (!hasInput(index))
+    return std::nullopt;
+  auto it = state.constants.find(node.input(index));
+  if (it == state.constants.end())
+    return std::nullopt;
+  return it->second;
+}
+
+FailureOr<SmallVector<int64_t>> NodeContext::getConstantInts(unsigned index) {
+  std::optional<DenseElementsAttr> attr = getConstantInput(index);
+  if (!attr || !isa<IntegerType>(attr->getElementType()))
+    return fail("input " + llvm::Twine(index) + " ('" +
+                (hasInput(index) ? node.input(index) : std::string()) +
+                "') must be a compile-time integer constant");
+  SmallVector<int64_t> values;
+  for (const APInt &v : attr->getValues<APInt>())
+    values.push_back(v.getSExtValue());
+  return values;
+}
+
+bool NodeContext::hasOutput(unsigned index) const {
+  return index < static_cast<unsigned>(node.output_size()) &&
+         !node.output(index).empty();
+}
+
+FailureOr<RankedTensorType> NodeContext::getOutputType(unsigned index) {
+  if (!hasOutput(index))
+    return fail("output " + llvm::Twine(index) + " is absent");
+  const std::string &name = node.output(index);
+  const onnx::TypeProto *type = findType(name);
+  if (!type)
+    return fail("shape inference found no type for output '" + name + "'");
+  std::string error;
+  RankedTensorType result = convertTensorType(getContext(), *type, error);
+  if (!result)
+    return fail("output '" + name + "': " + error);
+  return result;
+}
+
+bool NodeContext::hasInferredOutputType(unsigned index) const {
+  if (!hasOutput(index))
+    return false;
+  const onnx::TypeProto *type = findType(node.output(index));
+  return type && type->has_tensor_type() && type->tensor_type().has_shape();
+}
+
+FailureOr<RankedTensorType>
+NodeContext::getOutputTypeOr(unsigned index, RankedTensorType computed) {
+  if (hasInferredOutputType(index))
+    return getOutputType(index);
+  return computed;
+}
+
+LogicalResult NodeContext::setOutput(unsigned index, Value value) {
+  if (!hasOutput(index))
+    return success();
+  const std::string &name = node.output(index);
+  if (hasInferredOutputType(index)) {
+    FailureOr<RankedTensorType> expected = getOutputType(index);
+    if (failed(expected))
+      return failure();
+    if (value.getType() != *expected)
+      return emitError() << "output '" << name << "' was lowered to "
+                         << value.getType() << " but ONNX infers " << *expected;
+  }
+  state.values[name] = value;
+  return success();
+}
+
+LogicalResult NodeContext::setConstantOutput(unsigned index,
+                                             DenseElementsAttr value) {
+  if (!hasOutput(index))
+    return success();
+  state.constants[node.output(index)] = value;
+  return setOutput(index,
+                   arith::ConstantOp::create(builder, loc, value).getResult());
+}
+
+const onnx::AttributeProto *NodeContext::findAttr(StringRef name) const {
+  for (const auto &attr : node.attribute())
+    if (attr.name() == name)
+      return &attr;
+  return nullptr;
+}
+
+int64_t NodeContext::getIntAttr(StringRef name, int64_t defaultValue) const {
+  const onnx::AttributeProto *attr = findAttr(name);
+  return attr ? attr->i() : defaultValue;
+}
+
+float NodeContext::getFloatAttr(StringRef name, float defaultValue) const {
+  const onnx::AttributeProto *attr = findAttr(name);
+  return attr ? attr->f() : defaultValue;
+}
+
+std::string NodeContext::getStringAttr(StringRef name,
+                                       StringRef defaultValue) const {
+  const onnx::AttributeProto *attr = findAttr(name);
+  return attr ? attr->s() : defaultValue.str();
+}
+
+SmallVector<int64_t> NodeContext::getIntsAttr(StringRef name) const {
+  const onnx::AttributeProto *attr = findAttr(name);
+  if (!attr)
+    return {};
+  return SmallVector<int64_t>(attr->ints().begin(), attr->ints().end());
+}
+
+SmallVector<float> NodeContext::getFloatsAttr(StringRef name) const {
+  const onnx::AttributeProto *attr = findAttr(name);
+  if (!attr)
+    return {};
+  return SmallVector<float>(attr->floats().begin(), attr->floats().end());
+}
+
+} // namespace strata::onnx_importer

@@ -1,0 +1,135 @@
+//===- NodeContext.h - what one node's lowering sees -------------*- C++
+//-*-===//
+//
+// The state of a graph being imported (values by name, known constant
+// values, inferred types) and the view of it one node's lowering gets:
+// typed access to inputs, constant inputs, attributes and inferred output
+// types, and diagnostics that name the node.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STRATA_COMPILER_IMPORTERS_ONNX_NODECONTEXT_H_
+#define STRATA_COMPILER_IMPORTERS_ONNX_NODECONTEXT_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+
+#include "onnx/onnx_pb.h"
+
+namespace strata::onnx_importer {
+
+// The MLIR element type of an ONNX TensorProto data type (signless integers,
+// i1 for bool), or null when the importer has none for it.
+mlir::Type convertElementType(mlir::MLIRContext *context, int32_t onnxType);
+bool isUnsignedElementType(int32_t onnxType);
+
+// The static ranked tensor type of an ONNX type; sets `error` and returns
+// null for non-tensor types, unknown element types and dynamic dimensions.
+mlir::RankedTensorType convertTensorType(mlir::MLIRContext *context,
+                                         const onnx::TypeProto &type,
+                                         std::string &error);
+
+// The value of a TensorProto as a dense attribute (raw or typed data).
+mlir::DenseElementsAttr convertTensorProto(mlir::MLIRContext *context,
+                                           const onnx::TensorProto &tensor,
+                                           std::string &error);
+
+// Values of the graph being imported, by ONNX name.
+struct GraphState {
+  llvm::StringMap<mlir::Value> values;
+  // Values known at compile time: initializers, Constant nodes and the
+  // results of shape computations folded by the importer.
+  llvm::StringMap<mlir::DenseElementsAttr> constants;
+  // Types from graph inputs, outputs and shape inference.
+  llvm::StringMap<const onnx::TypeProto *> types;
+  int64_t opset = 0;
+};
+
+class NodeContext {
+public:
+  NodeContext(const onnx::NodeProto &node, mlir::OpBuilder &builder,
+              mlir::Location loc, GraphState &state)
+      : node(node), builder(builder), loc(loc), state(state) {}
+
+  const onnx::NodeProto &getNode() const { return node; }
+  mlir::OpBuilder &getBuilder() { return builder; }
+  mlir::Location getLoc() const { return loc; }
+  mlir::MLIRContext *getContext() { return builder.getContext(); }
+  int64_t getOpset() const { return state.opset; }
+
+  // Emits "node 'NAME' (OP): reason" and returns failure.
+  mlir::InFlightDiagnostic emitError();
+  mlir::LogicalResult fail(const llvm::Twine &reason);
+
+  // Inputs. Optional inputs may be absent (past the end or empty names).
+  unsigned getNumInputs() const { return node.input_size(); }
+  bool hasInput(unsigned index) const;
+  // The value of input `index`; constants are materialized on first use.
+  mlir::Value getInput(unsigned index);
+  mlir::RankedTensorType getInputType(unsigned index);
+  bool isInputUnsigned(unsigned index) const;
+  // The compile-time value of input `index`, if known.
+  std::optional<mlir::DenseElementsAttr> getConstantInput(unsigned index);
+  // Integer values of a constant input (e.g. axes, pads); fails with a
+  // diagnostic when the input is not a compile-time constant.
+  mlir::FailureOr<llvm::SmallVector<int64_t>> getConstantInts(unsigned index);
+
+  // Outputs. The type is the one shape inference found, static.
+  unsigned getNumOutputs() const { return node.output_size(); }
+  bool hasOutput(unsigned index) const;
+  mlir::FailureOr<mlir::RankedTensorType> getOutputType(unsigned index);
+  // The inferred type when shape inference found one, else `computed` (for
+  // lowerings that know their result shape, e.g. when the inference could
+  // not see through a shape computation the importer folded).
+  mlir::FailureOr<mlir::RankedTensorType>
+  getOutputTypeOr(unsigned index, mlir::RankedTensorType computed);
+  bool hasInferredOutputType(unsigned index) const;
+  bool isOutputUnsigned(unsigned index) const;
+  // Binds output `index`; fails when the value's type differs from the
+  // inferred one.
+  mlir::LogicalResult setOutput(unsigned index, mlir::Value value);
+  // Records a compile-time value for output `index` and binds it.
+  mlir::LogicalResult setConstantOutput(unsigned index,
+                                        mlir::DenseElementsAttr value);
+
+  // Attributes, with the default when absent.
+  const onnx::AttributeProto *findAttr(llvm::StringRef name) const;
+  bool hasAttr(llvm::StringRef name) const { return findAttr(name); }
+  int64_t getIntAttr(llvm::StringRef name, int64_t defaultValue) const;
+  float getFloatAttr(llvm::StringRef name, float defaultValue) const;
+  std::string getStringAttr(llvm::StringRef name,
+                            llvm::StringRef defaultValue) const;
+  llvm::SmallVector<int64_t> getIntsAttr(llvm::StringRef name) const;
+  llvm::SmallVector<float> getFloatsAttr(llvm::StringRef name) const;
+
+private:
+  const onnx::TypeProto *findType(const std::string &name) const;
+
+  const onnx::NodeProto &node;
+  mlir::OpBuilder &builder;
+  mlir::Location loc;
+  GraphState &state;
+};
+
+using OpLowering = std::function<mlir::LogicalResult(NodeContext &)>;
+using LoweringTable = llvm::StringMap<OpLowering>;
+
+// Each op family registers its lowerings (one file each).
+void addElementwiseLowerings(LoweringTable &table);
+void addActivationLowerings(LoweringTable &table);
+void addMatMulConvLowerings(LoweringTable &table);
+void addPoolingLowerings(LoweringTable &table);
+void addReductionLowerings(LoweringTable &table);
+void addShapeLowerings(LoweringTable &table);
+void addIndexingLowerings(LoweringTable &table);
+void addNormalizationLowerings(LoweringTable &table);
+void addRecurrentLowerings(LoweringTable &table);
+
+} // namespace strata::onnx_importer
+
+#endif // STRATA_COMPILER_IMPORTERS_ONNX_NODECONTEXT_H_

@@ -1,0 +1,201 @@
+//===- ONNXImporter.cpp - ONNX graph to func.func -------------------------===//
+#include "strata/compiler/Importers/ONNX/ONNXImporter.h"
+
+#include "strata/compiler/Importers/ONNX/ModelLoader.h"
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+
+namespace strata {
+
+using namespace onnx_importer;
+
+bool isONNXModel(StringRef path, StringRef contents) {
+  if (path.ends_with(".onnx"))
+    return true;
+  // A ModelProto starts with field 1 (ir_version) as a varint: tag 0x08.
+  // No MLIR text starts with that byte.
+  return !contents.empty() && contents[0] == 0x08;
+}
+
+void registerONNXImporterDialects(DialectRegistry &registry) {
+  registry
+      .insert<arith::ArithDialect, func::FuncDialect, linalg::LinalgDialect,
+              math::MathDialect, tensor::TensorDialect, tosa::TosaDialect>();
+}
+
+namespace {
+
+const LoweringTable &getLoweringTable() {
+  static const LoweringTable table = [] {
+    LoweringTable t;
+    addElementwiseLowerings(t);
+    addActivationLowerings(t);
+    addMatMulConvLowerings(t);
+    addPoolingLowerings(t);
+    addReductionLowerings(t);
+    addShapeLowerings(t);
+    addIndexingLowerings(t);
+    addNormalizationLowerings(t);
+    addRecurrentLowerings(t);
+    return t;
+  }();
+  return table;
+}
+
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext *context, StringRef path, int64_t opset)
+      : context(context), builder(context), path(path.str()) {
+    state.opset = opset;
+  }
+
+  OwningOpRef<ModuleOp> import(const onnx::GraphProto &graph,
+                               StringRef functionName);
+
+private:
+  Location getNodeLoc(const onnx::NodeProto &node) {
+    auto fileLoc = FileLineColLoc::get(context, path, 0, 0);
+    std::string name = node.name().empty() ? node.op_type() : node.name();
+    return NameLoc::get(StringAttr::get(context, name), fileLoc);
+  }
+  LogicalResult importNode(const onnx::NodeProto &node);
+
+  MLIRContext *context;
+  OpBuilder builder;
+  std::string path;
+  GraphState state;
+};
+
+OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
+                                            StringRef functionName) {
+  Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  for (const auto &info : graph.input())
+    state.types[info.name()] = &info.type();
+  for (const auto &info : graph.value_info())
+    state.types[info.name()] = &info.type();
+  for (const auto &info : graph.output())
+    state.types[info.name()] = &info.type();
+
+  std::string error;
+  for (const auto &tensor : graph.initializer()) {
+    DenseElementsAttr value = convertTensorProto(context, tensor, error);
+    if (!value) {
+      emitError(fileLoc) << "initializer '" << tensor.name() << "': " << error;
+      return {};
+    }
+    state.constants[tensor.name()] = value;
+  }
+
+  // Graph inputs that are initializers (IR version < 4) are constants.
+  SmallVector<const onnx::ValueInfoProto *> arguments;
+  SmallVector<Type> argumentTypes, resultTypes;
+  for (const auto &info : graph.input()) {
+    if (state.constants.count(info.name()))
+      continue;
+    RankedTensorType type = convertTensorType(context, info.type(), error);
+    if (!type) {
+      emitError(fileLoc) << "graph input '" << info.name() << "': " << error;
+      return {};
+    }
+    arguments.push_back(&info);
+    argumentTypes.push_back(type);
+  }
+  for (const auto &info : graph.output()) {
+    RankedTensorType type = convertTensorType(context, info.type(), error);
+    if (!type) {
+      emitError(fileLoc) << "graph output '" << info.name() << "': " << error;
+      return {};
+    }
+    resultTypes.push_back(type);
+  }
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func =
+      func::FuncOp::create(builder, fileLoc, functionName,
+                           builder.getFunctionType(argumentTypes, resultTypes));
+  Block *entry = func.addEntryBlock();
+  for (auto [info, argument] : llvm::zip(arguments, entry->getArguments()))
+    state.values[info->name()] = argument;
+  builder.setInsertionPointToEnd(entry);
+
+  for (const auto &node : graph.node())
+    if (failed(importNode(node)))
+      return {};
+
+  SmallVector<Value> results;
+  for (const auto &info : graph.output()) {
+    Value value;
+    auto it = state.values.find(info.name());
+    if (it != state.values.end()) {
+      value = it->second;
+    } else if (auto constant = state.constants.find(info.name());
+               constant != state.constants.end()) {
+      value = arith::ConstantOp::create(builder, fileLoc, constant->second);
+    }
+    if (!value) {
+      emitError(fileLoc) << "graph output '" << info.name()
+                         << "' is not produced by any node";
+      return {};
+    }
+    results.push_back(value);
+  }
+  func::ReturnOp::create(builder, fileLoc, results);
+  if (failed(mlir::verify(*module)))
+    return {};
+  return module;
+}
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node) {
+  Location loc = getNodeLoc(node);
+  NodeContext ctx(node, builder, loc, state);
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return ctx.fail("unsupported op: domain '" + node.domain() +
+                    "' is not supported");
+  const LoweringTable &table = getLoweringTable();
+  auto it = table.find(node.op_type());
+  if (it == table.end())
+    return ctx.fail("unsupported op " + node.op_type());
+  for (int i = 0; i < node.input_size(); ++i)
+    if (ctx.hasInput(i) && !ctx.getInput(i))
+      return ctx.fail("input '" + node.input(i) + "' is not defined");
+  if (failed(it->second(ctx)))
+    return failure();
+  for (int i = 0; i < node.output_size(); ++i)
+    if (ctx.hasOutput(i) && !state.values.count(node.output(i)))
+      return ctx.fail("output '" + node.output(i) + "' was not lowered");
+  return success();
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> importONNXModel(StringRef path, StringRef contents,
+                                      MLIRContext *context,
+                                      const ONNXImportOptions &options) {
+  std::string error;
+  LoadedModel loaded =
+      loadModel(path.str(), contents.str(), options.targetOpset, error);
+  Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  if (!loaded.model) {
+    emitError(fileLoc) << error;
+    return {};
+  }
+  context->loadDialect<arith::ArithDialect, func::FuncDialect,
+                       linalg::LinalgDialect, math::MathDialect,
+                       tensor::TensorDialect, tosa::TosaDialect>();
+  GraphImporter importer(context, path, loaded.opset);
+  return importer.import(loaded.model->graph(), options.functionName);
+}
+
+} // namespace strata

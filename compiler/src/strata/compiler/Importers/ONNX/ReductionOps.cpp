@@ -1,0 +1,309 @@
+//===- ReductionOps.cpp - Reduce*, Softmax, LogSoftmax, ArgMax/ArgMin -----===//
+#include "strata/compiler/Importers/ONNX/Builders.h"
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace strata::onnx_importer {
+namespace {
+
+enum class Reduce {
+  Sum,
+  Mean,
+  Max,
+  Min,
+  Prod,
+  L1,
+  L2,
+  LogSum,
+  LogSumExp,
+  SumSquare
+};
+
+Value add(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::AddFOp::create(b, loc, x, y);
+  return arith::AddIOp::create(b, loc, x, y);
+}
+
+Value mul(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::MulFOp::create(b, loc, x, y);
+  return arith::MulIOp::create(b, loc, x, y);
+}
+
+// The reduced axes of a Reduce* node: the `axes` input (opset >= 13 for
+// ReduceSum, >= 18 for the others) or attribute; all axes when empty unless
+// noop_with_empty_axes.
+FailureOr<SmallVector<int64_t>> getReduceAxes(NodeContext &ctx, int64_t rank,
+                                              bool &noop) {
+  SmallVector<int64_t> axes = ctx.getIntsAttr("axes");
+  if (ctx.hasInput(1)) {
+    auto a = ctx.getConstantInts(1);
+    if (failed(a))
+      return failure();
+    axes = *a;
+  }
+  noop = false;
+  if (axes.empty()) {
+    if (ctx.getIntAttr("noop_with_empty_axes", 0)) {
+      noop = true;
+      return axes;
+    }
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  }
+  for (int64_t &a : axes)
+    a = normalizeAxis(a, rank);
+  return axes;
+}
+
+LogicalResult lowerReduce(NodeContext &ctx, Reduce kind) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType xt = ctx.getInputType(0);
+  Type et = xt.getElementType();
+  bool isFloat = isa<FloatType>(et);
+  bool isUnsigned = ctx.isInputUnsigned(0);
+  bool noop;
+  auto axes = getReduceAxes(ctx, xt.getRank(), noop);
+  if (failed(axes))
+    return failure();
+  Value x = ctx.getInput(0);
+  // Elementwise prologue.
+  if (kind == Reduce::L1 || kind == Reduce::L2 || kind == Reduce::SumSquare ||
+      kind == Reduce::LogSumExp) {
+    x = createElementwise(
+        b, loc, {x}, xt,
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          if (kind == Reduce::L1)
+            return isFloat ? math::AbsFOp::create(nb, nl, a[0]).getResult()
+                           : math::AbsIOp::create(nb, nl, a[0]).getResult();
+          if (kind == Reduce::LogSumExp)
+            return math::ExpOp::create(nb, nl, a[0]);
+          return mul(nb, nl, a[0], a[0]);
+        });
+  }
+  if (noop)
+    return ctx.setOutput(0, x);
+  bool keepDims = ctx.getIntAttr("keepdims", 1) != 0;
+  double initValue = 0;
+  if (kind == Reduce::Max)
+    initValue =
+        isFloat
+            ? -INFINITY
+            : (isUnsigned ? 0.0
+                          : -std::ldexp(1.0, et.getIntOrFloatBitWidth() - 1));
+  if (kind == Reduce::Min)
+    initValue =
+        isFloat ? INFINITY
+                : (isUnsigned
+                       ? -1.0
+                       : std::ldexp(1.0, et.getIntOrFloatBitWidth() - 1) - 1);
+  if (kind == Reduce::Prod)
+    initValue = 1;
+  Value init = createScalar(b, loc, et, initValue);
+  Value r = createReduction(
+      b, loc, x, *axes, keepDims, init,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        switch (kind) {
+        case Reduce::Max:
+          if (isFloat)
+            return arith::MaximumFOp::create(nb, nl, a[0], a[1]);
+          return isUnsigned
+                     ? arith::MaxUIOp::create(nb, nl, a[0], a[1]).getResult()
+                     : arith::MaxSIOp::create(nb, nl, a[0], a[1]).getResult();
+        case Reduce::Min:
+          if (isFloat)
+            return arith::MinimumFOp::create(nb, nl, a[0], a[1]);
+          return isUnsigned
+                     ? arith::MinUIOp::create(nb, nl, a[0], a[1]).getResult()
+                     : arith::MinSIOp::create(nb, nl, a[0], a[1]).getResult();
+        case Reduce::Prod:
+          return mul(nb, nl, a[0], a[1]);
+        default:
+          return add(nb, nl, a[0], a[1]);
+        }
+      });
+  int64_t count = 1;
+  for (int64_t axis : *axes)
+    count *= xt.getDimSize(axis);
+  if (kind == Reduce::Mean || kind == Reduce::L2 || kind == Reduce::LogSum ||
+      kind == Reduce::LogSumExp) {
+    r = createElementwise(
+        b, loc, {r}, *type,
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          if (kind == Reduce::Mean) {
+            Value n = createScalar(nb, nl, et, count);
+            if (isFloat)
+              return arith::DivFOp::create(nb, nl, a[0], n);
+            return arith::DivSIOp::create(nb, nl, a[0], n);
+          }
+          if (kind == Reduce::L2) {
+            if (isFloat)
+              return math::SqrtOp::create(nb, nl, a[0]);
+            Value f = createScalarCast(nb, nl, a[0], nb.getF64Type(),
+                                       isUnsigned, false);
+            return createScalarCast(nb, nl, math::SqrtOp::create(nb, nl, f), et,
+                                    false, isUnsigned);
+          }
+          return math::LogOp::create(nb, nl, a[0]);
+        });
+  }
+  return ctx.setOutput(0, r);
+}
+
+LogicalResult lowerSoftmax(NodeContext &ctx, bool logSoftmax) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  int64_t rank = type->getRank();
+  Type et = type->getElementType();
+  int64_t axis =
+      normalizeAxis(ctx.getIntAttr("axis", ctx.getOpset() < 13 ? 1 : -1), rank);
+  SmallVector<int64_t> axes{axis};
+  if (ctx.getOpset() < 13)
+    for (int64_t i = axis + 1; i < rank; ++i)
+      axes.push_back(i);
+  Value x = ctx.getInput(0);
+  Value max = createReduction(
+      b, loc, x, axes, true, createScalar(b, loc, et, -INFINITY),
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        return arith::MaximumFOp::create(nb, nl, a[0], a[1]).getResult();
+      });
+  Value shifted = createElementwise(
+      b, loc, {x, max}, *type, [](OpBuilder &nb, Location nl, ValueRange a) {
+        return arith::SubFOp::create(nb, nl, a[0], a[1]).getResult();
+      });
+  Value exp = createElementwise(
+      b, loc, {shifted}, *type, [](OpBuilder &nb, Location nl, ValueRange a) {
+        return math::ExpOp::create(nb, nl, a[0]).getResult();
+      });
+  Value sum = createReduction(
+      b, loc, exp, axes, true, createScalar(b, loc, et, 0),
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        return arith::AddFOp::create(nb, nl, a[0], a[1]).getResult();
+      });
+  Value result;
+  if (logSoftmax)
+    result = createElementwise(b, loc, {shifted, sum}, *type,
+                               [](OpBuilder &nb, Location nl, ValueRange a) {
+                                 return arith::SubFOp::create(
+                                            nb, nl, a[0],
+                                            math::LogOp::create(nb, nl, a[1]))
+                                     .getResult();
+                               });
+  else
+    result = createElementwise(
+        b, loc, {exp, sum}, *type,
+        [](OpBuilder &nb, Location nl, ValueRange a) {
+          return arith::DivFOp::create(nb, nl, a[0], a[1]).getResult();
+        });
+  return ctx.setOutput(0, result);
+}
+
+LogicalResult lowerArgExtremum(NodeContext &ctx, bool isMax) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType xt = ctx.getInputType(0);
+  int64_t rank = xt.getRank();
+  int64_t axis = normalizeAxis(ctx.getIntAttr("axis", 0), rank);
+  bool selectLast = ctx.getIntAttr("select_last_index", 0) != 0;
+  Type et = xt.getElementType();
+  bool isFloat = isa<FloatType>(et);
+  bool isUnsigned = ctx.isInputUnsigned(0);
+  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> exprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t i = 0; i < rank; ++i) {
+    iterators.push_back(i == axis ? utils::IteratorType::reduction
+                                  : utils::IteratorType::parallel);
+    if (i == axis)
+      continue;
+    shape.push_back(xt.getDimSize(i));
+    exprs.push_back(b.getAffineDimExpr(i));
+  }
+  auto valueType = RankedTensorType::get(shape, et);
+  auto indexType = RankedTensorType::get(shape, b.getI64Type());
+  // Start from element 0 (index 0), then compare the others against it.
+  Value first = createEmpty(b, loc, valueType);
+  {
+    SmallVector<int64_t> offsets(rank, 0), sizes(xt.getShape()),
+        strides(rank, 1);
+    sizes[axis] = 1;
+    Value slice = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(sizes, et), ctx.getInput(0), ValueRange{},
+        ValueRange{}, ValueRange{}, b.getDenseI64ArrayAttr(offsets),
+        b.getDenseI64ArrayAttr(sizes), b.getDenseI64ArrayAttr(strides));
+    first = createReshape(b, loc, slice, shape);
+  }
+  Value zeroIndex =
+      createFilled(b, loc, indexType, createScalar(b, loc, b.getI64Type(), 0));
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank),
+                              AffineMap::get(rank, 0, exprs, b.getContext()),
+                              AffineMap::get(rank, 0, exprs, b.getContext())};
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{valueType, indexType}, ValueRange{ctx.getInput(0)},
+      ValueRange{first, zeroIndex}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value index = linalg::IndexOp::create(nb, nl, axis);
+        Value i64 = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), index);
+        Value better;
+        if (isFloat) {
+          auto pred = isMax ? (selectLast ? arith::CmpFPredicate::OGE
+                                          : arith::CmpFPredicate::OGT)
+                            : (selectLast ? arith::CmpFPredicate::OLE
+                                          : arith::CmpFPredicate::OLT);
+          better = arith::CmpFOp::create(nb, nl, pred, a[0], a[1]);
+        } else {
+          using P = arith::CmpIPredicate;
+          P pred = isMax ? (selectLast ? (isUnsigned ? P::uge : P::sge)
+                                       : (isUnsigned ? P::ugt : P::sgt))
+                         : (selectLast ? (isUnsigned ? P::ule : P::sle)
+                                       : (isUnsigned ? P::ult : P::slt));
+          better = arith::CmpIOp::create(nb, nl, pred, a[0], a[1]);
+        }
+        Value v = arith::SelectOp::create(nb, nl, better, a[0], a[1]);
+        Value i = arith::SelectOp::create(nb, nl, better, i64, a[2]);
+        linalg::YieldOp::create(nb, nl, ValueRange{v, i});
+      });
+  Value result = generic.getResult(1);
+  return ctx.setOutput(0, createReshape(b, loc, result, type->getShape()));
+}
+
+} // namespace
+
+void addReductionLowerings(LoweringTable &t) {
+  auto reg = [&](const char *name, Reduce kind) {
+    t[name] = [kind](NodeContext &ctx) { return lowerReduce(ctx, kind); };
+  };
+  reg("ReduceSum", Reduce::Sum);
+  reg("ReduceMean", Reduce::Mean);
+  reg("ReduceMax", Reduce::Max);
+  reg("ReduceMin", Reduce::Min);
+  reg("ReduceProd", Reduce::Prod);
+  reg("ReduceL1", Reduce::L1);
+  reg("ReduceL2", Reduce::L2);
+  reg("ReduceLogSum", Reduce::LogSum);
+  reg("ReduceLogSumExp", Reduce::LogSumExp);
+  reg("ReduceSumSquare", Reduce::SumSquare);
+  t["Softmax"] = [](NodeContext &ctx) { return lowerSoftmax(ctx, false); };
+  t["LogSoftmax"] = [](NodeContext &ctx) { return lowerSoftmax(ctx, true); };
+  t["ArgMax"] = [](NodeContext &ctx) { return lowerArgExtremum(ctx, true); };
+  t["ArgMin"] = [](NodeContext &ctx) { return lowerArgExtremum(ctx, false); };
+}
+
+} // namespace strata::onnx_importer

@@ -1,0 +1,323 @@
+//===- ShapeOps.cpp - Reshape, Transpose, Concat, Slice, Pad, Shape, ... --===//
+//
+// Shapes are static: reshape-like ops take their result shape from shape
+// inference and become collapse/expand_shape. Shape computations on
+// compile-time values (Shape, and reshapes/Concat/Cast of constants) are
+// folded here so that later nodes see constants.
+//
+//===----------------------------------------------------------------------===//
+#include "strata/compiler/Importers/ONNX/Builders.h"
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace strata::onnx_importer {
+namespace {
+
+// Reshape, Flatten, Squeeze, Unsqueeze: the inferred shape is the result.
+LogicalResult lowerReshapeLike(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  if (std::optional<DenseElementsAttr> value = ctx.getConstantInput(0))
+    return ctx.setConstantOutput(0, value->reshape(*type));
+  return ctx.setOutput(0, createReshape(ctx.getBuilder(), ctx.getLoc(),
+                                        ctx.getInput(0), type->getShape()));
+}
+
+LogicalResult lowerShape(NodeContext &ctx) {
+  RankedTensorType inputType = ctx.getInputType(0);
+  int64_t rank = inputType.getRank();
+  int64_t start = ctx.getIntAttr("start", 0);
+  int64_t end = ctx.getIntAttr("end", rank);
+  start = std::clamp<int64_t>(normalizeAxis(start, rank), 0, rank);
+  end = std::clamp<int64_t>(normalizeAxis(end, rank), 0, rank);
+  SmallVector<int64_t> dims;
+  for (int64_t i = start; i < end; ++i)
+    dims.push_back(inputType.getDimSize(i));
+  auto type = RankedTensorType::get({static_cast<int64_t>(dims.size())},
+                                    ctx.getBuilder().getI64Type());
+  return ctx.setConstantOutput(0, DenseElementsAttr::get(type, ArrayRef(dims)));
+}
+
+LogicalResult lowerSize(NodeContext &ctx) {
+  auto type = RankedTensorType::get({}, ctx.getBuilder().getI64Type());
+  int64_t n = ctx.getInputType(0).getNumElements();
+  return ctx.setConstantOutput(0, DenseElementsAttr::get(type, ArrayRef(n)));
+}
+
+LogicalResult lowerConstant(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  Builder &b = ctx.getBuilder();
+  if (const onnx::AttributeProto *attr = ctx.findAttr("value")) {
+    std::string error;
+    DenseElementsAttr value =
+        convertTensorProto(ctx.getContext(), attr->t(), error);
+    if (!value)
+      return ctx.fail(error);
+    return ctx.setConstantOutput(0, value);
+  }
+  if (const onnx::AttributeProto *attr = ctx.findAttr("value_float"))
+    return ctx.setConstantOutput(
+        0, DenseElementsAttr::get(*type, b.getF32FloatAttr(attr->f())));
+  if (const onnx::AttributeProto *attr = ctx.findAttr("value_int"))
+    return ctx.setConstantOutput(
+        0, DenseElementsAttr::get(*type, b.getI64IntegerAttr(attr->i())));
+  if (ctx.hasAttr("value_floats")) {
+    SmallVector<float> v = ctx.getFloatsAttr("value_floats");
+    return ctx.setConstantOutput(0, DenseElementsAttr::get(*type, ArrayRef(v)));
+  }
+  if (ctx.hasAttr("value_ints")) {
+    SmallVector<int64_t> v = ctx.getIntsAttr("value_ints");
+    return ctx.setConstantOutput(0, DenseElementsAttr::get(*type, ArrayRef(v)));
+  }
+  return ctx.fail("unsupported Constant attribute (sparse or string)");
+}
+
+LogicalResult lowerConstantOfShape(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  Attribute scalar = ctx.getBuilder().getZeroAttr(type->getElementType());
+  if (const onnx::AttributeProto *attr = ctx.findAttr("value")) {
+    std::string error;
+    DenseElementsAttr value =
+        convertTensorProto(ctx.getContext(), attr->t(), error);
+    if (!value)
+      return ctx.fail(error);
+    scalar = *value.value_begin<Attribute>();
+  }
+  return ctx.setConstantOutput(0, DenseElementsAttr::get(*type, scalar));
+}
+
+LogicalResult lowerTranspose(NodeContext &ctx) {
+  int64_t rank = ctx.getInputType(0).getRank();
+  SmallVector<int64_t> perm = ctx.getIntsAttr("perm");
+  if (perm.empty())
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  return ctx.setOutput(0, createTranspose(ctx.getBuilder(), ctx.getLoc(),
+                                          ctx.getInput(0), perm));
+}
+
+// Concatenation of compile-time values (shape computations).
+std::optional<DenseElementsAttr> foldConcat(NodeContext &ctx,
+                                            RankedTensorType type) {
+  if (type.getRank() != 1)
+    return std::nullopt;
+  SmallVector<Attribute> values;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    std::optional<DenseElementsAttr> c = ctx.getConstantInput(i);
+    if (!c)
+      return std::nullopt;
+    llvm::append_range(values, c->getValues<Attribute>());
+  }
+  return DenseElementsAttr::get(type, values);
+}
+
+LogicalResult lowerConcat(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  if (std::optional<DenseElementsAttr> folded = foldConcat(ctx, *type))
+    return ctx.setConstantOutput(0, *folded);
+  int64_t axis = normalizeAxis(ctx.getIntAttr("axis", 0), type->getRank());
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
+    if (ctx.hasInput(i) && ctx.getInputType(i).getDimSize(axis) != 0)
+      inputs.push_back(ctx.getInput(i));
+  if (inputs.size() == 1)
+    return ctx.setOutput(0, inputs.front());
+  if (inputs.empty())
+    return ctx.setOutput(0, createEmpty(ctx.getBuilder(), ctx.getLoc(), *type));
+  return ctx.setOutput(0,
+                       tensor::ConcatOp::create(ctx.getBuilder(), ctx.getLoc(),
+                                                *type, axis, inputs));
+}
+
+// Reverses dimension `axis` of `input` (a generic with a reversed map).
+Value createReverse(OpBuilder &b, Location loc, Value input, int64_t axis) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < rank; ++i)
+    exprs.push_back(i == axis
+                        ? b.getAffineConstantExpr(type.getDimSize(i) - 1) -
+                              b.getAffineDimExpr(i)
+                        : b.getAffineDimExpr(i));
+  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, exprs, b.getContext()),
+                              b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{input},
+             ValueRange{createEmpty(b, loc, type)}, maps, iterators,
+             [](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, args[0]);
+             })
+      .getResult(0);
+}
+
+LogicalResult lowerSlice(NodeContext &ctx) {
+  RankedTensorType inputType = ctx.getInputType(0);
+  int64_t rank = inputType.getRank();
+  SmallVector<int64_t> starts, ends, axes, steps;
+  if (ctx.getOpset() < 10) {
+    starts = ctx.getIntsAttr("starts");
+    ends = ctx.getIntsAttr("ends");
+    axes = ctx.getIntsAttr("axes");
+  } else {
+    auto s = ctx.getConstantInts(1), e = ctx.getConstantInts(2);
+    if (failed(s) || failed(e))
+      return failure();
+    starts = *s;
+    ends = *e;
+    if (ctx.hasInput(3)) {
+      auto a = ctx.getConstantInts(3);
+      if (failed(a))
+        return failure();
+      axes = *a;
+    }
+    if (ctx.hasInput(4)) {
+      auto st = ctx.getConstantInts(4);
+      if (failed(st))
+        return failure();
+      steps = *st;
+    }
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(i);
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  SmallVector<int64_t> offsets(rank, 0), sizes(inputType.getShape()),
+      strides(rank, 1);
+  SmallVector<int64_t> reversed;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t axis = normalizeAxis(axes[i], rank);
+    int64_t dim = inputType.getDimSize(axis);
+    int64_t step = steps[i];
+    if (step == 0)
+      return ctx.fail("slice step 0");
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+    } else {
+      start = std::clamp<int64_t>(start, 0, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+    }
+    int64_t count =
+        step > 0 ? std::max<int64_t>(0, (end - start + step - 1) / step)
+                 : std::max<int64_t>(0, (start - end - step - 1) / -step);
+    sizes[axis] = count;
+    strides[axis] = std::abs(step);
+    offsets[axis] = step > 0 ? start : start + (count - 1) * step;
+    if (step < 0 && count > 1)
+      reversed.push_back(axis);
+    if (count == 0)
+      offsets[axis] = 0;
+  }
+  FailureOr<RankedTensorType> type = ctx.getOutputTypeOr(
+      0, RankedTensorType::get(sizes, inputType.getElementType()));
+  if (failed(type))
+    return failure();
+  if (ArrayRef<int64_t>(sizes) != type->getShape())
+    return ctx.emitError() << "slice computes a shape different from the "
+                              "inferred "
+                           << *type;
+  OpBuilder &b = ctx.getBuilder();
+  if (type->getNumElements() == 0)
+    return ctx.setOutput(0, createEmpty(b, ctx.getLoc(), *type));
+  Value result = tensor::ExtractSliceOp::create(
+      b, ctx.getLoc(), *type, ctx.getInput(0), ValueRange{}, ValueRange{},
+      ValueRange{}, b.getDenseI64ArrayAttr(offsets),
+      b.getDenseI64ArrayAttr(sizes), b.getDenseI64ArrayAttr(strides));
+  for (int64_t axis : reversed)
+    result = createReverse(b, ctx.getLoc(), result, axis);
+  return ctx.setOutput(0, result);
+}
+
+LogicalResult lowerExpand(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  return ctx.setOutput(0, createBroadcast(ctx.getBuilder(), ctx.getLoc(),
+                                          ctx.getInput(0), type->getShape()));
+}
+
+LogicalResult lowerTile(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  // Tile = broadcast to [r0, d0, r1, d1, ...] then reshape.
+  RankedTensorType inputType = ctx.getInputType(0);
+  SmallVector<int64_t> interleaved;
+  for (int64_t i = 0; i < inputType.getRank(); ++i) {
+    interleaved.push_back(type->getDimSize(i) /
+                          std::max<int64_t>(1, inputType.getDimSize(i)));
+    interleaved.push_back(inputType.getDimSize(i));
+  }
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  SmallVector<int64_t> withOnes;
+  for (int64_t d : inputType.getShape()) {
+    withOnes.push_back(1);
+    withOnes.push_back(d);
+  }
+  Value x = createReshape(b, loc, ctx.getInput(0), withOnes);
+  Value tiled = createBroadcast(b, loc, x, interleaved);
+  return ctx.setOutput(0, createReshape(b, loc, tiled, type->getShape()));
+}
+
+LogicalResult lowerSplit(NodeContext &ctx) {
+  RankedTensorType inputType = ctx.getInputType(0);
+  int64_t axis = normalizeAxis(ctx.getIntAttr("axis", 0), inputType.getRank());
+  OpBuilder &b = ctx.getBuilder();
+  int64_t offset = 0;
+  for (unsigned i = 0; i < ctx.getNumOutputs(); ++i) {
+    FailureOr<RankedTensorType> type = ctx.getOutputType(i);
+    if (failed(type))
+      return failure();
+    SmallVector<int64_t> offsets(inputType.getRank(), 0);
+    offsets[axis] = offset;
+    SmallVector<int64_t> strides(inputType.getRank(), 1);
+    Value part = tensor::ExtractSliceOp::create(
+        b, ctx.getLoc(), *type, ctx.getInput(0), ValueRange{}, ValueRange{},
+        ValueRange{}, b.getDenseI64ArrayAttr(offsets),
+        b.getDenseI64ArrayAttr(type->getShape()),
+        b.getDenseI64ArrayAttr(strides));
+    offset += type->getDimSize(axis);
+    if (failed(ctx.setOutput(i, part)))
+      return failure();
+  }
+  return success();
+}
+
+} // namespace
+
+void addShapeLowerings(LoweringTable &t) {
+  t["Reshape"] = lowerReshapeLike;
+  t["Flatten"] = lowerReshapeLike;
+  t["Squeeze"] = lowerReshapeLike;
+  t["Unsqueeze"] = lowerReshapeLike;
+  t["Shape"] = lowerShape;
+  t["Size"] = lowerSize;
+  t["Constant"] = lowerConstant;
+  t["ConstantOfShape"] = lowerConstantOfShape;
+  t["Transpose"] = lowerTranspose;
+  t["Concat"] = lowerConcat;
+  t["Slice"] = lowerSlice;
+  t["Expand"] = lowerExpand;
+  t["Tile"] = lowerTile;
+  t["Split"] = lowerSplit;
+}
+
+} // namespace strata::onnx_importer

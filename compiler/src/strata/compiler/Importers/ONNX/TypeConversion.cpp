@@ -1,0 +1,161 @@
+//===- TypeConversion.cpp - ONNX types and tensors to MLIR ----------------===//
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+#include <cstring>
+
+#include "llvm/ADT/APFloat.h"
+
+using namespace mlir;
+
+namespace strata::onnx_importer {
+
+Type convertElementType(MLIRContext *context, int32_t onnxType) {
+  Builder b(context);
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+    return b.getI8Type();
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
+    return b.getI16Type();
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT32:
+    return b.getI32Type();
+  case onnx::TensorProto::INT64:
+  case onnx::TensorProto::UINT64:
+    return b.getI64Type();
+  default:
+    return {};
+  }
+}
+
+bool isUnsignedElementType(int32_t onnxType) {
+  return onnxType == onnx::TensorProto::UINT8 ||
+         onnxType == onnx::TensorProto::UINT16 ||
+         onnxType == onnx::TensorProto::UINT32 ||
+         onnxType == onnx::TensorProto::UINT64;
+}
+
+static std::string getTypeName(int32_t onnxType) {
+  return onnx::TensorProto::DataType_Name(
+      static_cast<onnx::TensorProto::DataType>(onnxType));
+}
+
+RankedTensorType convertTensorType(MLIRContext *context,
+                                   const onnx::TypeProto &type,
+                                   std::string &error) {
+  if (!type.has_tensor_type()) {
+    error = "only tensor values are supported (not sequences, maps or "
+            "optionals)";
+    return {};
+  }
+  const auto &tensorType = type.tensor_type();
+  Type elementType = convertElementType(context, tensorType.elem_type());
+  if (!elementType) {
+    error = "element type " + getTypeName(tensorType.elem_type()) +
+            " is not supported";
+    return {};
+  }
+  if (!tensorType.has_shape()) {
+    error = "the rank is unknown";
+    return {};
+  }
+  SmallVector<int64_t> shape;
+  for (const auto &dim : tensorType.shape().dim()) {
+    if (!dim.has_dim_value()) {
+      error = "dimension " + std::to_string(shape.size()) + " is dynamic" +
+              (dim.has_dim_param() ? " ('" + dim.dim_param() + "')"
+                                   : std::string()) +
+              "; only static shapes are supported";
+      return {};
+    }
+    shape.push_back(dim.dim_value());
+  }
+  return RankedTensorType::get(shape, elementType);
+}
+
+// Typed data fields of a TensorProto, widened to 64 bits.
+template <typename T, typename Field>
+static void appendField(SmallVectorImpl<T> &out, const Field &field) {
+  for (auto v : field)
+    out.push_back(static_cast<T>(v));
+}
+
+DenseElementsAttr convertTensorProto(MLIRContext *context,
+                                     const onnx::TensorProto &tensor,
+                                     std::string &error) {
+  Type elementType = convertElementType(context, tensor.data_type());
+  if (!elementType) {
+    error = "tensor '" + tensor.name() + "' has unsupported element type " +
+            getTypeName(tensor.data_type());
+    return {};
+  }
+  if (tensor.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
+    error = "tensor '" + tensor.name() + "' has external data not loaded";
+    return {};
+  }
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  auto type = RankedTensorType::get(shape, elementType);
+  int64_t count = type.getNumElements();
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  unsigned bytes = width == 1 ? 1 : width / 8;
+
+  // Collect the elements as little-endian bytes of their storage width.
+  std::string raw;
+  if (tensor.has_raw_data()) {
+    raw = tensor.raw_data();
+  } else {
+    auto pushBits = [&](uint64_t bits) {
+      raw.append(reinterpret_cast<const char *>(&bits), bytes);
+    };
+    switch (tensor.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      for (float v : tensor.float_data())
+        raw.append(reinterpret_cast<const char *>(&v), 4);
+      break;
+    case onnx::TensorProto::DOUBLE:
+      for (double v : tensor.double_data())
+        raw.append(reinterpret_cast<const char *>(&v), 8);
+      break;
+    case onnx::TensorProto::INT64:
+      for (int64_t v : tensor.int64_data())
+        pushBits(static_cast<uint64_t>(v));
+      break;
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64:
+      for (uint64_t v : tensor.uint64_data())
+        pushBits(v);
+      break;
+    default: // int8/16/32, uint8/16, bool, float16, bfloat16
+      for (int32_t v : tensor.int32_data())
+        pushBits(static_cast<uint64_t>(static_cast<int64_t>(v)));
+      break;
+    }
+  }
+  if (static_cast<int64_t>(raw.size()) != count * bytes) {
+    error = "tensor '" + tensor.name() + "' holds " +
+            std::to_string(raw.size()) + " bytes, expected " +
+            std::to_string(count * bytes);
+    return {};
+  }
+  if (width == 1) {
+    SmallVector<bool> values;
+    for (char c : raw)
+      values.push_back(c != 0);
+    return DenseElementsAttr::get(type, values);
+  }
+  return DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(raw.data(), raw.size()));
+}
+
+} // namespace strata::onnx_importer

@@ -1,0 +1,295 @@
+#!/usr/bin/python3
+"""ONNX conformance: compiles every case of the ONNX backend test data
+(Debian's libonnx-testdata: node/, pytorch-converted/, pytorch-operator/,
+simple/) and the real models of shared/models with strata-compile, runs
+them with strata-run and compares with the reference outputs.
+
+Tolerances: the ONNX backend's (rtol 1e-3, atol 1e-7) for floats, exact for
+integers and bools; real models: max |error| <= 1e-3 * max |reference|.
+
+Prints a table per suite, every failure with its reason category, and the
+closing line `N passed, M failed`. With --expected, exits non-zero when a
+suite passes fewer cases than recorded there (the counts only go up)."""
+import argparse
+import concurrent.futures
+import glob
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
+DEFAULT_TESTDATA = "/usr/share/libonnx-testdata/data"
+
+
+class Case:
+    def __init__(self, suite, name, directory, real_model=False):
+        self.suite, self.name, self.dir = suite, name, directory
+        self.real_model = real_model
+
+
+def discover(testdata, models, suites):
+    cases = []
+    for suite in suites:
+        if suite == "models":
+            for d in sorted(glob.glob(os.path.join(models, "*"))):
+                if os.path.exists(os.path.join(d, "model.onnx")):
+                    cases.append(Case("models", os.path.basename(d), d, True))
+            continue
+        for d in sorted(glob.glob(os.path.join(testdata, suite, "*"))):
+            if os.path.exists(os.path.join(d, "model.onnx")):
+                cases.append(Case(suite, os.path.basename(d), d))
+    return cases
+
+
+def load_tensor(path):
+    """Reads a TensorProto .pb; None for sequence/optional values."""
+    with open(path, "rb") as f:
+        data = f.read()
+    tensor = onnx.TensorProto()
+    try:
+        tensor.ParseFromString(data)
+    except Exception:
+        return None
+    if tensor.data_type == 0 and not tensor.dims and not tensor.raw_data:
+        return None
+    return numpy_helper.to_array(tensor)
+
+
+def as_signed(array):
+    """The runtime's integers are signless: unsigned data travels as the
+    signed type of the same width (same bits)."""
+    if array.dtype.kind == "u":
+        return array.view(np.dtype(f"i{array.dtype.itemsize}"))
+    return array
+
+
+def compare(got, want, real_model):
+    """None when `got` matches `want`, else a description."""
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)}, expected {list(want.shape)}"
+    if want.dtype.kind == "u":
+        got = got.view(want.dtype) if got.dtype.itemsize == want.dtype.itemsize else got
+    if np.issubdtype(want.dtype, np.floating):
+        g = got.astype(np.float64).reshape(-1)
+        w = want.astype(np.float64).reshape(-1)
+        err = np.abs(g - w)
+        both_nan = np.isnan(g) & np.isnan(w)
+        err[both_nan] = 0
+        same_inf = np.isinf(w) & (g == w)
+        err[same_inf] = 0
+        max_err = float(np.nanmax(err)) if err.size else 0.0
+        if np.isnan(err).any():
+            max_err = float("nan")
+        if real_model:
+            scale = float(np.max(np.abs(w))) if w.size else 0.0
+            ok = not np.isnan(err).any() and max_err <= 1e-3 * scale
+            if not ok:
+                return f"max error {max_err:.3g} (relative {max_err / max(scale, 1e-30):.3g})"
+            return None
+        tol = 1e-7 + 1e-3 * np.abs(w)
+        bad = ~(err <= tol)
+        if bad.any():
+            return f"max error {max_err:.3g} ({int(bad.sum())} of {w.size} elements)"
+        return None
+    if want.dtype == np.bool_:
+        if not np.array_equal(got.astype(np.bool_), want):
+            return f"{int((got.astype(np.bool_) != want).sum())} of {want.size} elements differ"
+        return None
+    if got.astype(want.dtype).tobytes() != want.tobytes() or got.dtype.itemsize != want.dtype.itemsize:
+        diff = int((got.astype(np.int64) != want.astype(np.int64)).sum())
+        return f"{diff} of {want.size} elements differ"
+    return None
+
+
+IMPORT_UNSUPPORTED = re.compile(r"\((\w+)\): unsupported op (.*)")
+
+
+def categorize_compile_error(stderr):
+    """(category, detail) for a failed strata-compile."""
+    first = next((l for l in stderr.splitlines() if "error:" in l), stderr.strip()[:300])
+    m = IMPORT_UNSUPPORTED.search(stderr)
+    if m:
+        return f"import: unsupported op {m.group(2).split()[0] if m.group(2) else m.group(1)}", first
+    if "node '" in first or "graph input" in first or "graph output" in first \
+            or "invalid ONNX model" in first or "initializer" in first or "tensor '" in first:
+        return "import: " + classify_import(first), first
+    return "compile error", first
+
+
+def classify_import(line):
+    if "sequences" in line or "optionals" in line:
+        return "sequence/optional value"
+    if "element type" in line:
+        return "unsupported element type"
+    if "dynamic" in line:
+        return "dynamic shape"
+    if "compile-time" in line:
+        return "non-constant operand"
+    if "invalid ONNX model" in line:
+        return "invalid model"
+    return "error"
+
+
+def run_case(case, args):
+    start = time.monotonic()
+    result = {"suite": case.suite, "name": case.name}
+    data_sets = sorted(glob.glob(os.path.join(case.dir, "test_data_set_*")))
+    with tempfile.TemporaryDirectory(prefix="strata-onnx-") as tmp:
+        module = os.path.join(tmp, "model.smod")
+        try:
+            proc = subprocess.run(
+                [os.path.join(args.bin, "strata-compile"),
+                 os.path.join(case.dir, "model.onnx"), "-o", module] + args.compile_arg,
+                capture_output=True, text=True, timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            return dict(result, ok=False, category="timeout", detail="compile")
+        if proc.returncode < 0 or proc.returncode > 2:
+            return dict(result, ok=False, category="crash",
+                        detail=f"strata-compile exit {proc.returncode}: " + proc.stderr.strip()[-300:])
+        if proc.returncode != 0:
+            category, detail = categorize_compile_error(proc.stderr)
+            return dict(result, ok=False, category=category, detail=detail)
+        for ds in data_sets:
+            inputs = sorted(glob.glob(os.path.join(ds, "input_*.pb")),
+                            key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
+            outputs = sorted(glob.glob(os.path.join(ds, "output_*.pb")),
+                             key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
+            command = [os.path.join(args.bin, "strata-run"), f"--module={module}",
+                       "--function=main", f"--device={args.device}"]
+            for i, p in enumerate(inputs):
+                value = load_tensor(p)
+                if value is None:
+                    return dict(result, ok=False, category="import: sequence/optional value",
+                                detail=os.path.basename(p))
+                path = os.path.join(tmp, f"in{i}.npy")
+                np.save(path, as_signed(value.copy(order="C")))  # keeps rank 0
+                command.append(f"--input=@{path}")
+            wants = [load_tensor(p) for p in outputs]
+            if any(w is None for w in wants):
+                return dict(result, ok=False, category="import: sequence/optional value",
+                            detail="outputs")
+            out_paths = [os.path.join(tmp, f"out{i}.npy") for i in range(len(wants))]
+            command += [f"--output=@{p}" for p in out_paths]
+            try:
+                proc = subprocess.run(command, capture_output=True, text=True,
+                                      timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                return dict(result, ok=False, category="timeout", detail="run")
+            if proc.returncode < 0:
+                return dict(result, ok=False, category="crash",
+                            detail=f"strata-run signal {-proc.returncode}")
+            if proc.returncode != 0:
+                line = next((l for l in proc.stderr.splitlines() if l.strip()), "")
+                return dict(result, ok=False, category="run error", detail=line[:300])
+            for i, (p, want) in enumerate(zip(out_paths, wants)):
+                problem = compare(np.load(p), want, case.real_model)
+                if problem:
+                    return dict(result, ok=False, category="wrong result",
+                                detail=f"{os.path.basename(ds)} output {i}: {problem}")
+    return dict(result, ok=True, seconds=time.monotonic() - start)
+
+
+def select_subset(cases, fraction, seed=20240601):
+    """A fixed, deterministic subset of the test-data cases (real models are
+    always kept)."""
+    rng = random.Random(seed)
+    return [c for c in cases if c.real_model or rng.random() < fraction]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True, help="directory with strata-compile, strata-run")
+    parser.add_argument("--testdata", default=DEFAULT_TESTDATA)
+    parser.add_argument("--models", help="shared/models directory")
+    parser.add_argument("--suites", default=",".join(SUITES + ["models"]))
+    parser.add_argument("--filter", help="regex on suite/name")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=120)
+    parser.add_argument("--device", default="local-sync")
+    parser.add_argument("--compile-arg", action="append", default=[],
+                        help="extra strata-compile argument (repeatable), e.g. --cpu=x86-64-v3")
+    parser.add_argument("--expected", help="expected_counts.json: fail if a count goes down")
+    parser.add_argument("--update-expected", action="store_true",
+                        help="raise the counts in --expected to this run's")
+    parser.add_argument("--json", help="write per-case results here")
+    args = parser.parse_args()
+
+    suites = args.suites.split(",")
+    if "models" in suites and not args.models:
+        suites.remove("models")
+    cases = discover(args.testdata, args.models, suites)
+    if args.filter:
+        cases = [c for c in cases if re.search(args.filter, f"{c.suite}/{c.name}")]
+    start = time.monotonic()
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(run_case, c, args): c for c in cases}
+        for future in concurrent.futures.as_completed(futures):
+            case = futures[future]
+            try:
+                results.append(future.result())
+            except Exception as e:  # a runner bug must not hide other cases
+                results.append({"suite": case.suite, "name": case.name, "ok": False,
+                                "category": "runner error", "detail": repr(e)})
+    elapsed = time.monotonic() - start
+    results.sort(key=lambda r: (r["suite"], r["name"]))
+
+    print("failures:")
+    for r in results:
+        if not r["ok"]:
+            print(f"  {r['suite']}/{r['name']}: {r['category']}: {r.get('detail', '')}")
+    counts = {}
+    print(f"\n{'suite':<20}{'passed':>8}{'failed':>8}{'total':>8}")
+    for suite in suites:
+        rs = [r for r in results if r["suite"] == suite]
+        if not rs:
+            continue
+        passed = sum(r["ok"] for r in rs)
+        counts[suite] = passed
+        print(f"{suite:<20}{passed:>8}{len(rs) - passed:>8}{len(rs):>8}")
+    categories = {}
+    for r in results:
+        if not r["ok"]:
+            key = r["category"]
+            categories[key] = categories.get(key, 0) + 1
+    print("\nfailure reasons:")
+    for key, n in sorted(categories.items(), key=lambda kv: -kv[1]):
+        print(f"  {n:5d}  {key}")
+    print(f"\ntime: {elapsed:.1f} s with {args.jobs} workers")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+    status = 0
+    if args.expected:
+        with open(args.expected) as f:
+            expected = json.load(f)
+        for suite, want in expected.items():
+            if suite in counts and counts[suite] < want:
+                print(f"REGRESSION: {suite} passes {counts[suite]}, expected at least {want}")
+                status = 1
+            elif suite in counts and counts[suite] > want:
+                print(f"note: {suite} passes {counts[suite]} > {want} recorded; raise it in {args.expected}")
+        if args.update_expected:
+            for suite, n in counts.items():
+                expected[suite] = max(n, expected.get(suite, 0))
+            with open(args.expected, "w") as f:
+                json.dump(expected, f, indent=2, sort_keys=True)
+                f.write("\n")
+    passed = sum(r["ok"] for r in results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
