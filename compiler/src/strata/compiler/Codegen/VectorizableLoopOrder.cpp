@@ -8,12 +8,15 @@
 // vector width. Same for convolutions (output channels innermost).
 //
 // Only ops whose innermost loop is a reduction change, and only when some
-// parallel loop is the fastest-varying dimension of the output and of at
-// least one input (a row-wise reduction has no such loop and stays as is).
+// parallel loop is the fastest-varying dimension of the output and walks
+// the innermost dimension of at least one input with unit stride (a
+// row-wise reduction has no such loop and stays as is).
 //
 //===----------------------------------------------------------------------===//
 
 #include "strata/compiler/Passes.h"
+
+#include <functional>
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -39,6 +42,22 @@ std::optional<unsigned> innermostLoop(AffineMap map) {
   return dim.getPosition();
 }
 
+// Whether stepping `loop` by one moves the innermost index of `map` by one:
+// the index is the loop itself or a sum with it (a convolution's `ow + kw`).
+bool walksContiguously(AffineMap map, unsigned loop) {
+  if (map.getNumResults() == 0)
+    return false;
+  std::function<bool(AffineExpr)> hasUnitTerm = [&](AffineExpr expr) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr))
+      return dim.getPosition() == loop;
+    auto sum = dyn_cast<AffineBinaryOpExpr>(expr);
+    if (!sum || sum.getKind() != AffineExprKind::Add)
+      return false;
+    return hasUnitTerm(sum.getLHS()) || hasUnitTerm(sum.getRHS());
+  };
+  return hasUnitTerm(map.getResults().back());
+}
+
 // The new loop order (old loop numbers, outermost first), or empty when the
 // op is best left alone.
 SmallVector<unsigned> chooseLoopOrder(linalg::GenericOp op) {
@@ -53,7 +72,7 @@ SmallVector<unsigned> chooseLoopOrder(linalg::GenericOp op) {
     return {};
   bool contiguousInInput =
       llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
-        return innermostLoop(op.getMatchingIndexingMap(input)) == candidate;
+        return walksContiguously(op.getMatchingIndexingMap(input), *candidate);
       });
   if (!contiguousInInput)
     return {};
