@@ -96,7 +96,7 @@ def compare(got, want, real_model):
                 return f"max error {max_err:.3g} (relative {max_err / max(scale, 1e-30):.3g})"
             return None
         tol = 1e-7 + 1e-3 * np.abs(w)
-        bad = ~(err <= tol)
+        bad = ~(err <= tol) & ~both_nan
         if bad.any():
             return f"max error {max_err:.3g} ({int(bad.sum())} of {w.size} elements)"
         return None
