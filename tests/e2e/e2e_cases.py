@@ -341,6 +341,21 @@ def _tosa_rescale_table():
                  table[x.astype(np.int64) + 128]]
 
 
+def _math_misc():
+    r = _rng(64)
+    d = r.uniform(-3, 3, 8)
+    a = r.uniform(-10, 10, 8).astype(np.float32)
+    b = r.uniform(0.5, 3, 8).astype(np.float32)
+    i = r.integers(-20, 20, 8, dtype=np.int32)
+    # f64 exp is computed in f32: compare at f32 precision.
+    return [d, a, b, i], [np.exp(d.astype(np.float32).astype(np.float64)),
+                          np.fmod(a, b), (i.astype(np.int64) ** 3).astype(np.int32)]
+
+
+def _splat_result():
+    return [], [np.full((4, 3), 2.5, dtype=np.float32)]
+
+
 LINALG = f"{CASES_DIR}/linalg_named.mlir"
 TOSA = f"{CASES_DIR}/tosa_ops.mlir"
 LARGE = f"{CASES_DIR}/large.mlir"
@@ -393,4 +408,6 @@ CASES = {
     "f16_ops": (f"{CASES_DIR}/calls_f16.mlir", "f16_ops", _f16_ops),
     "math_f32": (f"{CASES_DIR}/math_ops.mlir", "math_f32", _math_f32),
     "tosa_rescale_table": (f"{CASES_DIR}/math_ops.mlir", "tosa_rescale_table", _tosa_rescale_table),
+    "math_misc": (f"{CASES_DIR}/math_ops.mlir", "math_misc", _math_misc),
+    "splat_result": (f"{CASES_DIR}/math_ops.mlir", "splat_result", _splat_result),
 }

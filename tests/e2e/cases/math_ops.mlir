@@ -32,3 +32,19 @@ func.func @tosa_rescale_table(%x: tensor<16xi8>) -> (tensor<16xi8>, tensor<16xi8
   %t = tosa.table %x, %table : (tensor<16xi8>, tensor<256xi8>) -> tensor<16xi8>
   return %r, %t : tensor<16xi8>, tensor<16xi8>
 }
+
+// f64 transcendental math (computed in f32), float remainder and integer
+// powers: all without libm.
+func.func @math_misc(%d: tensor<8xf64>, %a: tensor<8xf32>, %b: tensor<8xf32>, %i: tensor<8xi32>) -> (tensor<8xf64>, tensor<8xf32>, tensor<8xi32>) {
+  %exp = math.exp %d : tensor<8xf64>
+  %rem = arith.remf %a, %b : tensor<8xf32>
+  %three = arith.constant dense<3> : tensor<8xi32>
+  %pow = math.ipowi %i, %three : tensor<8xi32>
+  return %exp, %rem, %pow : tensor<8xf64>, tensor<8xf32>, tensor<8xi32>
+}
+
+// A splat constant returned directly (stored expanded in rodata).
+func.func @splat_result() -> tensor<4x3xf32> {
+  %c = arith.constant dense<2.5> : tensor<4x3xf32>
+  return %c : tensor<4x3xf32>
+}

@@ -55,6 +55,8 @@ constexpr const char *kToLLVMPipeline =
     "func.func(strata-memref-copy-to-linalg,strata-vectorizable-loop-order,"
     "convert-linalg-to-loops,"
     "strata-expand-math),"
+    // Integer powers become small outlined functions (no libm either).
+    "convert-math-to-funcs,"
     "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
     "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
     "convert-cf-to-llvm,"

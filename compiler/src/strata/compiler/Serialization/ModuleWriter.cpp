@@ -13,17 +13,26 @@ namespace strata {
 namespace {
 
 // Raw bytes of a rodata value: a string's characters or a dense elements
-// attribute's storage.
-FailureOr<ArrayRef<char>> getRodataBytes(vm::RodataOp op) {
+// attribute's storage. Splats (MLIR keeps one element for them, even when
+// built from full data) are expanded into `scratch`.
+FailureOr<ArrayRef<char>> getRodataBytes(vm::RodataOp op,
+                                         std::vector<char> &scratch) {
   Attribute value = op.getValue();
   if (auto str = dyn_cast<StringAttr>(value))
     return ArrayRef<char>(str.getValue().data(), str.getValue().size());
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (dense.isSplat() && dense.getNumElements() != 1)
-      return op.emitOpError("holds a splat; expand it before serialization");
-    return dense.getRawData();
-  }
-  return op.emitOpError("holds a value that is not raw bytes: ") << value;
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense)
+    return op.emitOpError("holds a value that is not raw bytes: ") << value;
+  if (dense.getElementType().isInteger(1))
+    return op.emitOpError("holds i1 data; store booleans as bytes");
+  ArrayRef<char> raw = dense.getRawData();
+  if (!dense.isSplat() || dense.getNumElements() == 1)
+    return raw;
+  scratch.clear();
+  scratch.reserve(raw.size() * dense.getNumElements());
+  for (int64_t i = 0; i < dense.getNumElements(); ++i)
+    scratch.insert(scratch.end(), raw.begin(), raw.end());
+  return ArrayRef<char>(scratch);
 }
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::TensorTypeDef>>>
@@ -102,8 +111,9 @@ LogicalResult writeModuleFile(vm::ModuleOp module, llvm::raw_ostream &os) {
   flatbuffers::FlatBufferBuilder fbb(1024 * 1024);
   // Rodata first: large blobs, each aligned for use in place.
   std::vector<flatbuffers::Offset<fb::RodataDef>> rodataDefs;
+  std::vector<char> scratch;
   for (vm::RodataOp data : rodata) {
-    auto bytes = getRodataBytes(data);
+    auto bytes = getRodataBytes(data, scratch);
     if (failed(bytes))
       return failure();
     uint32_t alignment = std::max<int64_t>(1, data.getAlignment());

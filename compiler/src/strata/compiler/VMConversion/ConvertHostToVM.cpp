@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/compiler/Passes.h"
+#include "strata/compiler/Utils/ElementTypes.h"
 #include "strata/compiler/VMConversion/HALImportTable.h"
 
 #include "mlir/IR/Builders.h"
@@ -186,7 +187,8 @@ VMModuleBuilder::getConstantBufferGlobal(DenseElementsAttr value) {
   if (it != constantGlobals.end())
     return it->second;
   DenseElementsAttr storage = getStorageAttr(value);
-  int64_t size = storage.getRawData().size();
+  // Not the raw data size: MLIR stores a splat as one element.
+  int64_t size = getStaticByteSize(cast<ShapedType>(storage.getType()));
   FlatSymbolRefAttr data = createRodata("__constant", storage, 64);
   std::string globalName = (data.getValue() + "_buffer").str();
   usedNames.insert(globalName);
