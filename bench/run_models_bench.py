@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+"""Real models side by side: Strata (strata-compile + strata-bench) against
+ONNX Runtime (../shared/peers), in one run on the same machine, reported as
+latency ratios. Speed is only measured here, never asserted.
+
+  bench/run_models_bench.py [--bin build/bin] [--models mlp,resnet18] [--no-ort]
+
+ONNX Runtime is installed on first use into build/peers (a copy of
+../shared/peers, which stays read-only) with
+`ONNXRUNTIME_NODE_INSTALL=skip npm install`.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.environ.get("STRATA_SHARED_DIR",
+                        os.path.join(os.path.dirname(ROOT), "shared"))
+
+
+def load_inputs(model_dir, tmp):
+    import onnx
+    from onnx import numpy_helper
+    paths = []
+    for pb in sorted(glob.glob(os.path.join(model_dir, "test_data_set_0", "input_*.pb"))):
+        tensor = onnx.TensorProto()
+        with open(pb, "rb") as f:
+            tensor.ParseFromString(f.read())
+        path = os.path.join(tmp, os.path.basename(model_dir) + "_" + os.path.basename(pb)[:-3] + ".npy")
+        np.save(path, numpy_helper.to_array(tensor))
+        paths.append(path)
+    return paths
+
+
+def strata_median_ms(args, model_dir, tmp, workers):
+    module = os.path.join(tmp, os.path.basename(model_dir) + ".smod")
+    if not os.path.exists(module):
+        subprocess.run([os.path.join(args.bin, "strata-compile"),
+                        os.path.join(model_dir, "model.onnx"), "-o", module], check=True)
+    device = "local-sync" if workers == 1 else f"local-task?workers={workers}"
+    command = [os.path.join(args.bin, "strata-bench"), f"--module={module}", "--function=main",
+               f"--device={device}", f"--iterations={args.iterations}", "--warmup=2", "--json"]
+    command += [f"--input=@{p}" for p in load_inputs(model_dir, tmp)]
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["median_ms"]
+
+
+def ort_medians_ms(args, model_dir):
+    peers = os.path.join(ROOT, "build", "peers")
+    if not os.path.exists(os.path.join(peers, "node_modules", "onnxruntime-node")):
+        shutil.copytree(os.path.join(SHARED, "peers"), peers, dirs_exist_ok=True)
+        env = dict(os.environ, ONNXRUNTIME_NODE_INSTALL="skip")
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=peers, env=env,
+                       check=True, capture_output=True)
+    out = subprocess.run(["node", os.path.join(peers, "ort_bench.js"), "--model", model_dir,
+                          "--threads", "1,2", "--warmup", "3", "--runs", str(args.iterations)],
+                         check=True, capture_output=True, text=True).stdout
+    result = json.loads(out)
+    medians = {}
+    for entry in result.get("results", []):
+        medians[int(entry["intra_op_threads"])] = entry["median_ms"]
+    return medians
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    parser.add_argument("--models", default="mlp,resnet18,mobilenet_v2,transformer_encoder,bert_tiny,lstm")
+    parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--no-ort", action="store_true")
+    args = parser.parse_args()
+
+    print(f"{'model':<22}{'strata 1T':>11}{'strata 2T':>11}{'ORT 1T':>9}{'ORT 2T':>9}{'ratio 1T':>10}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.models.split(","):
+            model_dir = os.path.join(SHARED, "models", name)
+            try:
+                s1 = strata_median_ms(args, model_dir, tmp, 1)
+                s2 = strata_median_ms(args, model_dir, tmp, 2)
+            except subprocess.CalledProcessError as error:
+                print(f"{name:<22}  strata failed: {(error.stderr or '')[:120]!r}")
+                continue
+            o = {} if args.no_ort else ort_medians_ms(args, model_dir)
+            o1, o2 = o.get(1), o.get(2)
+            ratio = f"{s1 / o1:.1f}x" if o1 else "-"
+            fmt = lambda v: f"{v:.3f}" if v else "-"
+            print(f"{name:<22}{fmt(s1):>11}{fmt(s2):>11}{fmt(o1):>9}{fmt(o2):>9}{ratio:>10}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
