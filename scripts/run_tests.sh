@@ -2,7 +2,8 @@
 # Sets up, builds and runs every test: unit tests, compiler lit tests and
 # end-to-end tests (ctest), then the runtime's unit and end-to-end tests
 # again under AddressSanitizer + UndefinedBehaviorSanitizer, then the
-# multi-threaded HAL tests (local-task worker pool) under ThreadSanitizer.
+# multi-threaded HAL tests (local-task worker pool) under ThreadSanitizer,
+# then each libFuzzer target for a short fixed time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -29,3 +30,14 @@ cmake --build build-tsan --target hal_local_task_test hal_executable_test
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure \
   -j2 -R '^hal_(local_task|executable)_test'
 echo "== thread sanitizer tests: $(( $(date +%s) - start )) s since start"
+
+# libFuzzer targets (ASan+UBSan, runtime only): each runs for
+# STRATA_FUZZ_SECONDS (25 s by default) from the seed corpus; a crash fails
+# CI (tests/fuzz/run_fuzzers.sh says how to keep it as a regression input).
+cmake -S . -B build-fuzz -G Ninja -DSTRATA_BUILD_COMPILER=OFF \
+  -DSTRATA_ENABLE_ASAN=ON -DSTRATA_BUILD_FUZZERS=ON \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-fuzz --target module_fuzzer tensor_input_fuzzer \
+  elf_loader_fuzzer
+tests/fuzz/run_fuzzers.sh build-fuzz "${STRATA_FUZZ_SECONDS:-25}"
+echo "== fuzzing: $(( $(date +%s) - start )) s since start"

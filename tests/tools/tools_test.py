@@ -89,6 +89,10 @@ def main():
                      "too many arguments")
         expect_error(run(call + ["--input=4xf32=1 2", "--input=4xf32=1"]), "4 elements but 2",
                      "wrong value count")
+        # A tensor too large for the device allocator is RESOURCE_EXHAUSTED
+        # before any host memory is committed (not a std::bad_alloc abort).
+        expect_error(run(call + ["--input=1000000x1000000xf32=0", "--input=4xf32=1"]),
+                     "RESOURCE_EXHAUSTED", "huge text tensor exceeds the allocator limit")
         expect_error(run(call + ["--input=@/nonexistent.npy", "--input=4xf32=1"]),
                      "nonexistent.npy", "missing .npy file")
         expect_error(run([run_, "--module=/nonexistent.smod", "--function=f"]),

@@ -43,6 +43,11 @@ private:
   int fd_;
 };
 
+Status TooLargeError(const std::string &description, size_t max_bytes) {
+  return ResourceExhaustedError(
+      "'", description, "' is larger than the limit of ", max_bytes, " bytes");
+}
+
 Result<int> OpenForReading(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -52,11 +57,15 @@ Result<int> OpenForReading(const std::string &path) {
 
 } // namespace
 
-Result<OwnedBytes> ReadFdContents(int fd, const std::string &description) {
+Result<OwnedBytes> ReadFdContents(int fd, const std::string &description,
+                                  size_t max_bytes) {
   std::vector<uint8_t> bytes;
   struct stat info;
-  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0)
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
+    if (static_cast<uint64_t>(info.st_size) > max_bytes)
+      return TooLargeError(description, max_bytes);
     bytes.reserve(static_cast<size_t>(info.st_size));
+  }
   uint8_t chunk[64 * 1024];
   while (true) {
     ssize_t count = ::read(fd, chunk, sizeof(chunk));
@@ -67,6 +76,8 @@ Result<OwnedBytes> ReadFdContents(int fd, const std::string &description) {
     }
     if (count == 0)
       break;
+    if (static_cast<size_t>(count) > max_bytes - bytes.size())
+      return TooLargeError(description, max_bytes);
     bytes.insert(bytes.end(), chunk, chunk + count);
   }
   // Copy once more into an aligned allocation: rodata inside a module is
@@ -74,13 +85,13 @@ Result<OwnedBytes> ReadFdContents(int fd, const std::string &description) {
   return OwnedBytes::CopyOf(std::span<const uint8_t>(bytes));
 }
 
-Result<OwnedBytes> ReadFileContents(const std::string &path) {
+Result<OwnedBytes> ReadFileContents(const std::string &path, size_t max_bytes) {
   STRATA_ASSIGN_OR_RETURN(int raw_fd, OpenForReading(path));
   ScopedFd fd(raw_fd);
-  return ReadFdContents(fd.get(), path);
+  return ReadFdContents(fd.get(), path, max_bytes);
 }
 
-Result<OwnedBytes> MapFileContents(const std::string &path) {
+Result<OwnedBytes> MapFileContents(const std::string &path, size_t max_bytes) {
   STRATA_ASSIGN_OR_RETURN(int raw_fd, OpenForReading(path));
   ScopedFd fd(raw_fd);
   struct stat info;
@@ -89,12 +100,14 @@ Result<OwnedBytes> MapFileContents(const std::string &path) {
   if (S_ISDIR(info.st_mode))
     return InvalidArgumentError("'", path, "' is a directory");
   if (!S_ISREG(info.st_mode) || info.st_size == 0)
-    return ReadFdContents(fd.get(), path);
+    return ReadFdContents(fd.get(), path, max_bytes);
+  if (static_cast<uint64_t>(info.st_size) > max_bytes)
+    return TooLargeError(path, max_bytes);
   size_t length = static_cast<size_t>(info.st_size);
   void *mapping =
       ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd.get(), /*offset=*/0);
   if (mapping == MAP_FAILED)
-    return ReadFdContents(fd.get(), path);
+    return ReadFdContents(fd.get(), path, max_bytes);
   return OwnedBytes::Wrap(
       std::span<const uint8_t>(static_cast<const uint8_t *>(mapping), length),
       [mapping, length] { ::munmap(mapping, length); });

@@ -59,8 +59,9 @@ Status Session::AppendBytecodeModuleFromFile(const std::string &path) {
 }
 
 Status Session::AppendBytecodeModuleFromStdin() {
-  STRATA_ASSIGN_OR_RETURN(OwnedBytes bytes,
-                          ReadFdContents(STDIN_FILENO, "<stdin>"));
+  STRATA_ASSIGN_OR_RETURN(
+      OwnedBytes bytes,
+      ReadFdContents(STDIN_FILENO, "<stdin>", vm::kMaxModuleFileSize));
   return AppendBytecodeModuleFromMemory(std::move(bytes)).Annotate("<stdin>");
 }
 

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 
 #include "strata/hal/abi_enums.h"
 #include "strata/hal/element_type_util.h"
@@ -70,9 +71,12 @@ Result<std::vector<int64_t>> ParseShape(std::string_view header) {
     int64_t dim = 0;
     size_t digits = 0;
     while (i < body.size() && body[i] >= '0' && body[i] <= '9') {
-      if (dim > (int64_t(1) << 40))
+      // Any int64 dimension (the tensor may be empty); larger ones
+      // overflow.
+      int digit = body[i] - '0';
+      if (dim > (std::numeric_limits<int64_t>::max() - digit) / 10)
         return InvalidArgumentError("npy shape dimension is too large");
-      dim = dim * 10 + (body[i] - '0');
+      dim = dim * 10 + digit;
       ++i;
       ++digits;
     }
@@ -120,8 +124,9 @@ Result<RefPtr<hal::BufferView>> ParseNumpy(std::span<const uint8_t> bytes,
                               "supported; save with np.ascontiguousarray");
   STRATA_ASSIGN_OR_RETURN(hal::ElementType element_type,
                           hal::ElementTypeFromNumpyDtype(descr));
-  STRATA_ASSIGN_OR_RETURN(uint64_t byte_length,
-                          hal::BufferView::ComputeByteLength(shape, element_type));
+  STRATA_ASSIGN_OR_RETURN(
+      uint64_t byte_length,
+      hal::BufferView::ComputeByteLength(shape, element_type));
   size_t data_start = header_start + header_length;
   if (bytes.size() - data_start != byte_length)
     return InvalidArgumentError(".npy data is ", bytes.size() - data_start,
@@ -149,8 +154,8 @@ Result<RefPtr<hal::BufferView>> LoadNumpyFile(const std::string &path,
 Result<std::vector<uint8_t>> SerializeNumpy(const hal::BufferView &view) {
   STRATA_ASSIGN_OR_RETURN(std::string descr,
                           hal::ElementTypeToNumpyDtype(view.element_type()));
-  std::string header = "{'descr': '" + descr +
-                       "', 'fortran_order': False, 'shape': (";
+  std::string header =
+      "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (";
   for (int64_t dim : view.shape())
     header += std::to_string(dim) + ", ";
   // "(2, 3)", but "(4,)" for rank 1 as Python writes a 1-tuple.

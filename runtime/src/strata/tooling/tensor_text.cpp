@@ -132,8 +132,8 @@ Result<RefPtr<hal::BufferView>> ParseTensorText(std::string_view text,
         "tensor '", text,
         "' has no '='; expected SHAPExTYPE=VALUES (e.g. 2x2xf32=1 2 3 4) or "
         "@file.npy");
-  STRATA_ASSIGN_OR_RETURN(auto type,
-                          hal::ParseShapeAndElementType(text.substr(0, equals)));
+  STRATA_ASSIGN_OR_RETURN(
+      auto type, hal::ParseShapeAndElementType(text.substr(0, equals)));
   STRATA_ASSIGN_OR_RETURN(
       uint64_t byte_length,
       hal::BufferView::ComputeByteLength(type.shape, type.element_type));
@@ -142,29 +142,37 @@ Result<RefPtr<hal::BufferView>> ParseTensorText(std::string_view text,
     count *= uint64_t(dim);
   std::vector<std::string_view> tokens = SplitValues(text.substr(equals + 1));
   if (tokens.size() != count && tokens.size() != 1)
-    return InvalidArgumentError(
-        "tensor '", text.substr(0, equals), "' has ", count,
-        " elements but ", tokens.size(), " values were given");
+    return InvalidArgumentError("tensor '", text.substr(0, equals), "' has ",
+                                count, " elements but ", tokens.size(),
+                                " values were given");
   size_t element_size = hal::ElementTypeByteSize(type.element_type);
-  std::vector<uint8_t> data(byte_length);
+  // The allocator decides whether the tensor may be this large (its limit
+  // is a RESOURCE_EXHAUSTED error); only then are the elements written, in
+  // place.
+  STRATA_ASSIGN_OR_RETURN(
+      RefPtr<hal::BufferView> view,
+      hal::BufferView::Allocate(allocator, type.shape, type.element_type,
+                                STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL |
+                                    STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE,
+                                STRATA_HAL_BUFFER_USAGE_DEFAULT));
+  STRATA_ASSIGN_OR_RETURN(hal::MappedRange mapped,
+                          view->buffer()->MapRange(0, byte_length));
+  uint8_t *data = mapped.data;
   for (uint64_t i = 0; i < count; ++i) {
     // One value fills the whole tensor.
     std::string_view token = tokens.size() == 1 ? tokens[0] : tokens[i];
     Status status =
-        StoreElement(token, type.element_type, data.data() + i * element_size);
+        StoreElement(token, type.element_type, data + i * element_size);
     if (!status.ok())
-      return status.Annotate(StrCat("element ", i, " of tensor '",
-                                    text.substr(0, equals), "'"));
+      return status.Annotate(
+          StrCat("element ", i, " of tensor '", text.substr(0, equals), "'"));
     if (tokens.size() == 1 && count > 1) {
       for (uint64_t j = 1; j < count; ++j)
-        std::memcpy(data.data() + j * element_size, data.data(), element_size);
+        std::memcpy(data + j * element_size, data, element_size);
       break;
     }
   }
-  return hal::BufferView::Allocate(
-      allocator, type.shape, type.element_type,
-      STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL | STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE,
-      STRATA_HAL_BUFFER_USAGE_DEFAULT, data);
+  return view;
 }
 
 // One element as a double (floats, bools) for comparisons.
@@ -220,8 +228,8 @@ void AppendElement(std::string &out, const uint8_t *in, ElementType type) {
   } else if (IsBool(type)) {
     result = std::to_chars(buffer, buffer + sizeof(buffer), int(*in != 0));
   } else if (IsUnsigned(type)) {
-    result = std::to_chars(buffer, buffer + sizeof(buffer),
-                           LoadAsBits(in, type));
+    result =
+        std::to_chars(buffer, buffer + sizeof(buffer), LoadAsBits(in, type));
   } else {
     result = std::to_chars(buffer, buffer + sizeof(buffer),
                            int64_t(LoadAsBits(in, type)));
@@ -279,9 +287,9 @@ Status CompareBufferViews(const hal::BufferView &actual,
       if (std::isnan(x) && std::isnan(y))
         continue;
       if (!(std::fabs(x - y) <= atol + rtol * std::fabs(y)))
-        return FailedPreconditionError("element ", i, " is ", x,
-                                       ", expected ", y, " (rtol ", rtol,
-                                       ", atol ", atol, ")");
+        return FailedPreconditionError("element ", i, " is ", x, ", expected ",
+                                       y, " (rtol ", rtol, ", atol ", atol,
+                                       ")");
     } else if (LoadAsBits(a, type) != LoadAsBits(b, type)) {
       std::string x, y;
       AppendElement(x, a, type);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <unordered_set>
 
 #include "strata/base/crc32.h"
@@ -28,8 +29,17 @@ std::vector<TensorTypeInfo> ReadTensorTypes(
     return result;
   for (const schema::TensorTypeDef *type : *types) {
     TensorTypeInfo info;
-    if (type->shape())
-      info.shape.assign(type->shape()->begin(), type->shape()->end());
+    // Copied out with memcpy: the FlatBuffer verifier checks the vector's
+    // bounds but not that its int64 elements are 8-byte aligned, which a
+    // damaged file (or a poorly placed buffer) need not keep.
+    if (const auto *shape = type->shape()) {
+      info.shape.resize(shape->size());
+      for (size_t i = 0; i < info.shape.size(); ++i) {
+        int64_t dim;
+        std::memcpy(&dim, shape->Data() + i * sizeof(int64_t), sizeof(dim));
+        info.shape[i] = flatbuffers::EndianScalar(dim);
+      }
+    }
     info.element_type = type->element_type();
     result.push_back(std::move(info));
   }
@@ -330,7 +340,8 @@ std::string BytecodeModule::FormatSourceLocation(uint32_t function_ordinal,
 
 Result<RefPtr<BytecodeModule>>
 LoadBytecodeModuleFromFile(const std::string &path) {
-  STRATA_ASSIGN_OR_RETURN(OwnedBytes bytes, MapFileContents(path));
+  STRATA_ASSIGN_OR_RETURN(OwnedBytes bytes,
+                          MapFileContents(path, kMaxModuleFileSize));
   Result<RefPtr<BytecodeModule>> module =
       BytecodeModule::FromMemory(std::move(bytes));
   if (!module.ok())

@@ -11,6 +11,7 @@
 #ifndef STRATA_VM_BYTECODE_MODULE_H_
 #define STRATA_VM_BYTECODE_MODULE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -39,6 +40,11 @@ struct BytecodeFunction {
   RegisterCounts register_counts;
   const schema::FunctionDef *def = nullptr;
 };
+
+// The largest module file the runtime loads (the largest FlatBuffer,
+// FLATBUFFERS_MAX_BUFFER_SIZE - 1); larger files are RESOURCE_EXHAUSTED
+// before anything is read.
+inline constexpr size_t kMaxModuleFileSize = (size_t(1) << 31) - 2;
 
 struct GlobalCounts {
   uint32_t i32 = 0;

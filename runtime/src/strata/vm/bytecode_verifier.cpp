@@ -15,9 +15,11 @@ VerifyModuleFile(std::span<const uint8_t> bytes) {
   if (bytes.size() < 12)
     return InvalidArgumentError("module file is too small (", bytes.size(),
                                 " bytes)");
-  if (bytes.size() >= FLATBUFFERS_MAX_BUFFER_SIZE)
-    return InvalidArgumentError("module file is too large (", bytes.size(),
-                                " bytes)");
+  static_assert(kMaxModuleFileSize == FLATBUFFERS_MAX_BUFFER_SIZE - 1);
+  if (bytes.size() > kMaxModuleFileSize)
+    return ResourceExhaustedError("module file of ", bytes.size(),
+                                  " bytes exceeds the limit of ",
+                                  kMaxModuleFileSize, " bytes");
   if (!flatbuffers::BufferHasIdentifier(bytes.data(),
                                         schema::ModuleDefIdentifier(),
                                         /*size_prefixed=*/true))

@@ -15,7 +15,8 @@
 
 namespace strata::vm {
 
-// Checks the FlatBuffer structure, file identifier, schema_version and
+// Checks the size (at most kMaxModuleFileSize, else RESOURCE_EXHAUSTED),
+// FlatBuffer structure, file identifier, schema_version and
 // bytecode_version; returns the root table (pointing into `bytes`).
 Result<const schema::ModuleDef *>
 VerifyModuleFile(std::span<const uint8_t> bytes);
