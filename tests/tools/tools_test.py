@@ -127,10 +127,36 @@ def main():
         expect_error(run(call + good_inputs + ["--workers=2"]),
                      "unknown device option 'workers'", "--workers on local-sync")
 
+        # --trace: a Chrome trace with one span per dispatch, named after the
+        # executable export, on both local drivers.
+        hundred = os.path.join(tmp, "hundred_ops.smod")
+        r = run([compile_, os.path.join(args.source_dir, "tests/e2e/cases/hundred_ops.mlir"),
+                 "-o", hundred])
+        expect(r.returncode == 0, "strata-compile hundred_ops", r)
+        disassembly = run([dump, hundred]).stdout
+        dispatch_sites = disassembly.count("call.variadic @hal.command_buffer.dispatch")
+        for device in ["local-sync", "local-task?workers=2"]:
+            trace = os.path.join(tmp, "trace.json")
+            r = run([run_, f"--module={hundred}", "--function=big", f"--device={device}",
+                     f"--trace={trace}", "--input=16x16xf32=0.5", "--input=16x16xf32=0.25"])
+            ok = r.returncode == 0 and os.path.exists(trace)
+            spans = []
+            if ok:
+                with open(trace) as f:
+                    events = json.load(f)["traceEvents"]
+                spans = [e for e in events if e.get("ph") == "X" and e.get("cat") == "dispatch"]
+                ok = (dispatch_sites > 1 and len(spans) == dispatch_sites and
+                      all(e["name"] in disassembly and e["dur"] >= 0 and
+                          e["args"]["workgroup_count"].count("x") == 2 for e in spans))
+            expect(ok, f"strata-run --trace on {device}: {len(spans)} spans for "
+                       f"{dispatch_sites} dispatches", r)
+        expect_error(run(call + good_inputs + ["--trace=/nonexistent/dir/t.json"]),
+                     "/nonexistent/dir/t.json", "--trace to an unwritable path")
+
         r = run([run_, "--help"])
         expect(r.returncode == 0 and all(f"--{flag}" in r.stdout for flag in
                                           ["module", "function", "device", "loader", "workers",
-                                           "input", "output", "expected_output"]),
+                                           "input", "output", "expected_output", "trace"]),
                "strata-run --help lists every flag", r)
 
         # strata-bench.

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "strata/hal/buffer_view.h"
+#include "strata/hal/device.h"
 #include "strata/tooling/flags.h"
 #include "strata/tooling/numpy_io.h"
 #include "strata/tooling/program_runner.h"
@@ -59,6 +60,10 @@ int Run(int argc, char **argv) {
                       "expected result, same forms as --input (repeatable)");
   flags.AddDouble("rtol", &rtol, "relative tolerance for --expected_output");
   flags.AddDouble("atol", &atol, "absolute tolerance for --expected_output");
+  std::string trace;
+  flags.AddString("trace", &trace,
+                  "FILE.json: profile the call and write a Chrome trace "
+                  "(open in Perfetto) with one span per dispatch");
   std::vector<std::string> positional;
   Status status = flags.Parse(argc, argv, &positional);
   if (flags.help_requested()) {
@@ -74,8 +79,20 @@ int Run(int argc, char **argv) {
   auto program = tooling::LoadProgram(options);
   if (!program.ok())
     return Fail(program.status());
+  hal::Device &device = program->session->device();
+  if (!trace.empty()) {
+    status = device.ProfilingBegin({.file_path = trace});
+    if (!status.ok())
+      return Fail(status);
+  }
   std::vector<vm::Value> results;
   status = program->session->Call(program->function, program->inputs, &results);
+  // The trace is written also when the call failed: it shows how far it got.
+  if (!trace.empty()) {
+    Status ended = device.ProfilingEnd();
+    if (status.ok())
+      status = ended;
+  }
   if (!status.ok())
     return Fail(status);
   if (outputs.size() > results.size())

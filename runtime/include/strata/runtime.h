@@ -156,6 +156,18 @@ strata_status_t strata_session_call(strata_session_t *session,
                                     size_t output_capacity,
                                     size_t *out_output_count);
 
+/* Results-to-outs: like strata_session_call, but each result is written
+ * into the caller's outputs[i] (output_count must equal the function's
+ * result count). Each output must have its result's shape and element type
+ * (errors name the output: "output 0: expected 4xf32, got 3xf32"); results
+ * are copied in, and on any error no output is written. */
+strata_status_t strata_session_call_into(strata_session_t *session,
+                                         const strata_function_t *function,
+                                         strata_buffer_view_t *const *inputs,
+                                         size_t input_count,
+                                         strata_buffer_view_t *const *outputs,
+                                         size_t output_count);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

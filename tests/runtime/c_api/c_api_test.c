@@ -155,6 +155,41 @@ static void RunSimpleMul(strata_instance_t *instance, const char *uri,
                                           STRATA_ELEMENT_TYPE_FLOAT_32, a, 8,
                                           &bad),
                 STRATA_STATUS_INVALID_ARGUMENT, "need 16", "short data");
+    /* Results-to-outs: the result lands in the caller's view. */
+    const float zeros[4] = {0, 0, 0, 0};
+    strata_buffer_view_t *out = NULL;
+    Ok(strata_buffer_view_create(session, shape, 1,
+                                 STRATA_ELEMENT_TYPE_FLOAT_32, zeros,
+                                 sizeof(zeros), &out),
+       "output view");
+    if (Ok(strata_session_call_into(session, function, inputs, 2, &out, 1),
+           "call into")) {
+      float result[4] = {0};
+      Ok(strata_buffer_view_read(out, result, sizeof(result)), "read out");
+      CHECK(result[0] == 5 && result[1] == 12 && result[2] == 21 &&
+            result[3] == 32);
+    }
+    /* A wrong output shape names the output; nothing is written. */
+    strata_buffer_view_t *small_out = NULL;
+    Ok(strata_buffer_view_create(session, bad_shape, 1,
+                                 STRATA_ELEMENT_TYPE_FLOAT_32, zeros, 12,
+                                 &small_out),
+       "small output view");
+    ExpectError(
+        strata_session_call_into(session, function, inputs, 2, &small_out, 1),
+        STRATA_STATUS_INVALID_ARGUMENT, "output 0: expected 4xf32, got 3xf32",
+        "wrong output shape");
+    {
+      float untouched[3] = {1, 1, 1};
+      Ok(strata_buffer_view_read(small_out, untouched, sizeof(untouched)),
+         "read small output");
+      CHECK(untouched[0] == 0 && untouched[1] == 0 && untouched[2] == 0);
+    }
+    ExpectError(strata_session_call_into(session, function, inputs, 2, &out, 0),
+                STRATA_STATUS_INVALID_ARGUMENT, "has 1 result, got 0",
+                "missing output");
+    strata_buffer_view_release(small_out);
+    strata_buffer_view_release(out);
     strata_buffer_view_release(bad_inputs[0]);
     strata_buffer_view_release(inputs[0]);
     strata_buffer_view_release(inputs[1]);

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "strata/base/file_contents.h"
 #include "strata/hal/api.h"
 #include "strata/hal/drivers/local_sync/local_sync_driver.h"
 #include "strata/hal/drivers/register_drivers.h"
@@ -174,9 +175,19 @@ TEST_F(DeviceTest, FencesOrderQueueOperations) {
   EXPECT_TRUE(
       device_->QueueDealloca(kAny, read->get(), nullptr, buffer->get()).ok());
   EXPECT_TRUE(device_->QueueFlush(kAny).ok());
-  EXPECT_TRUE(device_->ProfilingBegin().ok());
+  // A capture without dispatches is a valid, empty trace.
+  std::string trace = ::testing::TempDir() + "device_test_trace.json";
+  EXPECT_TRUE(device_->ProfilingBegin({.file_path = trace}).ok());
+  EXPECT_EQ(device_->ProfilingBegin({.file_path = trace}).code(),
+            StatusCode::kFailedPrecondition);
   EXPECT_TRUE(device_->ProfilingFlush().ok());
   EXPECT_TRUE(device_->ProfilingEnd().ok());
+  Result<OwnedBytes> trace_bytes = ReadFileContents(trace);
+  ASSERT_TRUE(trace_bytes.ok());
+  std::string_view json(reinterpret_cast<const char *>(trace_bytes->data()),
+                        trace_bytes->size());
+  EXPECT_EQ(json, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n]}\n");
+  EXPECT_EQ(device_->ProfilingBegin({}).code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(DeviceTest, FailedOperationFailsSignalFence) {

@@ -20,6 +20,11 @@
 
 namespace strata::hal {
 
+struct ProfilingOptions {
+  // Where the capture is written (local devices: Chrome-trace JSON).
+  std::string file_path;
+};
+
 class Device : public RefObject {
 public:
   static const RefTypeDescriptor kRefType;
@@ -91,8 +96,10 @@ public:
   // Starts any queued work that has not started yet.
   virtual Status QueueFlush(QueueAffinity queue_affinity) = 0;
 
-  // Profiling captures (a tool attaches and records between begin and end).
-  virtual Status ProfilingBegin() = 0;
+  // Profiling captures: between begin and end the device records what it
+  // runs; flush writes what was captured so far. Local devices write a
+  // Chrome-trace JSON file with one span per dispatch (local_profiler.h).
+  virtual Status ProfilingBegin(const ProfilingOptions &options) = 0;
   virtual Status ProfilingFlush() = 0;
   virtual Status ProfilingEnd() = 0;
 

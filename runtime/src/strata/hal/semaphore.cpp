@@ -13,31 +13,6 @@ std::chrono::steady_clock::time_point ToTimePoint(Deadline deadline) {
 
 } // namespace
 
-void SemaphoreNotifier::Notify() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++epoch_;
-  }
-  condition_.notify_all();
-}
-
-uint64_t SemaphoreNotifier::epoch() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return epoch_;
-}
-
-bool SemaphoreNotifier::WaitForChange(uint64_t seen_epoch, Deadline deadline) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  auto changed = [&] { return epoch_ != seen_epoch; };
-  if (deadline.is_infinite()) {
-    condition_.wait(lock, changed);
-    return true;
-  }
-  if (deadline.HasPassed())
-    return changed();
-  return condition_.wait_until(lock, ToTimePoint(deadline), changed);
-}
-
 RefPtr<HostSemaphore> HostSemaphore::Create(uint64_t initial_value) {
   return RefPtr<HostSemaphore>::Adopt(new HostSemaphore(initial_value));
 }

@@ -19,20 +19,7 @@ namespace strata::hal {
 
 // Lets one thread wait on several semaphores at once: every semaphore it is
 // registered with calls Notify() after each signal or failure.
-class SemaphoreNotifier {
-public:
-  void Notify();
-  // A counter that Notify() increments.
-  uint64_t epoch();
-  // Blocks until epoch() != `seen_epoch` or the deadline passes; returns
-  // false on timeout.
-  bool WaitForChange(uint64_t seen_epoch, Deadline deadline);
-
-private:
-  std::mutex mutex_;
-  std::condition_variable condition_;
-  uint64_t epoch_ = 0;
-};
+using SemaphoreNotifier = strata::WaitNotifier;
 
 class Semaphore : public RefObject {
 public:

@@ -288,4 +288,30 @@ strata_status_t strata_session_call(strata_session_t *session,
   return nullptr;
 }
 
+strata_status_t strata_session_call_into(strata_session_t *session,
+                                         const strata_function_t *function,
+                                         strata_buffer_view_t *const *inputs,
+                                         size_t input_count,
+                                         strata_buffer_view_t *const *outputs,
+                                         size_t output_count) {
+  if (!session || !function || (!inputs && input_count) ||
+      (!outputs && output_count))
+    return NullArgument(!session                   ? "session"
+                        : !function                ? "function"
+                        : (!inputs && input_count) ? "inputs"
+                                                   : "outputs");
+  std::vector<vm::Value> arguments;
+  arguments.reserve(input_count);
+  for (size_t i = 0; i < input_count; ++i) {
+    if (!inputs[i])
+      return ToC(InvalidArgumentError("input ", i, " is null"));
+    arguments.push_back(vm::Value::Ref(inputs[i]->view));
+  }
+  std::vector<hal::BufferView *> targets(output_count);
+  for (size_t i = 0; i < output_count; ++i)
+    targets[i] = outputs[i] ? outputs[i]->view.get() : nullptr;
+  return ToC(session->session->CallIntoOutputs(function->function, arguments,
+                                               targets));
+}
+
 } // extern "C"

@@ -120,6 +120,95 @@ Status Session::CallByName(std::string_view name,
   return Call(function, inputs, outputs);
 }
 
+namespace {
+
+bool ShapeMatches(const vm::TensorTypeInfo &expected,
+                  const hal::BufferView &view) {
+  if (view.rank() != expected.shape.size() ||
+      view.element_type() != expected.element_type)
+    return false;
+  for (size_t d = 0; d < view.rank(); ++d)
+    if (expected.shape[d] >= 0 && expected.shape[d] != view.dim(d))
+      return false;
+  return true;
+}
+
+bool SameTensorType(const hal::BufferView &a, const hal::BufferView &b) {
+  if (a.rank() != b.rank() || a.element_type() != b.element_type())
+    return false;
+  for (size_t d = 0; d < a.rank(); ++d)
+    if (a.dim(d) != b.dim(d))
+      return false;
+  return true;
+}
+
+} // namespace
+
+Status Session::CallIntoOutputs(const vm::Function &function,
+                                std::span<const vm::Value> inputs,
+                                std::span<hal::BufferView *const> outputs) {
+  std::string name = function.FullName();
+  const vm::ModuleExport &info = function.info();
+  const auto &result_types = info.signature.result_types();
+  if (outputs.size() != result_types.size())
+    return InvalidArgumentError(
+        "function '", name, "' has ", result_types.size(), " result",
+        result_types.size() == 1 ? "" : "s", ", got ", outputs.size(),
+        " output buffer view", outputs.size() == 1 ? "" : "s");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (result_types[i] != vm::ValueType::kRef)
+      return InvalidArgumentError("function '", name, "' output ", i,
+                                  " is not a tensor (",
+                                  vm::ValueTypeName(result_types[i]),
+                                  ") and cannot be written to a buffer view");
+    if (!outputs[i])
+      return InvalidArgumentError("function '", name, "' output ", i,
+                                  " is null");
+    // Early check against the reflection, before any work is done.
+    if (i < info.result_types.size() &&
+        !ShapeMatches(info.result_types[i], *outputs[i]))
+      return InvalidArgumentError(
+          "function '", name, "' output ", i, ": expected ",
+          info.result_types[i].ToString(), ", got ", outputs[i]->FormatShape());
+  }
+  std::vector<vm::Value> results;
+  STRATA_RETURN_IF_ERROR(Call(function, inputs, &results));
+  // Check every result before writing any output.
+  std::vector<hal::BufferView *> views(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    views[i] = RefCast<hal::BufferView>(results[i].ref());
+    if (!views[i])
+      return InvalidArgumentError("function '", name, "' output ", i,
+                                  ": the result is not a tensor");
+    if (!SameTensorType(*views[i], *outputs[i]))
+      return InvalidArgumentError("function '", name, "' output ", i,
+                                  ": expected ", views[i]->FormatShape(),
+                                  ", got ", outputs[i]->FormatShape());
+  }
+  // Map every source first, so a failure leaves all outputs untouched.
+  std::vector<hal::MappedRange> sources(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    hal::Buffer &source = *views[i]->buffer();
+    hal::Buffer &target = *outputs[i]->buffer();
+    // A callee that wrote into the output has nothing to copy.
+    if (source.allocated_buffer() == target.allocated_buffer() &&
+        source.byte_offset() == target.byte_offset())
+      continue;
+    Result<hal::MappedRange> mapped =
+        source.MapRange(0, views[i]->byte_length());
+    if (!mapped.ok())
+      return mapped.status().Annotate(
+          StrCat("function '", name, "' output ", i));
+    sources[i] = std::move(mapped).value();
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (sources[i].buffer)
+      STRATA_RETURN_IF_ERROR(
+          outputs[i]->buffer()->WriteData(0, sources[i].bytes()));
+  }
+  return OkStatus();
+}
+
 Status Session::CallDirect(const vm::Function &function,
                            std::span<const vm::Value> inputs,
                            std::vector<vm::Value> *outputs) {

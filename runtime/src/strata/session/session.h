@@ -20,6 +20,7 @@
 #include "strata/base/owned_bytes.h"
 #include "strata/base/ref_ptr.h"
 #include "strata/base/status.h"
+#include "strata/hal/buffer_view.h"
 #include "strata/session/instance.h"
 #include "strata/vm/context.h"
 #include "strata/vm/module.h"
@@ -69,6 +70,17 @@ public:
               std::vector<vm::Value> *outputs);
   Status CallByName(std::string_view name, std::span<const vm::Value> inputs,
                     std::vector<vm::Value> *outputs);
+  // Results-to-outs: like Call, but the results are written into
+  // `outputs`, caller-provided buffer views (one per result; every result
+  // must be a tensor). Each output must match its result's shape and
+  // element type; before the call they are checked against the function's
+  // reflected result types, after it against the actual results. Results
+  // the callee allocated are copied in; nothing is written on any error.
+  // Errors name the output: "function 'module.f' output 0: expected
+  // 4x16xf32, got 4x8xf32".
+  Status CallIntoOutputs(const vm::Function &function,
+                         std::span<const vm::Value> inputs,
+                         std::span<hal::BufferView *const> outputs);
   // Calls without the session's checks (the callee still verifies).
   Status CallDirect(const vm::Function &function,
                     std::span<const vm::Value> inputs,

@@ -147,23 +147,71 @@ struct ArgumentBinder {
 
 class Interpreter {
 public:
-  Interpreter(Stack &stack, BytecodeModule &module, BytecodeModuleState &state)
+  Interpreter(Stack &stack, BytecodeModule &module, BytecodeModuleState &state,
+              uint32_t entry_depth)
       : stack_(stack), module_(module), state_(state),
-        entry_depth_(stack.depth()) {}
+        entry_depth_(entry_depth) {}
 
   Status Execute(uint32_t function_ordinal, std::span<const Value> arguments,
                  std::span<Value> results) {
     Status status = Enter(function_ordinal, arguments);
     if (status.ok())
       status = Run(results);
-    if (!status.ok()) {
+    return Finish(std::move(status));
+  }
+
+  // Continues this activation at its top frame `frame`, whose pc is a call
+  // of an import. With `import_results` the call completed in an inner
+  // activation: its results are stored and execution goes on after it.
+  // Without, the call is executed again (a native function that yielded).
+  Status Resume(StackFrame *frame, std::span<Value> import_results,
+                bool has_import_results, std::span<Value> results) {
+    SwitchTo(frame, frame->pc);
+    Status status = OkStatus();
+    if (has_import_results)
+      status = CompleteCall(import_results);
+    if (status.ok())
+      status = Run(results);
+    return Finish(std::move(status));
+  }
+
+private:
+  // A DEFERRED status leaves every frame in place for Resume; failures get
+  // a backtrace and unwind this activation.
+  Status Finish(Status status) {
+    if (!status.ok() && status.code() != StatusCode::kDeferred) {
       status = stack_.AnnotateWithBacktrace(status);
       stack_.PopFramesTo(entry_depth_);
     }
     return status;
   }
 
-private:
+  // Stores `values` in the result registers of the call instruction at the
+  // cursor and moves past it.
+  Status CompleteCall(std::span<Value> values) {
+    Opcode opcode = static_cast<Opcode>(cursor_.U8());
+    if (opcode != Opcode::Call && opcode != Opcode::CallVariadic)
+      return InternalError("resumed frame does not stop at a call");
+    cursor_.U32(); // callee
+    if (opcode == Opcode::CallVariadic)
+      cursor_.pc += 2u * cursor_.U16();
+    cursor_.pc += 2u * cursor_.U16(); // arguments
+    uint16_t result_count = cursor_.U16();
+    const uint8_t *result_regs = cursor_.code + cursor_.pc;
+    cursor_.pc += 2u * result_count;
+    if (result_count != values.size())
+      return InternalError("resumed call expects ", result_count,
+                           " results, got ", values.size());
+    for (uint16_t i = 0; i < result_count; ++i) {
+      if (!FromValue(frame_->registers, LoadU16(result_regs + 2 * i),
+                     std::move(values[i])))
+        return InternalError("resumed call got a value of the wrong type for "
+                             "result ",
+                             i);
+    }
+    return OkStatus();
+  }
+
   // Pushes the entry frame and binds the host-provided arguments.
   Status Enter(uint32_t function_ordinal, std::span<const Value> arguments) {
     const BytecodeFunction &function = module_.functions()[function_ordinal];
@@ -172,6 +220,7 @@ private:
                                              &state_, function_ordinal,
                                              function.name,
                                              function.register_counts));
+    frame->is_entry = true;
     ArgumentBinder binder;
     for (const Value &argument : arguments) {
       if (argument.type() == ValueType::kNone ||
@@ -411,11 +460,7 @@ Status Interpreter::Run(std::span<Value> results) {
     case Opcode::ConstRefRodata: {
       uint16_t d = REG();
       uint32_t ordinal = cursor_.U32();
-      RefPtr<ByteBuffer> &buffer = state_.rodata_buffers[ordinal];
-      if (!buffer)
-        buffer = ByteBuffer::WrapReadOnly(module_.rodata(ordinal),
-                                          RefPtr<RefObject>::Retain(&module_));
-      r.ref[d] = buffer;
+      r.ref[d] = state_.rodata_buffers[ordinal];
       break;
     }
     case Opcode::MovI32:
@@ -733,8 +778,53 @@ Status ExecuteBytecodeFunction(Stack &stack, BytecodeModule &module,
                                uint32_t function_ordinal,
                                std::span<const Value> arguments,
                                std::span<Value> results) {
-  Interpreter interpreter(stack, module, state);
+  Interpreter interpreter(stack, module, state, stack.depth());
   return interpreter.Execute(function_ordinal, arguments, results);
+}
+
+Status ResumeBytecodeFrames(Stack &stack, uint32_t base_depth,
+                            std::span<Value> results) {
+  // Results of an inner activation that finished, for the call instruction
+  // its caller stopped at.
+  std::vector<Value> carried;
+  bool has_carried = false;
+  while (true) {
+    StackFrame *top = stack.top();
+    if (!top || stack.depth() <= base_depth ||
+        top->kind != FrameKind::kBytecode)
+      return InternalError("no suspended bytecode frames to resume");
+    // The activation owning `top`: frames down to its entry frame.
+    StackFrame *entry = top;
+    uint32_t entry_depth = stack.depth() - 1;
+    while (!entry->is_entry && entry->parent) {
+      entry = entry->parent;
+      --entry_depth;
+    }
+    if (entry_depth < base_depth)
+      return InternalError("suspended frames cross the invocation's base");
+    auto &module = const_cast<BytecodeModule &>(
+        static_cast<const BytecodeModule &>(*entry->module));
+    auto &state = *static_cast<BytecodeModuleState *>(entry->module_state);
+    bool is_outermost = entry_depth == base_depth;
+    std::vector<Value> activation_results;
+    if (!is_outermost)
+      activation_results.resize(module.functions()[entry->function_ordinal]
+                                    .signature.result_types()
+                                    .size());
+    Interpreter interpreter(stack, module, state, entry_depth);
+    Status status = interpreter.Resume(
+        top, carried, has_carried,
+        is_outermost ? results : std::span<Value>(activation_results));
+    if (!status.ok()) {
+      if (status.code() != StatusCode::kDeferred)
+        stack.PopFramesTo(base_depth);
+      return status;
+    }
+    if (is_outermost)
+      return OkStatus();
+    carried = std::move(activation_results);
+    has_carried = true;
+  }
 }
 
 } // namespace strata::vm

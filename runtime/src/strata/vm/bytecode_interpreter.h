@@ -38,6 +38,15 @@ Status ExecuteBytecodeFunction(Stack &stack, BytecodeModule &module,
                                std::span<const Value> arguments,
                                std::span<Value> results);
 
+// Continues an invocation whose frames above `base_depth` are suspended
+// bytecode frames (a native callee yielded; see Stack::Yield): the top
+// frame retries its call, and each activation that returns hands its
+// results to the call its caller stopped at. `results` receive the results
+// of the outermost activation. DEFERRED leaves the frames for another
+// resume; failures pop every frame above `base_depth`.
+Status ResumeBytecodeFrames(Stack &stack, uint32_t base_depth,
+                            std::span<Value> results);
+
 } // namespace strata::vm
 
 #endif // STRATA_VM_BYTECODE_INTERPRETER_H_

@@ -262,7 +262,13 @@ Result<std::unique_ptr<ModuleState>> BytecodeModule::CreateState() {
   state->globals_f64.resize(global_counts_.f64);
   state->globals_ref.resize(global_counts_.ref);
   state->imports.resize(imports_.size());
+  // Created up front rather than on first use, so invocations running
+  // concurrently on one context (allow_concurrent_invocations) only read
+  // the state's tables.
   state->rodata_buffers.resize(rodata_count());
+  for (uint32_t i = 0; i < rodata_count(); ++i)
+    state->rodata_buffers[i] = ByteBuffer::WrapReadOnly(
+        rodata(i), RefPtr<RefObject>::Retain(this));
   return std::unique_ptr<ModuleState>(std::move(state));
 }
 

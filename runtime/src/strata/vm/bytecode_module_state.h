@@ -20,7 +20,7 @@ public:
   std::vector<RefPtr<RefObject>> globals_ref;
   // One per import; null when an optional import did not resolve.
   std::vector<Function> imports;
-  // vm.buffer views of rodata segments, created on first use.
+  // vm.buffer views of the rodata segments (created with the state).
   std::vector<RefPtr<ByteBuffer>> rodata_buffers;
 };
 

@@ -1,5 +1,7 @@
 #include "strata/vm/context.h"
 
+#include "strata/vm/invocation.h"
+
 namespace strata::vm {
 
 const RefTypeDescriptor Context::kRefType = {"vm.context"};
@@ -132,16 +134,8 @@ Result<Function> Context::LookupFunction(std::string_view full_name) const {
   return Function{entry->module, entry->state.get(), *ordinal};
 }
 
-Status Context::Invoke(const Function &function,
-                       std::span<const Value> arguments,
-                       std::vector<Value> *results) {
-  Stack stack(options_.stack_options);
-  return Invoke(stack, function, arguments, results);
-}
-
-Status Context::Invoke(Stack &stack, const Function &function,
-                       std::span<const Value> arguments,
-                       std::vector<Value> *results) {
+Status Context::CheckInvocation(const Function &function,
+                                std::span<const Value> arguments) const {
   if (!function)
     return InvalidArgumentError("cannot invoke a null function");
   bool is_ours = false;
@@ -158,11 +152,49 @@ Status Context::Invoke(Stack &stack, const Function &function,
   if (function.export_ordinal >= function.module->exports().size())
     return OutOfRangeError("export ordinal ", function.export_ordinal,
                            " out of range");
-  const Signature &signature = function.signature();
-  STRATA_RETURN_IF_ERROR(
-      signature.CheckArguments(arguments, function.FullName()));
-  std::vector<Value> call_results(signature.result_types().size());
-  STRATA_RETURN_IF_ERROR(function.Call(stack, arguments, call_results));
+  return function.signature().CheckArguments(arguments, function.FullName());
+}
+
+Status Context::AcquireInvocation(const Function &function) {
+  std::lock_guard<std::mutex> lock(invocation_mutex_);
+  if (invocations_in_flight_ > 0 && !options_.allow_concurrent_invocations)
+    return FailedPreconditionError(
+        "cannot invoke '", function.FullName(), "': an invocation of '",
+        invocation_in_flight_name_,
+        "' is still in flight on this context (contexts created without "
+        "allow_concurrent_invocations run one invocation at a time)");
+  if (invocations_in_flight_++ == 0)
+    invocation_in_flight_name_ = function.FullName();
+  return OkStatus();
+}
+
+void Context::ReleaseInvocation() {
+  std::lock_guard<std::mutex> lock(invocation_mutex_);
+  --invocations_in_flight_;
+}
+
+Status Context::Invoke(const Function &function,
+                       std::span<const Value> arguments,
+                       std::vector<Value> *results) {
+  Stack stack(options_.stack_options);
+  return Invoke(stack, function, arguments, results);
+}
+
+Status Context::Invoke(Stack &stack, const Function &function,
+                       std::span<const Value> arguments,
+                       std::vector<Value> *results) {
+  Invocation invocation(*this, &stack);
+  Status status = invocation.Begin(function, arguments);
+  while (status.code() == StatusCode::kDeferred) {
+    status = invocation.Wait(Deadline::Infinite());
+    if (status.ok())
+      status = invocation.Resume();
+  }
+  if (!status.ok()) {
+    invocation.Abort();
+    return status;
+  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<Value> call_results, invocation.End());
   if (results)
     *results = std::move(call_results);
   return OkStatus();

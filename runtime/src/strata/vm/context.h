@@ -1,12 +1,19 @@
 // Context: an ordered set of modules, each with its own state, in which
 // functions are invoked. Registering a module checks its dependencies,
 // resolves its imports against modules registered earlier, creates its
-// state and runs its initializer. Thread-compatible: one thread at a time.
+// state and runs its initializer.
+//
+// Invocations (invocation.h) run one at a time per context unless the
+// context was created with `allow_concurrent_invocations`; beginning a
+// second one while another is in flight is FAILED_PRECONDITION naming both.
+// Registration is thread-compatible: finish it before invoking.
 #ifndef STRATA_VM_CONTEXT_H_
 #define STRATA_VM_CONTEXT_H_
 
 #include <memory>
+#include <mutex>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,6 +29,10 @@ namespace strata::vm {
 struct ContextOptions {
   // Limits of the stacks Invoke creates.
   StackOptions stack_options;
+  // Several invocations may be in flight at once (several threads, or
+  // several async invocations on a loop). Module states are then shared by
+  // them: programs that write globals must not rely on exclusive access.
+  bool allow_concurrent_invocations = false;
 };
 
 class Context final : public RefObject {
@@ -63,9 +74,15 @@ public:
   // "module.function" (split at the first '.'); NOT_FOUND naming it.
   Result<Function> LookupFunction(std::string_view full_name) const;
 
-  // Runs `function` to completion on a fresh stack. Arguments are checked
-  // against its signature (count and types: "'m.f' argument 1 has type
-  // f32, expected i32"); `results` is replaced with its results.
+  // Checks that `function` belongs to this context and that `arguments`
+  // match its signature (count and types: "'m.f' argument 1 has type f32,
+  // expected i32").
+  Status CheckInvocation(const Function &function,
+                         std::span<const Value> arguments) const;
+
+  // Runs `function` to completion on a fresh stack, after the checks of
+  // CheckInvocation; `results` is replaced with its results. Waits that the
+  // program yields on (hal.fence.await) block this thread and resume.
   Status Invoke(const Function &function, std::span<const Value> arguments,
                 std::vector<Value> *results);
   // Same on a caller-provided stack (reused across calls).
@@ -73,7 +90,13 @@ public:
                 std::span<const Value> arguments, std::vector<Value> *results);
 
 private:
+  friend class Invocation;
   Context(RefPtr<Instance> instance, ContextOptions options);
+
+  // Counts an invocation of `function` in flight; FAILED_PRECONDITION when
+  // another is and concurrency is not allowed.
+  Status AcquireInvocation(const Function &function);
+  void ReleaseInvocation();
 
   struct Entry {
     RefPtr<Module> module;
@@ -87,6 +110,10 @@ private:
   ContextOptions options_;
   std::vector<Entry> entries_;
   bool frozen_ = false;
+  std::mutex invocation_mutex_;
+  uint32_t invocations_in_flight_ = 0;
+  // Name of the first invocation in flight, for the error message.
+  std::string invocation_in_flight_name_;
 };
 
 } // namespace strata::vm

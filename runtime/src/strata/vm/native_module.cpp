@@ -129,6 +129,19 @@ Status NativeModule::Call(Stack &stack, ModuleState *state,
   }
   NativeFunction function = descriptor_.functions[export_ordinal].function;
   Status status = function(stack, state, arguments, results);
+  // A wait outcome belongs to the one retried call.
+  stack.TakeWaitResult().reset();
+  if (status.code() == StatusCode::kDeferred) {
+    // A yield (Stack::Yield): the call is retried after the wait, so the
+    // frame goes and the results stay unset. DEFERRED from anywhere else
+    // is a bug in the function.
+    stack.PopFrame();
+    if (stack.pending_wait())
+      return status;
+    return stack.AnnotateWithBacktrace(
+        InternalError("'", name(), ".", module_export.name,
+                      "' returned DEFERRED without yielding"));
+  }
   if (status.ok())
     status = signature.CheckResults(results,
                                     StrCat(name(), ".", module_export.name));

@@ -39,6 +39,13 @@
 // Results are checked after each call: an unset non-ref result is an error.
 // Native functions may call any Function with Function::Call(stack, ...).
 //
+// Waiting without blocking: when stack.CanYield(), a function that must wait
+// returns stack.Yield(wait_source, deadline) (DEFERRED). The invocation is
+// suspended; once the wait is over the same call runs again with the same
+// arguments, and stack.TakeWaitResult() tells it how the wait ended. When
+// !CanYield() (no resumable invocation, or a native caller below) it must
+// block instead.
+//
 // Native modules may import functions of earlier modules: list them in
 // `imports` and derive the state from NativeModuleState; the resolved
 // targets are then in state->imports() (unresolved optional ones are null).

@@ -8,6 +8,9 @@
 #include "strata/vm/module.h"
 
 namespace strata::vm {
+
+const RefTypeDescriptor WaitSource::kRefType = {"vm.wait_source"};
+
 namespace {
 
 constexpr size_t kFrameAlignment = 16;
@@ -148,6 +151,8 @@ Result<StackFrame *> Stack::PushFrame(FrameKind kind, const Module *module,
   frame->chunk_used_before_ = used_before;
   top_ = frame;
   ++depth_;
+  if (kind == FrameKind::kNative)
+    ++native_depth_;
   // A new call means any earlier failure was handled.
   backtrace_attached_ = false;
   return frame;
@@ -163,6 +168,8 @@ void Stack::PopFrame() {
   size_t chunk_index = frame->chunk_index_;
   size_t used_before = frame->chunk_used_before_;
   top_ = frame->parent;
+  if (frame->kind == FrameKind::kNative)
+    --native_depth_;
   frame->~StackFrame();
   chunks_[chunk_index].used = used_before;
   current_chunk_ = chunk_index;
@@ -173,6 +180,17 @@ void Stack::PopFrame() {
 void Stack::PopFramesTo(uint32_t depth) {
   while (depth_ > depth)
     PopFrame();
+}
+
+Status Stack::Yield(RefPtr<WaitSource> source, Deadline deadline) {
+  if (!CanYield())
+    return FailedPreconditionError(
+        "a native function can only yield directly under bytecode in a "
+        "resumable invocation");
+  if (!source)
+    return InvalidArgumentError("yield without a wait source");
+  pending_wait_ = WaitRequest{std::move(source), deadline};
+  return Status(StatusCode::kDeferred, "invocation waits");
 }
 
 Status Stack::StepBudgetExhaustedError() const {

@@ -13,18 +13,27 @@
 //   "division by zero
 //     at test.divide +0x0012
 //     at test.main +0x0030 [model.mlir:4:7]"
+//
+// Yielding: when the stack is driven by an Invocation (invocation.h), a
+// native function that must wait (hal.fence.await on a pending fence) calls
+// Yield() and returns its DEFERRED status instead of blocking. Every frame
+// stays on the stack; the native call is retried after the wait, and sees
+// the wait's outcome through TakeWaitResult().
 #ifndef STRATA_VM_STACK_H_
 #define STRATA_VM_STACK_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "strata/base/ref_ptr.h"
 #include "strata/base/status.h"
+#include "strata/vm/wait_source.h"
 
 namespace strata::vm {
 
@@ -74,6 +83,10 @@ struct StackFrame {
   uint32_t return_list_offset = 0;
   FrameRegisters registers;
   StackFrame *parent = nullptr;
+  // Bytecode: the first frame of one interpreter activation (a call into
+  // the module from the host or from another module); resumption finds
+  // the activations by it.
+  bool is_entry = false;
 
 private:
   friend class Stack;
@@ -116,6 +129,43 @@ public:
   }
   Status StepBudgetExhaustedError() const;
 
+  // True when the native function on top may suspend the invocation
+  // instead of blocking: an Invocation drives the stack and only bytecode
+  // frames lie below (a native caller could not be resumed mid-way).
+  bool CanYield() const {
+    return resumable_ && native_depth_ == 1 && top_ &&
+           top_->kind == FrameKind::kNative;
+  }
+  // Records that the invocation must wait for `source` (until `deadline`)
+  // and returns the DEFERRED status the native function returns.
+  // FAILED_PRECONDITION when !CanYield().
+  Status Yield(RefPtr<WaitSource> source,
+               Deadline deadline = Deadline::Infinite());
+  // In a retried native call: the outcome of the wait it asked for (OK, the
+  // failure, or DEADLINE_EXCEEDED when the request's deadline passed);
+  // nullopt in a first call. Cleared when taken and when a native call
+  // returns.
+  std::optional<Status> TakeWaitResult() {
+    return std::exchange(wait_result_, std::nullopt);
+  }
+
+  // For invocation drivers.
+  void set_resumable(bool resumable) { resumable_ = resumable; }
+  bool resumable() const { return resumable_; }
+  // The wait the last DEFERRED asked for, or null.
+  const WaitRequest *pending_wait() const {
+    return pending_wait_ ? &*pending_wait_ : nullptr;
+  }
+  // Ends the pending wait with `result`, handed to the retried call.
+  void CompleteWait(Status result) {
+    pending_wait_.reset();
+    wait_result_ = std::move(result);
+  }
+  void ClearWaitState() {
+    pending_wait_.reset();
+    wait_result_.reset();
+  }
+
   // Appends the current frame chain to `status` unless a backtrace was
   // already attached during this failure. OK stays OK.
   Status AnnotateWithBacktrace(const Status &status);
@@ -138,6 +188,10 @@ private:
   uint32_t depth_ = 0;
   uint64_t steps_remaining_ = 0;
   bool backtrace_attached_ = false;
+  bool resumable_ = false;
+  uint32_t native_depth_ = 0;
+  std::optional<WaitRequest> pending_wait_;
+  std::optional<Status> wait_result_;
   std::vector<Chunk> chunks_;
   size_t current_chunk_ = 0;
   size_t heap_bytes_ = 0;

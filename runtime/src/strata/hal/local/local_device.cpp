@@ -37,7 +37,10 @@ Result<RefPtr<LocalDevice>> LocalDevice::Create(LocalDeviceParams params) {
 LocalDevice::LocalDevice(LocalDeviceParams params)
     : id_(std::move(params.id)), executable_cache_(std::move(params.loaders)),
       grid_runner_(std::move(params.grid_runner)),
-      allocator_(std::move(params.allocator)) {}
+      allocator_(std::move(params.allocator)) {
+  if (params.async_queue)
+    queue_ = std::make_unique<LocalQueue>();
+}
 
 RefPtr<Allocator> LocalDevice::allocator() const {
   std::lock_guard<std::mutex> lock(allocator_mutex_);
@@ -165,40 +168,75 @@ Status LocalDevice::QueueWrite(QueueAffinity queue_affinity, Fence *wait_fence,
                            });
 }
 
+namespace {
+
+// Checks a submission before any of it runs, so a bad one has no effect.
+Result<std::vector<RefPtr<DeferredCommandBuffer>>>
+PrepareSubmission(std::span<CommandBuffer *const> command_buffers) {
+  std::vector<RefPtr<DeferredCommandBuffer>> deferred(command_buffers.size());
+  for (size_t i = 0; i < command_buffers.size(); ++i) {
+    auto *command_buffer =
+        dynamic_cast<DeferredCommandBuffer *>(command_buffers[i]);
+    if (!command_buffer)
+      return InvalidArgumentError("command buffer ", i,
+                                  command_buffers[i]
+                                      ? " was not created by a local device"
+                                      : " is null");
+    if (!command_buffer->is_finalized())
+      return FailedPreconditionError(
+          "command buffer ", i, " must be finalized before it is submitted");
+    deferred[i] = RefPtr<DeferredCommandBuffer>::Retain(command_buffer);
+  }
+  for (size_t i = 0; i < deferred.size(); ++i)
+    STRATA_RETURN_IF_ERROR(
+        deferred[i]->BeginSubmission().Annotate(StrCat("command buffer ", i)));
+  return deferred;
+}
+
+} // namespace
+
+Status LocalDevice::ReplayAll(
+    std::span<const RefPtr<DeferredCommandBuffer>> command_buffers) {
+  for (size_t i = 0; i < command_buffers.size(); ++i)
+    STRATA_RETURN_IF_ERROR(
+        ReplayCommandBuffer(*command_buffers[i], *grid_runner_, &profiler_)
+            .Annotate(StrCat("command buffer ", i)));
+  return OkStatus();
+}
+
 Status
 LocalDevice::QueueExecute(QueueAffinity queue_affinity, Fence *wait_fence,
                           Fence *signal_fence,
                           std::span<CommandBuffer *const> command_buffers) {
+  if (queue_) {
+    Result<std::vector<RefPtr<DeferredCommandBuffer>>> deferred =
+        PrepareSubmission(command_buffers);
+    if (!deferred.ok()) {
+      Status status = deferred.status().Annotate("queue_execute");
+      if (signal_fence)
+        signal_fence->Fail(status);
+      return status;
+    }
+    queue_->Submit(
+        RefPtr<Fence>::Retain(wait_fence), RefPtr<Fence>::Retain(signal_fence),
+        [this, command_buffers = std::move(deferred).value()] {
+          return ReplayAll(command_buffers);
+        },
+        "queue_execute");
+    return OkStatus();
+  }
   return RunQueueOperation(
       "queue_execute", wait_fence, signal_fence, [&]() -> Status {
-        // Validate all before running any so a bad submission has no effect.
-        std::vector<DeferredCommandBuffer *> deferred(command_buffers.size());
-        for (size_t i = 0; i < command_buffers.size(); ++i) {
-          deferred[i] =
-              dynamic_cast<DeferredCommandBuffer *>(command_buffers[i]);
-          if (!deferred[i])
-            return InvalidArgumentError(
-                "command buffer ", i,
-                command_buffers[i] ? " was not created by a local device"
-                                   : " is null");
-          if (!deferred[i]->is_finalized())
-            return FailedPreconditionError(
-                "command buffer ", i,
-                " must be finalized before it is submitted");
-        }
-        for (size_t i = 0; i < deferred.size(); ++i)
-          STRATA_RETURN_IF_ERROR(deferred[i]->BeginSubmission().Annotate(
-              StrCat("command buffer ", i)));
-        for (size_t i = 0; i < deferred.size(); ++i)
-          STRATA_RETURN_IF_ERROR(
-              ReplayCommandBuffer(*deferred[i], *grid_runner_)
-                  .Annotate(StrCat("command buffer ", i)));
-        return OkStatus();
+        STRATA_ASSIGN_OR_RETURN(
+            std::vector<RefPtr<DeferredCommandBuffer>> deferred,
+            PrepareSubmission(command_buffers));
+        return ReplayAll(deferred);
       });
 }
 
 Status LocalDevice::QueueFlush(QueueAffinity queue_affinity) {
-  // Work runs at submission; nothing is ever pending.
+  // Work runs at submission (or as soon as its wait is reached on the
+  // queue thread); nothing waits for a flush.
   return OkStatus();
 }
 
@@ -207,7 +245,9 @@ std::string LocalDevice::DumpInfo() const {
   RefPtr<Allocator> current_allocator = allocator();
   AllocatorStatistics stats = current_allocator->statistics();
   text << "device: " << id_ << "\n";
-  text << "  queues: 1 (work runs inline on the submitting thread)\n";
+  text << (queue_
+               ? "  queues: 1 (command buffers run on a queue thread)\n"
+               : "  queues: 1 (work runs inline on the submitting thread)\n");
   text << "  dispatch concurrency: " << grid_runner_->concurrency() << "\n";
   text << "  allocator: " << current_allocator->name() << " (live "
        << stats.bytes_live << " bytes, peak " << stats.bytes_peak << " bytes, "

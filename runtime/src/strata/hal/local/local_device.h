@@ -1,7 +1,10 @@
 // A device on the host CPU, shared by the local drivers. Queue operations
 // run inline on the calling thread: wait for the wait fence, do the work,
-// signal the signal fence (or fail it with the error). Dispatch grids go to
-// the driver's LocalGridRunner, the one point where local drivers differ.
+// signal the signal fence (or fail it with the error). With `async_queue`
+// (local-task), queue_execute only validates and returns; the command
+// buffers run on the device's queue thread (local_queue.h) once the wait
+// fence is reached, and only the signal fence reports failures. Dispatch grids
+// go to the driver's LocalGridRunner, the one point where local drivers differ.
 // Thread-safe: queue operations from several threads (e.g. sessions sharing
 // the device) run concurrently, each ordered only by its own fences.
 #ifndef STRATA_HAL_LOCAL_LOCAL_DEVICE_H_
@@ -13,6 +16,8 @@
 #include <vector>
 
 #include "strata/hal/device.h"
+#include "strata/hal/local/local_profiler.h"
+#include "strata/hal/local/local_queue.h"
 #include "strata/hal/local/local_replay.h"
 
 namespace strata::hal {
@@ -26,6 +31,8 @@ struct LocalDeviceParams {
   std::unique_ptr<LocalGridRunner> grid_runner;
   // Null = a new HeapAllocator named after the device.
   RefPtr<Allocator> allocator;
+  // queue_execute runs on a queue thread instead of the caller's.
+  bool async_queue = false;
 };
 
 class LocalDevice final : public Device {
@@ -67,11 +74,12 @@ public:
                       std::span<CommandBuffer *const> command_buffers) override;
   Status QueueFlush(QueueAffinity queue_affinity) override;
 
-  // Profiling is not implemented yet: these are no-ops returning OK so
-  // tools can call them unconditionally.
-  Status ProfilingBegin() override { return OkStatus(); }
-  Status ProfilingFlush() override { return OkStatus(); }
-  Status ProfilingEnd() override { return OkStatus(); }
+  // One span per dispatch in a Chrome-trace JSON file (local_profiler.h).
+  Status ProfilingBegin(const ProfilingOptions &options) override {
+    return profiler_.Begin(options.file_path);
+  }
+  Status ProfilingFlush() override { return profiler_.Flush(); }
+  Status ProfilingEnd() override { return profiler_.End(); }
 
   std::string DumpInfo() const override;
 
@@ -84,11 +92,17 @@ private:
   Status RunQueueOperation(const char *operation, Fence *wait_fence,
                            Fence *signal_fence, Work &&work);
 
+  Status
+  ReplayAll(std::span<const RefPtr<DeferredCommandBuffer>> command_buffers);
+
   std::string id_;
   ExecutableCache executable_cache_;
   std::unique_ptr<LocalGridRunner> grid_runner_;
+  LocalProfiler profiler_;
   mutable std::mutex allocator_mutex_;
   RefPtr<Allocator> allocator_;
+  // Last: destroyed (joined) first, while what its work uses still lives.
+  std::unique_ptr<LocalQueue> queue_;
 };
 
 } // namespace strata::hal

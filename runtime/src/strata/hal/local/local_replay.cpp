@@ -1,5 +1,7 @@
 #include "strata/hal/local/local_replay.h"
 
+#include "strata/base/wait.h"
+
 #include <cstring>
 
 namespace strata::hal {
@@ -60,7 +62,7 @@ Status ReplayUpdate(const UpdateCommand &command) {
 }
 
 Status ReplayDispatch(const DispatchCommand &command,
-                      LocalGridRunner &grid_runner) {
+                      LocalGridRunner &grid_runner, LocalProfiler *profiler) {
   const WorkgroupCount &count = command.workgroup_count;
   if (count.x == 0 || count.y == 0 || count.z == 0)
     return OkStatus();
@@ -96,7 +98,15 @@ Status ReplayDispatch(const DispatchCommand &command,
   dispatch.constants = command.constants.data();
   dispatch.binding_ptrs = binding_ptrs.data();
   dispatch.binding_lengths = binding_lengths.data();
-  return grid_runner.RunGrid(*executable, command.export_ordinal, dispatch);
+  if (!profiler || !profiler->is_active())
+    return grid_runner.RunGrid(*executable, command.export_ordinal, dispatch);
+  int64_t start_ns = NowNs();
+  Status status =
+      grid_runner.RunGrid(*executable, command.export_ordinal, dispatch);
+  profiler->RecordDispatch(executable->export_name(command.export_ordinal),
+                           executable->name(), count.x, count.y, count.z,
+                           start_ns, NowNs());
+  return status;
 }
 
 } // namespace
@@ -121,7 +131,8 @@ Status InlineGridRunner::RunGrid(
 }
 
 Status ReplayCommandBuffer(const DeferredCommandBuffer &command_buffer,
-                           LocalGridRunner &grid_runner) {
+                           LocalGridRunner &grid_runner,
+                           LocalProfiler *profiler) {
   const std::vector<Command> &commands = command_buffer.commands();
   for (size_t i = 0; i < commands.size(); ++i) {
     const Command &command = commands[i];
@@ -135,7 +146,7 @@ Status ReplayCommandBuffer(const DeferredCommandBuffer &command_buffer,
     } else if (auto *update = std::get_if<UpdateCommand>(&command)) {
       status = ReplayUpdate(*update);
     } else if (auto *dispatch = std::get_if<DispatchCommand>(&command)) {
-      status = ReplayDispatch(*dispatch, grid_runner);
+      status = ReplayDispatch(*dispatch, grid_runner, profiler);
     }
     if (!status.ok())
       return status.Annotate(StrCat("command ", i));

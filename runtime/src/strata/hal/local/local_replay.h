@@ -7,6 +7,7 @@
 
 #include "strata/hal/deferred_command_buffer.h"
 #include "strata/hal/local/local_executable.h"
+#include "strata/hal/local/local_profiler.h"
 
 namespace strata::hal {
 
@@ -36,9 +37,11 @@ public:
 };
 
 // Executes the commands of `command_buffer` in order. Stops at the first
-// failure and returns it, annotated with the command index.
+// failure and returns it, annotated with the command index. Dispatches are
+// recorded in `profiler` (may be null) while it captures.
 Status ReplayCommandBuffer(const DeferredCommandBuffer &command_buffer,
-                           LocalGridRunner &grid_runner);
+                           LocalGridRunner &grid_runner,
+                           LocalProfiler *profiler = nullptr);
 
 } // namespace strata::hal
 

@@ -1,7 +1,9 @@
 #include "strata/modules/hal/hal_module.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -11,6 +13,7 @@
 #include "strata/vm/byte_buffer.h"
 #include "strata/vm/native_module.h"
 #include "strata/vm/value.h"
+#include "strata/vm/wait_source.h"
 
 namespace strata::modules {
 namespace {
@@ -34,12 +37,13 @@ public:
 // ranges, whose errors name the function and the argument's role.
 class Call {
 public:
-  Call(std::string_view function, HalModuleState &state,
+  Call(std::string_view function, vm::Stack &stack, HalModuleState &state,
        std::span<const Value> arguments, std::span<Value> results)
-      : function_(function), state_(state), arguments_(arguments),
-        results_(results) {}
+      : function_(function), stack_(stack), state_(state),
+        arguments_(arguments), results_(results) {}
 
   std::string_view function() const { return function_; }
+  vm::Stack &stack() const { return stack_; }
   HalModuleState &state() const { return state_; }
 
   // "hal.buffer_view.create: byte offset", the prefix of argument errors.
@@ -108,6 +112,7 @@ public:
 
 private:
   std::string_view function_;
+  vm::Stack &stack_;
   HalModuleState &state_;
   std::span<const Value> arguments_;
   std::span<Value> results_;
@@ -530,11 +535,53 @@ Status FenceSignal(Call &call) {
   return fence->Signal();
 }
 
+// The timepoints of the fences one hal.fence.await waits for, as a VM wait
+// source: a yielding await suspends the invocation on it.
+class FenceWaitSource final : public vm::WaitSource {
+public:
+  explicit FenceWaitSource(std::vector<hal::SemaphoreTimepoint> timepoints)
+      : timepoints_(std::move(timepoints)) {}
+
+  Status Query() override {
+    for (const hal::SemaphoreTimepoint &timepoint : timepoints_) {
+      STRATA_ASSIGN_OR_RETURN(uint64_t value, timepoint.semaphore->Query());
+      if (value < timepoint.value)
+        return Status(StatusCode::kDeferred, "fence pending");
+    }
+    return OkStatus();
+  }
+  Status Wait(Deadline deadline) override {
+    return hal::WaitSemaphores(hal::WaitMode::kAll, timepoints_, deadline);
+  }
+  void Subscribe(WaitNotifier *notifier) override {
+    for (const hal::SemaphoreTimepoint &timepoint : timepoints_)
+      timepoint.semaphore->AddNotifier(notifier);
+  }
+  void Unsubscribe(WaitNotifier *notifier) override {
+    for (const hal::SemaphoreTimepoint &timepoint : timepoints_)
+      timepoint.semaphore->RemoveNotifier(notifier);
+  }
+
+private:
+  std::vector<hal::SemaphoreTimepoint> timepoints_;
+};
+
+// The first failure among `fences`, or OK.
+Status FirstFenceFailure(std::span<hal::Fence *const> fences) {
+  for (hal::Fence *fence : fences) {
+    Status fence_status = fence->Query();
+    if (!fence_status.ok() && fence_status.code() != StatusCode::kDeferred)
+      return fence_status;
+  }
+  return OkStatus();
+}
+
 Status FenceAwait(Call &call) {
   int32_t timeout_ms = call.I32();
   size_t count = call.SegmentCount();
   // All timepoints under one deadline, so a fence failing while another is
-  // still pending ends the wait at once.
+  // still pending ends the wait at once. One timepoint per semaphore (the
+  // highest), so a wait source subscribes each semaphore once.
   std::vector<hal::SemaphoreTimepoint> timepoints;
   std::vector<hal::Fence *> fences;
   for (size_t i = 0; i < count; ++i) {
@@ -543,19 +590,44 @@ Status FenceAwait(Call &call) {
     if (!fence)
       continue; // A null fence has nothing to wait for.
     fences.push_back(fence);
-    for (hal::SemaphoreTimepoint &timepoint : fence->timepoints())
-      timepoints.push_back(std::move(timepoint));
+    for (hal::SemaphoreTimepoint &timepoint : fence->timepoints()) {
+      bool merged = false;
+      for (hal::SemaphoreTimepoint &existing : timepoints) {
+        if (existing.semaphore == timepoint.semaphore) {
+          existing.value = std::max(existing.value, timepoint.value);
+          merged = true;
+        }
+      }
+      if (!merged)
+        timepoints.push_back(std::move(timepoint));
+    }
+  }
+  vm::Stack &stack = call.stack();
+  // A retry after this call yielded: the wait is over.
+  if (std::optional<Status> waited = stack.TakeWaitResult()) {
+    if (waited->code() == StatusCode::kDeadlineExceeded) {
+      STRATA_RETURN_IF_ERROR(FirstFenceFailure(fences));
+      call.ReturnI32(0, static_cast<int32_t>(StatusCode::kDeadlineExceeded));
+      return OkStatus();
+    }
+    STRATA_RETURN_IF_ERROR(*waited);
   }
   Status status = hal::WaitSemaphores(hal::WaitMode::kAll, timepoints,
-                                      hal::Deadline::AfterMs(timeout_ms));
+                                      hal::Deadline::Immediate());
+  if (status.code() == StatusCode::kDeadlineExceeded && timeout_ms != 0) {
+    // Pending: suspend the invocation when it can be resumed later, else
+    // block this thread.
+    hal::Deadline deadline = hal::Deadline::AfterMs(timeout_ms);
+    STRATA_RETURN_IF_ERROR(FirstFenceFailure(fences));
+    if (stack.CanYield())
+      return stack.Yield(MakeRef<FenceWaitSource>(std::move(timepoints)),
+                         deadline);
+    status = hal::WaitSemaphores(hal::WaitMode::kAll, timepoints, deadline);
+  }
   if (status.code() == StatusCode::kDeadlineExceeded) {
     // Either the time ran out or some work failed with that code; only the
     // first is the caller's to handle through the result.
-    for (hal::Fence *fence : fences) {
-      Status fence_status = fence->Query();
-      if (!fence_status.ok() && fence_status.code() != StatusCode::kDeferred)
-        return fence_status;
-    }
+    STRATA_RETURN_IF_ERROR(FirstFenceFailure(fences));
     call.ReturnI32(0, static_cast<int32_t>(StatusCode::kDeadlineExceeded));
     return OkStatus();
   }
@@ -573,8 +645,8 @@ Status FenceAwait(Call &call) {
   Status identifier##Entry(vm::Stack &stack, vm::ModuleState *state,           \
                            std::span<const Value> arguments,                   \
                            std::span<Value> results) {                         \
-    Call call(full_name, *static_cast<HalModuleState *>(state), arguments,     \
-              results);                                                        \
+    Call call(full_name, stack, *static_cast<HalModuleState *>(state),         \
+              arguments, results);                                             \
     return identifier(call);                                                   \
   }
 #include "strata/modules/hal/hal_imports.def"

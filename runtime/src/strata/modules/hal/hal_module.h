@@ -14,9 +14,12 @@
 //    of the buffer" (hal::kWholeBuffer).
 //  * hal.buffer_view.assert errors start with the program's message, e.g.
 //    "argument 0 of @simple_mul: expected 4xf32, got 3xf32".
-//  * hal.fence.await blocks the calling thread. It returns 0 once every
-//    fence is reached and DEADLINE_EXCEEDED (4) as its result on timeout; a
-//    failed fence fails the call with the fence's failure status.
+//  * hal.fence.await returns 0 once every fence is reached and
+//    DEADLINE_EXCEEDED (4) as its result on timeout; a failed fence fails
+//    the call with the fence's failure status. On a pending fence it yields
+//    (vm::Stack::Yield) when the invocation is resumable (vm::Invocation,
+//    vm::Loop, Context::Invoke), so a loop's thread is never blocked;
+//    otherwise (e.g. in __init) it blocks the calling thread.
 //  * Flag and stage-mask arguments without defined bits are ignored.
 #ifndef STRATA_MODULES_HAL_HAL_MODULE_H_
 #define STRATA_MODULES_HAL_HAL_MODULE_H_

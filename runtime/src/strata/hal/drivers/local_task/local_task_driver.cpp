@@ -28,6 +28,8 @@ public:
         options.worker_count ? options.worker_count : HardwareConcurrency();
     LocalDeviceParams params;
     params.id = std::string(kLocalTaskDriverName);
+    // Submissions return at once and complete later, as on a real device.
+    params.async_queue = true;
     STRATA_ASSIGN_OR_RETURN(params.loaders, CreateLocalLoaders(options));
     STRATA_ASSIGN_OR_RETURN(params.grid_runner,
                             TaskGridRunner::Create(workers));

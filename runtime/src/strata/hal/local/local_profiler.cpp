@@ -1,0 +1,125 @@
+#include "strata/hal/local/local_profiler.h"
+
+#include <cstdio>
+
+#include "strata/base/file_contents.h"
+#include "strata/base/wait.h"
+
+namespace strata::hal {
+namespace {
+
+// JSON string contents: quotes, backslashes and control characters escaped.
+void AppendJsonString(std::string_view text, std::string *out) {
+  out->push_back('"');
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+      *out += escaped;
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
+std::string Microseconds(int64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f", double(ns) / 1000.0);
+  return text;
+}
+
+} // namespace
+
+Status LocalProfiler::Begin(std::string path) {
+  if (path.empty())
+    return InvalidArgumentError("profiling needs a file to write the trace "
+                                "to");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (active_.load())
+    return FailedPreconditionError("a profiling capture to '", path_,
+                                   "' is already running");
+  path_ = std::move(path);
+  events_.clear();
+  threads_.clear();
+  origin_ns_ = NowNs();
+  active_.store(true, std::memory_order_release);
+  return OkStatus();
+}
+
+Status LocalProfiler::Flush() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!active_.load())
+    return OkStatus();
+  return WriteLocked();
+}
+
+Status LocalProfiler::End() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!active_.load())
+    return OkStatus();
+  active_.store(false, std::memory_order_release);
+  Status status = WriteLocked();
+  events_.clear();
+  threads_.clear();
+  return status;
+}
+
+uint32_t LocalProfiler::ThreadIndexLocked(std::thread::id id) {
+  for (size_t i = 0; i < threads_.size(); ++i)
+    if (threads_[i] == id)
+      return uint32_t(i + 1);
+  threads_.push_back(id);
+  return uint32_t(threads_.size());
+}
+
+void LocalProfiler::RecordDispatch(std::string_view export_name,
+                                   std::string_view executable_name, uint32_t x,
+                                   uint32_t y, uint32_t z, int64_t start_ns,
+                                   int64_t end_ns) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!active_.load())
+    return;
+  events_.push_back(
+      Event{std::string(export_name), std::string(executable_name), x, y, z,
+            start_ns, end_ns, ThreadIndexLocked(std::this_thread::get_id())});
+}
+
+Status LocalProfiler::WriteLocked() {
+  std::string json = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [";
+  bool first = true;
+  auto separator = [&] {
+    json += first ? "\n" : ",\n";
+    first = false;
+  };
+  for (size_t i = 0; i < threads_.size(); ++i) {
+    separator();
+    json += StrCat("{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, "
+                   "\"tid\": ",
+                   i + 1, ", \"args\": {\"name\": \"dispatch thread ", i + 1,
+                   "\"}}");
+  }
+  for (const Event &event : events_) {
+    separator();
+    json += "{\"name\": ";
+    AppendJsonString(event.name, &json);
+    json += StrCat(", \"cat\": \"dispatch\", \"ph\": \"X\", \"ts\": ",
+                   Microseconds(event.start_ns - origin_ns_),
+                   ", \"dur\": ", Microseconds(event.end_ns - event.start_ns),
+                   ", \"pid\": 1, \"tid\": ", event.thread,
+                   ", \"args\": {\"workgroup_count\": \"", event.x, "x",
+                   event.y, "x", event.z, "\", \"executable\": ");
+    AppendJsonString(event.executable, &json);
+    json += "}}";
+  }
+  json += "\n]}\n";
+  return WriteFileContents(
+             path_,
+             {reinterpret_cast<const uint8_t *>(json.data()), json.size()})
+      .Annotate(StrCat("writing the profiling trace '", path_, "'"));
+}
+
+} // namespace strata::hal
