@@ -356,6 +356,14 @@ def _splat_result():
     return [], [np.full((4, 3), 2.5, dtype=np.float32)]
 
 
+def _duplicate_results():
+    r = _rng(65)
+    x = _f32(r, 2, 4)
+    length = np.array([1, 0], dtype=np.int32)
+    masked = np.where((0 < length)[:, None], np.tanh(x), 0).astype(np.float32)
+    return [x, length], [np.stack([masked, np.tanh(masked)])]
+
+
 LINALG = f"{CASES_DIR}/linalg_named.mlir"
 TOSA = f"{CASES_DIR}/tosa_ops.mlir"
 LARGE = f"{CASES_DIR}/large.mlir"
@@ -410,4 +418,6 @@ CASES = {
     "tosa_rescale_table": (f"{CASES_DIR}/math_ops.mlir", "tosa_rescale_table", _tosa_rescale_table),
     "math_misc": (f"{CASES_DIR}/math_ops.mlir", "math_misc", _math_misc),
     "splat_result": (f"{CASES_DIR}/math_ops.mlir", "splat_result", _splat_result),
+    "duplicate_results": (f"{CASES_DIR}/duplicate_results.mlir", "duplicate_results",
+                          _duplicate_results),
 }

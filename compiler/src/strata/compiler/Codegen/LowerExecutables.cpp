@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Pass/PassManager.h"
@@ -36,14 +37,16 @@ namespace {
 
 // Tensor code to the LLVM dialect. Kept as text so `strata-opt` users can
 // reproduce any step.
-constexpr const char *kBufferizePipeline =
+constexpr const char *kPrepareBufferizationPipeline =
     // Broadcasts and other elementwise producers fold into their consumers
     // so they need no intermediate buffer.
     // (All named ops are generalized for now; per-op-class strategies will
     // keep matmuls and convolutions named.)
     "func.func(linalg-generalize-named-ops,"
     "linalg-fuse-elementwise-ops),canonicalize,"
-    "eliminate-empty-tensors,"
+    "eliminate-empty-tensors";
+
+constexpr const char *kBufferizePipeline =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "canonicalize,cse,"
@@ -63,6 +66,27 @@ constexpr const char *kToLLVMPipeline =
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
     "convert-index-to-llvm,convert-ub-to-llvm,reconcile-unrealized-casts,"
     "canonicalize";
+
+// Every result of an executable is its own binding. When the same tensor is
+// returned twice (a multi-result op whose results were merged), the second
+// becomes an explicit copy so bufferization gives each result its own
+// buffer (returning one buffer twice is not something the out-param
+// rewrite handles).
+void makeResultsDistinct(func::FuncOp func) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  DenseSet<Value> seen;
+  OpBuilder builder(ret);
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Value value = operand.get();
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || seen.insert(value).second)
+      continue;
+    Value empty = tensor::EmptyOp::create(
+        builder, ret.getLoc(), type.getShape(), type.getElementType());
+    operand.set(linalg::CopyOp::create(builder, ret.getLoc(), value, empty)
+                    .getResult(0));
+  }
+}
 
 // Kernels run without libc, so their temporaries live on the stack. A
 // temporary of a partial workgroup tile has a dynamic size; it is bounded
@@ -133,8 +157,10 @@ struct LowerExecutablesPass
   }
 
   static LogicalResult buildPipeline(OpPassManager &pipeline) {
-    return parsePassPipeline(
-        (Twine(kBufferizePipeline) + "," + kToLLVMPipeline).str(), pipeline);
+    return parsePassPipeline((Twine(kPrepareBufferizationPipeline) + "," +
+                              kBufferizePipeline + "," + kToLLVMPipeline)
+                                 .str(),
+                             pipeline);
   }
 
   LogicalResult lowerExecutable(flow::ExecutableOp executable,
@@ -177,6 +203,12 @@ LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
     tiled = tiling && tiling->count == (*workgroups)[0] &&
             succeeded(tileToWorkgroups(entry, *tiling));
   }
+
+  OpPassManager prepare(ModuleOp::getOperationName());
+  if (failed(parsePassPipeline(kPrepareBufferizationPipeline, prepare)) ||
+      failed(runPipeline(prepare, inner)))
+    return executable.emitOpError("failed to prepare bufferization");
+  makeResultsDistinct(entry);
 
   OpPassManager bufferize(ModuleOp::getOperationName());
   if (failed(parsePassPipeline(kBufferizePipeline, bufferize)) ||
