@@ -53,6 +53,11 @@ FailureOr<WindowParams> getWindowParams(NodeContext &ctx,
   p.dilations = ctx.getIntsAttr("dilations");
   if (p.dilations.empty())
     p.dilations.assign(n, 1);
+  if (p.strides.size() != n || p.dilations.size() != n)
+    return ctx.fail("strides and dilations need one value per spatial dim");
+  for (size_t i = 0; i < n; ++i)
+    if (p.strides[i] < 1 || p.dilations[i] < 1 || p.kernel[i] < 1)
+      return ctx.fail("strides, dilations and kernel sizes must be positive");
   std::string autoPad = ctx.getStringAttr("auto_pad", "NOTSET");
   p.padsBegin.assign(n, 0);
   p.padsEnd.assign(n, 0);
@@ -201,6 +206,9 @@ LogicalResult lowerConv(NodeContext &ctx) {
   int64_t spatial = xt.getRank() - 2;
   if (spatial < 1 || spatial > 2)
     return ctx.fail("only 1-D and 2-D convolutions are supported");
+  if (wt.getRank() != xt.getRank())
+    return ctx.fail("the weight has rank " + llvm::Twine(wt.getRank()) +
+                    " but the input has rank " + llvm::Twine(xt.getRank()));
   FailureOr<WindowParams> p = getWindowParams(ctx, xt.getShape().drop_front(2),
                                               wt.getShape().drop_front(2));
   if (failed(p))

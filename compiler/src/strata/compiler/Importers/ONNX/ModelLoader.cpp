@@ -9,6 +9,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "onnx/checker.h"
@@ -17,6 +18,41 @@
 
 namespace strata::onnx_importer {
 namespace {
+
+// Every graph output must be a graph input, an initializer or some node's
+// output, and window attributes must be positive.
+bool checkGraphOutputsDefined(const onnx::GraphProto &graph,
+                              std::string &error) {
+  std::set<std::string> defined;
+  for (const auto &input : graph.input())
+    defined.insert(input.name());
+  for (const auto &initializer : graph.initializer())
+    defined.insert(initializer.name());
+  for (const auto &node : graph.node())
+    for (const auto &output : node.output())
+      defined.insert(output);
+  for (const auto &output : graph.output()) {
+    if (defined.count(output.name()))
+      continue;
+    error = "invalid ONNX model: graph output '" + output.name() +
+            "' is not produced by any node";
+    return false;
+  }
+  // libonnx's shape inference divides by strides and dilations unchecked.
+  for (const auto &node : graph.node())
+    for (const auto &attribute : node.attribute()) {
+      const std::string &name = attribute.name();
+      if (name != "strides" && name != "dilations" && name != "kernel_shape")
+        continue;
+      for (int64_t value : attribute.ints())
+        if (value < 1) {
+          error = "node '" + node.name() + "' (" + node.op_type() +
+                  "): " + name + " must be positive";
+          return false;
+        }
+    }
+  return true;
+}
 
 int64_t getDefaultDomainOpset(const onnx::ModelProto &model) {
   for (const auto &opset : model.opset_import())
@@ -109,6 +145,10 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
     if (!inlineGraphExternalData(*model->mutable_graph(), directory, error))
       return result;
     onnx::checker::check_model(*model);
+    // libonnx's version converter and shape inference crash on some
+    // malformed graphs (undefined outputs, zero strides): reject them first.
+    if (!checkGraphOutputsDefined(model->graph(), error))
+      return result;
     int64_t opset = getDefaultDomainOpset(*model);
     if (opset != 0 && opset != targetOpset) {
       // Without an adapter for some node the model keeps its own opset;
