@@ -17,6 +17,7 @@
 #include "strata/base/file_contents.h"
 #include "strata/hal/allocator.h"
 #include "strata/session/session.h"
+#include "strata/tooling/numpy_io.h"
 #include "strata/tooling/tensor_text.h"
 #include "strata/vm/bytecode_module.h"
 #include "strata/vm/bytecode_verifier.h"
@@ -200,6 +201,31 @@ TEST(ResourceLimitsTest, TensorTextOverTheAllocatorLimit) {
   auto fits = tooling::ParseTensorArgument("262144xf32=1", *allocator);
   EXPECT_TRUE(fits.ok()) << fits.status().ToString();
   EXPECT_EQ(allocator->statistics().bytes_live, fits.ok() ? 1u << 20 : 0u);
+}
+
+TEST(ResourceLimitsTest, NumpyFileOverTheAllocatorLimit) {
+  // An 8 GiB .npy file (sparse): mapped, so only the header is read before
+  // the allocator refuses the tensor.
+  std::string header = "{'descr': '<f4', 'fortran_order': False, "
+                       "'shape': (1073741824, 2), }";
+  header.resize(128 - 10 - 1, ' ');
+  header += '\n';
+  std::string prefix = std::string("\x93NUMPY\x01\x00", 8);
+  prefix += char(header.size());
+  prefix += char(0);
+  prefix += header;
+  ASSERT_EQ(prefix.size(), 128u);
+  std::string path = TempPath("huge.npy");
+  STRATA_ASSERT_OK(WriteFileContents(
+      path, std::span(reinterpret_cast<const uint8_t *>(prefix.data()),
+                      prefix.size())));
+  ASSERT_EQ(::truncate(path.c_str(), off_t(128) + (off_t(8) << 30)), 0);
+  auto allocator = hal::HeapAllocator::Create(
+      "limited", {.max_allocation_size = uint64_t(1) << 20});
+  auto view = tooling::LoadNumpyFile(path, *allocator);
+  EXPECT_EQ(view.status().code(), StatusCode::kResourceExhausted)
+      << view.status().ToString();
+  std::remove(path.c_str());
 }
 
 } // namespace

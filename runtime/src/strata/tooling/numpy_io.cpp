@@ -2,9 +2,9 @@
 
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <limits>
 
+#include "strata/base/file_contents.h"
 #include "strata/hal/abi_enums.h"
 #include "strata/hal/element_type_util.h"
 
@@ -140,12 +140,10 @@ Result<RefPtr<hal::BufferView>> ParseNumpy(std::span<const uint8_t> bytes,
 
 Result<RefPtr<hal::BufferView>> LoadNumpyFile(const std::string &path,
                                               hal::Allocator &allocator) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return NotFoundError("cannot open '", path, "'");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                             std::istreambuf_iterator<char>());
-  auto view = ParseNumpy(bytes, allocator);
+  // Mapped, not read: the allocator's limit applies before the data is
+  // touched, so a huge file is RESOURCE_EXHAUSTED rather than a host copy.
+  STRATA_ASSIGN_OR_RETURN(OwnedBytes bytes, MapFileContents(path));
+  auto view = ParseNumpy(bytes.span(), allocator);
   if (!view.ok())
     return view.status().Annotate(path);
   return view;
