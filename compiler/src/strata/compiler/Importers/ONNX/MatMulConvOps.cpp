@@ -160,6 +160,8 @@ LogicalResult lowerGemm(NodeContext &ctx) {
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
   Value a = ctx.getInput(0), bm = ctx.getInput(1);
+  if (ctx.getInputType(0).getRank() != 2 || ctx.getInputType(1).getRank() != 2)
+    return ctx.fail("A and B must be matrices (rank 2)");
   if (ctx.getIntAttr("transA", 0))
     a = createTranspose(b, loc, a, {1, 0});
   if (ctx.getIntAttr("transB", 0))

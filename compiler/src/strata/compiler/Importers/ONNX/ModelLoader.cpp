@@ -9,6 +9,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -37,6 +38,27 @@ bool checkGraphOutputsDefined(const onnx::GraphProto &graph,
     error = "invalid ONNX model: graph output '" + output.name() +
             "' is not produced by any node";
     return false;
+  }
+  // libonnx's Gemm version adapters index the operands' dims unchecked.
+  std::map<std::string, int> ranks;
+  for (const auto &input : graph.input())
+    if (input.type().has_tensor_type() &&
+        input.type().tensor_type().has_shape())
+      ranks[input.name()] = input.type().tensor_type().shape().dim_size();
+  for (const auto &initializer : graph.initializer())
+    ranks[initializer.name()] = initializer.dims_size();
+  for (const auto &node : graph.node()) {
+    if (node.op_type() != "Gemm")
+      continue;
+    for (int i = 0; i < std::min(node.input_size(), 2); ++i) {
+      auto rank = ranks.find(node.input(i));
+      if (rank != ranks.end() && rank->second != 2) {
+        error = "node '" + node.name() + "' (Gemm): input " +
+                std::to_string(i) + " must be a matrix (rank 2), not rank " +
+                std::to_string(rank->second);
+        return false;
+      }
+    }
   }
   // libonnx's shape inference divides by strides and dilations unchecked.
   for (const auto &node : graph.node())

@@ -169,8 +169,11 @@ LogicalResult lowerSoftmax(NodeContext &ctx, bool logSoftmax) {
   Location loc = ctx.getLoc();
   int64_t rank = type->getRank();
   Type et = type->getElementType();
-  int64_t axis =
-      normalizeAxis(ctx.getIntAttr("axis", ctx.getOpset() < 13 ? 1 : -1), rank);
+  int64_t rawAxis = ctx.getIntAttr("axis", ctx.getOpset() < 13 ? 1 : -1);
+  if (rawAxis < -rank || rawAxis >= rank)
+    return ctx.fail("axis " + llvm::Twine(rawAxis) +
+                    " is out of range for rank " + llvm::Twine(rank));
+  int64_t axis = normalizeAxis(rawAxis, rank);
   SmallVector<int64_t> axes{axis};
   if (ctx.getOpset() < 13)
     for (int64_t i = axis + 1; i < rank; ++i)
@@ -220,7 +223,11 @@ LogicalResult lowerArgExtremum(NodeContext &ctx, bool isMax) {
   Location loc = ctx.getLoc();
   RankedTensorType xt = ctx.getInputType(0);
   int64_t rank = xt.getRank();
-  int64_t axis = normalizeAxis(ctx.getIntAttr("axis", 0), rank);
+  int64_t rawAxis = ctx.getIntAttr("axis", 0);
+  if (rawAxis < -rank || rawAxis >= rank)
+    return ctx.fail("axis " + llvm::Twine(rawAxis) +
+                    " is out of range for rank " + llvm::Twine(rank));
+  int64_t axis = normalizeAxis(rawAxis, rank);
   bool selectLast = ctx.getIntAttr("select_last_index", 0) != 0;
   Type et = xt.getElementType();
   bool isFloat = isa<FloatType>(et);
