@@ -267,8 +267,8 @@ Result<std::unique_ptr<ModuleState>> BytecodeModule::CreateState() {
   // the state's tables.
   state->rodata_buffers.resize(rodata_count());
   for (uint32_t i = 0; i < rodata_count(); ++i)
-    state->rodata_buffers[i] = ByteBuffer::WrapReadOnly(
-        rodata(i), RefPtr<RefObject>::Retain(this));
+    state->rodata_buffers[i] =
+        ByteBuffer::WrapReadOnly(rodata(i), RefPtr<RefObject>::Retain(this));
   return std::unique_ptr<ModuleState>(std::move(state));
 }
 

@@ -161,6 +161,18 @@ LogicalResult lowerReduce(NodeContext &ctx, Reduce kind) {
   return ctx.setOutput(0, r);
 }
 
+// The node's `axis` attribute normalized to [0, rank), or a diagnostic.
+static FailureOr<int64_t> getAxisAttr(NodeContext &ctx, int64_t defaultAxis,
+                                      int64_t rank) {
+  int64_t axis = ctx.getIntAttr("axis", defaultAxis);
+  if (axis < -rank || axis >= rank) {
+    (void)ctx.fail("axis " + llvm::Twine(axis) + " is out of range for rank " +
+                   llvm::Twine(rank));
+    return failure();
+  }
+  return normalizeAxis(axis, rank);
+}
+
 LogicalResult lowerSoftmax(NodeContext &ctx, bool logSoftmax) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
@@ -169,11 +181,11 @@ LogicalResult lowerSoftmax(NodeContext &ctx, bool logSoftmax) {
   Location loc = ctx.getLoc();
   int64_t rank = type->getRank();
   Type et = type->getElementType();
-  int64_t rawAxis = ctx.getIntAttr("axis", ctx.getOpset() < 13 ? 1 : -1);
-  if (rawAxis < -rank || rawAxis >= rank)
-    return ctx.fail("axis " + llvm::Twine(rawAxis) +
-                    " is out of range for rank " + llvm::Twine(rank));
-  int64_t axis = normalizeAxis(rawAxis, rank);
+  FailureOr<int64_t> axisOr =
+      getAxisAttr(ctx, /*defaultAxis=*/ctx.getOpset() < 13 ? 1 : -1, rank);
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
   SmallVector<int64_t> axes{axis};
   if (ctx.getOpset() < 13)
     for (int64_t i = axis + 1; i < rank; ++i)
@@ -223,11 +235,10 @@ LogicalResult lowerArgExtremum(NodeContext &ctx, bool isMax) {
   Location loc = ctx.getLoc();
   RankedTensorType xt = ctx.getInputType(0);
   int64_t rank = xt.getRank();
-  int64_t rawAxis = ctx.getIntAttr("axis", 0);
-  if (rawAxis < -rank || rawAxis >= rank)
-    return ctx.fail("axis " + llvm::Twine(rawAxis) +
-                    " is out of range for rank " + llvm::Twine(rank));
-  int64_t axis = normalizeAxis(rawAxis, rank);
+  FailureOr<int64_t> axisOr = getAxisAttr(ctx, /*defaultAxis=*/0, rank);
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
   bool selectLast = ctx.getIntAttr("select_last_index", 0) != 0;
   Type et = xt.getElementType();
   bool isFloat = isa<FloatType>(et);
