@@ -157,8 +157,10 @@ TEST(ContextTest, DependencyVersionIsChecked) {
   STRATA_ASSERT_OK(context->RegisterModule(native));
   Status status = context->RegisterModule(app);
   EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(MessageOf(status), "module 'app' requires 'native' >= 2 but "
-                               "'native' version 1 is registered");
+  EXPECT_EQ(MessageOf(status),
+            "module 'app' requires 'native' >= 2 but 'native' version 1 is "
+            "registered (module built for native version 2, runtime "
+            "supports native version 1)");
 }
 
 TEST(ContextTest, MissingDependencyAndImports) {

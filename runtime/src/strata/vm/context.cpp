@@ -51,7 +51,10 @@ Status Context::CheckDependencies(const Module &module) const {
       return FailedPreconditionError(
           "module '", module.name(), "' requires '", dependency.name,
           "' >= ", dependency.minimum_version, " but '", dependency.name,
-          "' version ", entry->module->version(), " is registered");
+          "' version ", entry->module->version(),
+          " is registered (module built for ", dependency.name, " version ",
+          dependency.minimum_version, ", runtime supports ", dependency.name,
+          " version ", entry->module->version(), ")");
   }
   return OkStatus();
 }
