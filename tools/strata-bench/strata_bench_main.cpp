@@ -29,20 +29,7 @@ int Run(int argc, char **argv) {
   tooling::FlagParser flags("strata-bench",
                             "--module=FILE.smod --function=NAME "
                             "[--input=...]... [--iterations=N]");
-  flags.AddStringList("module", &options.modules,
-                      "module file to load (repeatable, in order)");
-  flags.AddString("function", &options.function,
-                  "function to call: NAME or MODULE.NAME");
-  flags.AddString("device", &options.device,
-                  "device: local-sync (default), local-task or a driver URI "
-                  "(local-task://0?workers=4)");
-  flags.AddString("loader", &options.loader,
-                  "executable loader for local devices: embedded (default) "
-                  "or system");
-  flags.AddInt("workers", &options.workers,
-               "worker threads of local-task (default: one per core)");
-  flags.AddStringList("input", &options.inputs,
-                      "argument: SHAPExTYPE=VALUES or @file.npy");
+  tooling::AddProgramFlags(flags, options);
   flags.AddInt("warmup", &warmup, "untimed calls first (default 5)");
   flags.AddInt("iterations", &iterations, "timed calls (default 100)");
   flags.AddBool("json", &json, "print the statistics as JSON");

@@ -38,21 +38,7 @@ int Run(int argc, char **argv) {
   double rtol = 1e-5, atol = 1e-6;
   tooling::FlagParser flags("strata-run", "--module=FILE.smod --function=NAME "
                                           "[--input=...]...");
-  flags.AddStringList("module", &options.modules,
-                      "module file to load (repeatable, in order; - = stdin)");
-  flags.AddString("function", &options.function,
-                  "function to call: NAME or MODULE.NAME");
-  flags.AddString("device", &options.device,
-                  "device: local-sync (default), local-task or a driver URI "
-                  "(local-task://0?workers=4)");
-  flags.AddString("loader", &options.loader,
-                  "executable loader for local devices: embedded (default) "
-                  "or system");
-  flags.AddInt("workers", &options.workers,
-               "worker threads of local-task (default: one per core)");
-  flags.AddStringList("input", &options.inputs,
-                      "argument: SHAPExTYPE=VALUES (2x2xf32=1 2 3 4) or "
-                      "@file.npy (repeatable, in order)");
+  tooling::AddProgramFlags(flags, options);
   flags.AddStringList("output", &outputs,
                       "@file.npy to write a result to (repeatable, in order; "
                       "results without one are printed)");

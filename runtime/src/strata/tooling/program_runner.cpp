@@ -52,6 +52,24 @@ Result<Program> LoadProgram(const ProgramOptions &options) {
   return program;
 }
 
+void AddProgramFlags(FlagParser &flags, ProgramOptions &options) {
+  flags.AddStringList("module", &options.modules,
+                      "module file to load (repeatable, in order; - = stdin)");
+  flags.AddString("function", &options.function,
+                  "function to call: NAME or MODULE.NAME");
+  flags.AddString("device", &options.device,
+                  "device: local-sync (default), local-task or a driver URI "
+                  "(local-task://0?workers=4)");
+  flags.AddString("loader", &options.loader,
+                  "executable loader for local devices: embedded (default) "
+                  "or system");
+  flags.AddInt("workers", &options.workers,
+               "worker threads of local-task (default: one per core)");
+  flags.AddStringList("input", &options.inputs,
+                      "argument: SHAPExTYPE=VALUES (2x2xf32=1 2 3 4) or "
+                      "@file.npy (repeatable, in order)");
+}
+
 Result<std::string> FormatValue(const vm::Value &value) {
   switch (value.type()) {
   case vm::ValueType::kI32:

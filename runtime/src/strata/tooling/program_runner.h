@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "strata/session/session.h"
+#include "strata/tooling/flags.h"
 
 namespace strata::tooling {
 
@@ -34,6 +35,10 @@ struct Program {
 };
 
 Result<Program> LoadProgram(const ProgramOptions &options);
+
+// Registers the flags that fill `options` (--module, --function, --device,
+// --loader, --workers, --input) for the tools that run a program.
+void AddProgramFlags(FlagParser &flags, ProgramOptions &options);
 
 // `options.device` with the loader and worker options appended as URI
 // options ("local-task" -> "local-task?loader=system&workers=2").
