@@ -59,14 +59,16 @@ TEST(VersionSkewTest, SchemaVersion) {
 
 TEST(VersionSkewTest, BytecodeVersion) {
   for (uint32_t version :
-       {vm::kBytecodeVersion + 1, vm::kBytecodeVersion - 1}) {
+       {vm::kBytecodeVersion + 1, vm::kMinBytecodeVersion - 1}) {
     ModuleBuilder builder = MinimalModule();
     builder.bytecode_version = version;
     Status status = Append(builder);
     EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(status.message()),
                 HasSubstr(StrCat("module built for bytecode version ", version,
-                                 ", runtime supports ", vm::kBytecodeVersion)));
+                                 ", runtime supports versions ",
+                                 vm::kMinBytecodeVersion, " to ",
+                                 vm::kBytecodeVersion)));
   }
 }
 

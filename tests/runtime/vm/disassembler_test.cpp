@@ -59,7 +59,7 @@ TEST(DisassemblerTest, DumpsTablesAndInstructions) {
   STRATA_ASSERT_OK(DisassembleModuleFile(bytes, os));
   std::string text = os.str();
   EXPECT_THAT(text, HasSubstr("module \"simple_mul\" version 3 (schema 1, "
-                              "bytecode 1)\n"));
+                              "bytecode 2)\n"));
   EXPECT_THAT(text, HasSubstr("dependencies: 2\n  hal >= 2\n"
                               "  extras >= 1 (optional)\n"));
   EXPECT_THAT(text,
@@ -115,6 +115,8 @@ TEST(DisassemblerTest, EveryOpcodeFormats) {
     for (const char *kind = kOpcodeInfos[op].format; *kind; ++kind) {
       switch (*kind) {
       case 'k':
+      case 'm':
+      case 'n':
       case 'x':
       case 'g':
       case 'd':

@@ -60,6 +60,11 @@ FunctionBuilder &FunctionBuilder::I32(int32_t value) {
   Put32(static_cast<uint32_t>(value));
   return *this;
 }
+FunctionBuilder &FunctionBuilder::MathFunction(uint32_t id) {
+  ExpectOperand("mn");
+  Put32(id);
+  return *this;
+}
 FunctionBuilder &FunctionBuilder::I64(int64_t value) {
   ExpectOperand("K");
   Put64(static_cast<uint64_t>(value));

@@ -70,10 +70,11 @@ public:
   FunctionBuilder &Op(Opcode opcode);
   // Plain register operand (i I f F r).
   FunctionBuilder &Reg(uint16_t ordinal);
-  FunctionBuilder &I32(int32_t value); // k
-  FunctionBuilder &I64(int64_t value); // K
-  FunctionBuilder &F32(float value);   // x
-  FunctionBuilder &F64(double value);  // X
+  FunctionBuilder &I32(int32_t value);        // k
+  FunctionBuilder &I64(int64_t value);        // K
+  FunctionBuilder &F32(float value);          // x
+  FunctionBuilder &F64(double value);         // X
+  FunctionBuilder &MathFunction(uint32_t id); // m or n
   FunctionBuilder &Global(uint32_t ordinal);
   FunctionBuilder &Rodata(uint32_t ordinal);
   FunctionBuilder &Function(uint32_t function_ordinal); // c

@@ -64,7 +64,8 @@ TEST(VerifierTest, VersionsAreChecked) {
   m.builder.schema_version = kSchemaVersion;
   m.builder.bytecode_version = 7;
   EXPECT_EQ(LoadError(m.builder),
-            "module built for bytecode version 7, runtime supports 1");
+            "module built for bytecode version 7, runtime supports versions 1 "
+            "to 2");
 }
 
 TEST(VerifierTest, RegisterOutOfRange) {

@@ -38,9 +38,16 @@ Result<std::vector<Value>> RunModule(const ModuleBuilder &builder,
   return InvokeByName(*context, name, std::move(arguments));
 }
 
-Result<Value> RunSingleOp(Opcode opcode, std::vector<Value> arguments) {
+Result<Value> RunSingleOp(Opcode opcode, std::vector<Value> arguments,
+                          std::optional<uint32_t> math_function) {
   const char *format = kOpcodeInfos[static_cast<int>(opcode)].format;
   std::string_view kinds(format);
+  // A trailing math function id is an immediate, not a source.
+  if (math_function) {
+    if (kinds.empty() || (kinds.back() != 'm' && kinds.back() != 'n'))
+      return InvalidArgumentError("op takes no math function id");
+    kinds.remove_suffix(1);
+  }
   if (kinds.size() != arguments.size() + 1)
     return InvalidArgumentError("op takes ", kinds.size() - 1, " sources");
   auto bank_index = [](char kind) {
@@ -63,6 +70,8 @@ Result<Value> RunSingleOp(Opcode opcode, std::vector<Value> arguments) {
   function.Op(opcode).Reg(destination);
   for (uint16_t source : sources)
     function.Reg(source);
+  if (math_function)
+    function.MathFunction(*math_function);
   uint16_t bank = static_cast<uint16_t>(bank_index(kinds[0]));
   function.Op(Opcode::Return)
       .List({MakeTypedRegister(static_cast<RegisterBank>(bank), destination)});

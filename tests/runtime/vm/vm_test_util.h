@@ -2,6 +2,7 @@
 #ifndef STRATA_TESTS_RUNTIME_VM_VM_TEST_UTIL_H_
 #define STRATA_TESTS_RUNTIME_VM_VM_TEST_UTIL_H_
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -56,7 +57,9 @@ Result<std::vector<Value>> RunModule(const ModuleBuilder &builder,
 // Runs one instruction whose format is a destination register followed by
 // source registers (arithmetic, comparisons, casts, select, mov) on
 // `arguments` and returns the destination.
-Result<Value> RunSingleOp(Opcode opcode, std::vector<Value> arguments);
+// `math_function`: the id operand of math.* / math2.* ops.
+Result<Value> RunSingleOp(Opcode opcode, std::vector<Value> arguments,
+                          std::optional<uint32_t> math_function = {});
 
 // A native module "native" (version 3) used by several tests:
 //   add "0ii_i", sum "0iCiD_i" (base + all segment values),

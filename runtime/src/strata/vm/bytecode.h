@@ -10,8 +10,10 @@ namespace strata::vm {
 
 // Version of the FlatBuffer schema (schema/module.fbs) layout.
 inline constexpr uint32_t kSchemaVersion = 1;
-// Version of the instruction set in bytecode_ops.def.
-inline constexpr uint32_t kBytecodeVersion = 1;
+// Version of the instruction set in bytecode_ops.def. Versions only add
+// instructions, so modules of any version from kMinBytecodeVersion load.
+inline constexpr uint32_t kBytecodeVersion = 2;
+inline constexpr uint32_t kMinBytecodeVersion = 1;
 
 enum class Opcode : uint8_t {
 #define STRATA_VM_OP(name, mnemonic, format) name,
@@ -33,6 +35,36 @@ inline constexpr OpcodeInfo kOpcodeInfos[] = {
 
 inline constexpr uint32_t kOpcodeCount = static_cast<uint32_t>(Opcode::kCount);
 static_assert(kOpcodeCount <= 256, "opcodes are one byte");
+
+// The first instruction each version added; a module may only use
+// instructions of its own version.
+inline constexpr uint32_t FirstOpcodeAfterVersion(uint32_t version) {
+  return version <= 1 ? static_cast<uint32_t>(Opcode::MathF32) : kOpcodeCount;
+}
+
+// Math functions of math.* (unary) and math2.* (binary) instructions.
+enum class UnaryMathFunction : uint32_t {
+#define STRATA_VM_MATH_UNARY(name, text, function) name,
+#include "strata/vm/math_functions.def"
+  kCount,
+};
+enum class BinaryMathFunction : uint32_t {
+#define STRATA_VM_MATH_BINARY(name, text, function) name,
+#include "strata/vm/math_functions.def"
+  kCount,
+};
+inline constexpr const char *kUnaryMathFunctionNames[] = {
+#define STRATA_VM_MATH_UNARY(name, text, function) text,
+#include "strata/vm/math_functions.def"
+};
+inline constexpr const char *kBinaryMathFunctionNames[] = {
+#define STRATA_VM_MATH_BINARY(name, text, function) text,
+#include "strata/vm/math_functions.def"
+};
+inline constexpr uint32_t kUnaryMathFunctionCount =
+    static_cast<uint32_t>(UnaryMathFunction::kCount);
+inline constexpr uint32_t kBinaryMathFunctionCount =
+    static_cast<uint32_t>(BinaryMathFunction::kCount);
 
 // Register banks, in the order used by typed registers and register counts.
 enum class RegisterBank : uint8_t {

@@ -13,6 +13,8 @@ size_t FixedOperandSize(char kind) {
   case 'r':
     return 2;
   case 'k':
+  case 'm':
+  case 'n':
   case 'x':
   case 'g':
   case 'd':

@@ -91,6 +91,14 @@ std::string FormatOperand(const BytecodeModule &module,
     return PlainRegister(operand.kind, operand.value);
   case 'k':
     return StrCat(static_cast<int32_t>(operand.value));
+  case 'm':
+    return operand.value < kUnaryMathFunctionCount
+               ? std::string(kUnaryMathFunctionNames[operand.value])
+               : StrCat("math#", operand.value);
+  case 'n':
+    return operand.value < kBinaryMathFunctionCount
+               ? std::string(kBinaryMathFunctionNames[operand.value])
+               : StrCat("math#", operand.value);
   case 'K':
     return StrCat(static_cast<int64_t>(operand.value));
   case 'x':

@@ -44,10 +44,12 @@ VerifyModuleFile(std::span<const uint8_t> bytes) {
     return InvalidArgumentError("module built for schema version ",
                                 def->schema_version(), ", runtime supports ",
                                 kSchemaVersion);
-  if (def->bytecode_version() != kBytecodeVersion)
+  if (def->bytecode_version() < kMinBytecodeVersion ||
+      def->bytecode_version() > kBytecodeVersion)
     return InvalidArgumentError("module built for bytecode version ",
-                                def->bytecode_version(), ", runtime supports ",
-                                kBytecodeVersion);
+                                def->bytecode_version(),
+                                ", runtime supports versions ",
+                                kMinBytecodeVersion, " to ", kBytecodeVersion);
   return def;
 }
 
@@ -127,6 +129,14 @@ public:
       if (!status.ok())
         return Error(offset, status.message());
       instruction_starts[offset] = true;
+      if (static_cast<uint32_t>(instruction.opcode) >=
+          FirstOpcodeAfterVersion(def_.bytecode_version()))
+        return Error(offset,
+                     StrCat("'",
+                            kOpcodeInfos[uint8_t(instruction.opcode)].mnemonic,
+                            "' needs bytecode version ", kBytecodeVersion,
+                            " but the module declares version ",
+                            def_.bytecode_version()));
       STRATA_RETURN_IF_ERROR(CheckInstruction(instruction, &branches));
       offset += instruction.length;
     }
@@ -284,6 +294,16 @@ private:
                                   global_counts_[global_bank], ")"));
         break;
       }
+      case 'm':
+        if (operand.value >= kUnaryMathFunctionCount)
+          return Error(at,
+                       StrCat("unknown unary math function ", operand.value));
+        break;
+      case 'n':
+        if (operand.value >= kBinaryMathFunctionCount)
+          return Error(at,
+                       StrCat("unknown binary math function ", operand.value));
+        break;
       case 'd': {
         uint32_t rodata_count = def_.rodata() ? def_.rodata()->size() : 0;
         if (operand.value >= rodata_count)

@@ -49,7 +49,9 @@ template <typename T> T LoadScalar(const uint8_t *bytes) {
 template <typename T> void StoreScalar(uint8_t *bytes, T value) {
   using Bits = std::conditional_t<
       sizeof(T) == 1, uint8_t,
-      std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+      std::conditional_t<
+          sizeof(T) == 2, uint16_t,
+          std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
   Bits bits = std::bit_cast<Bits>(value);
   for (size_t i = 0; i < sizeof(T); ++i)
     bytes[i] = static_cast<uint8_t>(bits >> (8 * i));
@@ -204,6 +206,42 @@ Status ExecuteRefOp(Opcode opcode, const uint8_t *code, uint32_t *pc,
     STRATA_ASSIGN_OR_RETURN(r.f32[d],
                             LoadFromBuffer<float>(r.ref[b], r.i64[o]));
     return OkStatus();
+  }
+  case Opcode::BufferLoadI8S: {
+    uint16_t d = reg(), b = reg(), o = reg();
+    STRATA_ASSIGN_OR_RETURN(int8_t value,
+                            LoadFromBuffer<int8_t>(r.ref[b], r.i64[o]));
+    r.i32[d] = value;
+    return OkStatus();
+  }
+  case Opcode::BufferLoadI16U: {
+    uint16_t d = reg(), b = reg(), o = reg();
+    STRATA_ASSIGN_OR_RETURN(uint16_t value,
+                            LoadFromBuffer<uint16_t>(r.ref[b], r.i64[o]));
+    r.i32[d] = value;
+    return OkStatus();
+  }
+  case Opcode::BufferLoadI16S: {
+    uint16_t d = reg(), b = reg(), o = reg();
+    STRATA_ASSIGN_OR_RETURN(int16_t value,
+                            LoadFromBuffer<int16_t>(r.ref[b], r.i64[o]));
+    r.i32[d] = value;
+    return OkStatus();
+  }
+  case Opcode::BufferLoadF64: {
+    uint16_t d = reg(), b = reg(), o = reg();
+    STRATA_ASSIGN_OR_RETURN(r.f64[d],
+                            LoadFromBuffer<double>(r.ref[b], r.i64[o]));
+    return OkStatus();
+  }
+  case Opcode::BufferStoreI16: {
+    uint16_t b = reg(), o = reg(), v = reg();
+    return StoreToBuffer<uint16_t>(r.ref[b], r.i64[o],
+                                   static_cast<uint16_t>(r.i32[v]));
+  }
+  case Opcode::BufferStoreF64: {
+    uint16_t b = reg(), o = reg(), v = reg();
+    return StoreToBuffer<double>(r.ref[b], r.i64[o], r.f64[v]);
   }
   case Opcode::BufferStoreI8: {
     uint16_t b = reg(), o = reg(), v = reg();
