@@ -144,6 +144,38 @@ LogicalResult lowerPRelu(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+// Inference Dropout is the identity (and an all-true mask). Training mode
+// draws random numbers no reference can match, so it must be known false
+// at compile time, unless the ratio is known to be 0 (identity again).
+LogicalResult lowerDropout(NodeContext &ctx) {
+  bool training = false;
+  if (ctx.hasInput(2)) {
+    std::optional<DenseElementsAttr> mode = ctx.getConstantInput(2);
+    if (!mode || mode->getNumElements() != 1)
+      return ctx.fail("training_mode must be a compile-time constant");
+    training = !mode->getValues<APInt>()[0].isZero();
+  }
+  if (training) {
+    std::optional<DenseElementsAttr> ratio = ctx.getConstantInput(1);
+    if (!ratio || ratio->getNumElements() != 1 ||
+        !isa<FloatType>(ratio->getElementType()) ||
+        !ratio->getValues<APFloat>()[0].isZero())
+      return ctx.fail("training mode with a non-zero ratio is random and "
+                      "not supported");
+  }
+  if (failed(ctx.setOutput(0, ctx.getInput(0))))
+    return failure();
+  if (!ctx.hasOutput(1))
+    return success();
+  FailureOr<RankedTensorType> maskType = ctx.getOutputType(1);
+  if (failed(maskType))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  return ctx.setOutput(
+      1, createFilled(b, ctx.getLoc(), *maskType,
+                      createScalar(b, ctx.getLoc(), b.getI1Type(), 1)));
+}
+
 } // namespace
 
 void addActivationLowerings(LoweringTable &t) {
@@ -252,6 +284,7 @@ void addActivationLowerings(LoweringTable &t) {
   };
   t["Clip"] = lowerClip;
   t["PRelu"] = lowerPRelu;
+  t["Dropout"] = lowerDropout;
 }
 
 } // namespace strata::onnx_importer

@@ -28,6 +28,12 @@ Value createEmpty(OpBuilder &b, Location loc, RankedTensorType type) {
                                  type.getElementType());
 }
 
+Value createZeroElements(OpBuilder &b, Location loc, RankedTensorType type) {
+  return arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+}
+
 Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
                    Value scalar) {
   Value empty = createEmpty(b, loc, type);
@@ -252,6 +258,47 @@ Value createReduction(OpBuilder &b, Location loc, Value input,
   for (int64_t i = 0; i < rank; ++i)
     keptShape.push_back(reduced[i] ? 1 : type.getDimSize(i));
   return createReshape(b, loc, result, keptShape);
+}
+
+Value normalizeIndex(OpBuilder &b, Location loc, Value index, int64_t dim) {
+  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value size = arith::ConstantIndexOp::create(b, loc, dim);
+  Value isNeg =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
+  Value wrapped = arith::AddIOp::create(b, loc, i, size);
+  i = arith::SelectOp::create(b, loc, isNeg, wrapped, i);
+  Value max = arith::ConstantIndexOp::create(b, loc, dim - 1);
+  i = arith::MaxSIOp::create(b, loc, i, zero);
+  return arith::MinSIOp::create(b, loc, i, max);
+}
+
+Value createIndexedGeneric(OpBuilder &b, Location loc, ValueRange inputs,
+                           ArrayRef<AffineMap> inputMaps,
+                           RankedTensorType resultType, IndexedBody body) {
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, inputs,
+             ValueRange{createEmpty(b, loc, resultType)}, maps, iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               SmallVector<Value> ivs;
+               for (int64_t i = 0; i < rank; ++i)
+                 ivs.push_back(linalg::IndexOp::create(nb, nl, i));
+               linalg::YieldOp::create(nb, nl,
+                                       body(nb, nl, args.drop_back(), ivs));
+             })
+      .getResult(0);
+}
+
+Value extractFirst(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> zeros(type.getRank(),
+                           arith::ConstantIndexOp::create(b, loc, 0));
+  return tensor::ExtractOp::create(b, loc, tensor, zeros);
 }
 
 } // namespace strata::onnx_importer

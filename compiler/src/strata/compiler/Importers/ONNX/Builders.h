@@ -16,6 +16,10 @@ mlir::Value createScalar(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Type type, double value);
 mlir::Value createEmpty(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::RankedTensorType type);
+// The value of a result with no elements: a constant, as the host program
+// cannot return a tensor.empty.
+mlir::Value createZeroElements(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::RankedTensorType type);
 // A tensor of `type` filled with `scalar`.
 mlir::Value createFilled(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::RankedTensorType type, mlir::Value scalar);
@@ -63,6 +67,29 @@ mlir::Value createReduction(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value input, llvm::ArrayRef<int64_t> axes,
                             bool keepDims, mlir::Value init,
                             ScalarBuilder combine);
+
+// An ONNX index (any integer type, negative from the end) as an index value
+// clamped into [0, dim).
+mlir::Value normalizeIndex(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value index, int64_t dim);
+
+// A linalg.generic over `resultType` (all loops parallel) reading `inputs`
+// through `inputMaps`, whose body builds the result element from the input
+// elements and the iteration indices (data-dependent reads use
+// tensor.extract in the body).
+using IndexedBody = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange,
+    llvm::ArrayRef<mlir::Value>)>;
+mlir::Value createIndexedGeneric(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::ValueRange inputs,
+                                 llvm::ArrayRef<mlir::AffineMap> inputMaps,
+                                 mlir::RankedTensorType resultType,
+                                 IndexedBody body);
+
+// The first element of a tensor (a scalar operand given as a tensor of any
+// rank, e.g. a rank-0 or shape-[1] input).
+mlir::Value extractFirst(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value tensor);
 
 } // namespace strata::onnx_importer
 

@@ -323,6 +323,20 @@ void addElementwiseLowerings(LoweringTable &t) {
         });
   };
   t["Neg"] = [](NodeContext &ctx) {
+    // Shape computations negate small integer constants (e.g. the axis in
+    // LayerNormalization's expansion): fold them so later nodes see them.
+    if (std::optional<DenseElementsAttr> c = ctx.getConstantInput(0);
+        c && c->getElementType().isInteger(64) && c->getNumElements() <= 64) {
+      SmallVector<int64_t> values;
+      for (int64_t v : c->getValues<int64_t>())
+        values.push_back(-v);
+      FailureOr<RankedTensorType> type =
+          ctx.getOutputTypeOr(0, cast<RankedTensorType>(c->getType()));
+      if (failed(type))
+        return failure();
+      return ctx.setConstantOutput(
+          0, DenseElementsAttr::get(*type, ArrayRef(values)));
+    }
     return lowerElementwise(
         ctx, [](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
           if (isFloat(a[0]))

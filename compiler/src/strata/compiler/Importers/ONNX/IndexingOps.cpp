@@ -18,47 +18,6 @@ using namespace mlir;
 namespace strata::onnx_importer {
 namespace {
 
-// An ONNX index (any integer type, negative from the end) as an index value
-// clamped into [0, dim).
-Value normalizeIndex(OpBuilder &b, Location loc, Value index, int64_t dim) {
-  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value size = arith::ConstantIndexOp::create(b, loc, dim);
-  Value isNeg =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
-  Value wrapped = arith::AddIOp::create(b, loc, i, size);
-  i = arith::SelectOp::create(b, loc, isNeg, wrapped, i);
-  Value max = arith::ConstantIndexOp::create(b, loc, dim - 1);
-  i = arith::MaxSIOp::create(b, loc, i, zero);
-  return arith::MinSIOp::create(b, loc, i, max);
-}
-
-// A generic over `resultType` reading `inputs` (identity-mapped or
-// broadcast), with a body that builds the result from the block arguments
-// and the iteration indices.
-using IndexedBody = llvm::function_ref<Value(OpBuilder &, Location, ValueRange,
-                                             ArrayRef<Value>)>;
-Value createIndexedGeneric(OpBuilder &b, Location loc, ValueRange inputs,
-                           ArrayRef<AffineMap> inputMaps,
-                           RankedTensorType resultType, IndexedBody body) {
-  int64_t rank = resultType.getRank();
-  SmallVector<AffineMap> maps(inputMaps);
-  maps.push_back(b.getMultiDimIdentityMap(rank));
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{resultType}, inputs,
-             ValueRange{createEmpty(b, loc, resultType)}, maps, iterators,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               SmallVector<Value> ivs;
-               for (int64_t i = 0; i < rank; ++i)
-                 ivs.push_back(linalg::IndexOp::create(nb, nl, i));
-               linalg::YieldOp::create(nb, nl,
-                                       body(nb, nl, args.drop_back(), ivs));
-             })
-      .getResult(0);
-}
-
 // Gather from a small compile-time 1-D tensor (shape computations).
 bool tryFoldGather(NodeContext &ctx, LogicalResult &result) {
   std::optional<DenseElementsAttr> data = ctx.getConstantInput(0);

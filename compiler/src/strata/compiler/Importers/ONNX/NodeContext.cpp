@@ -109,7 +109,12 @@ bool NodeContext::hasInferredOutputType(unsigned index) const {
   if (!hasOutput(index))
     return false;
   const onnx::TypeProto *type = findType(node.output(index));
-  return type && type->has_tensor_type() && type->tensor_type().has_shape();
+  if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape())
+    return false;
+  // A partly inferred shape (symbolic dims where inference could not see
+  // through a folded shape computation) leaves the lowering's own shape.
+  return llvm::all_of(type->tensor_type().shape().dim(),
+                      [](const auto &dim) { return dim.has_dim_value(); });
 }
 
 FailureOr<RankedTensorType>

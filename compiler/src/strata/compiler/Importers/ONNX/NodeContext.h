@@ -129,6 +129,7 @@ void addShapeLowerings(LoweringTable &table);
 void addIndexingLowerings(LoweringTable &table);
 void addNormalizationLowerings(LoweringTable &table);
 void addRecurrentLowerings(LoweringTable &table);
+void addGeneratorLowerings(LoweringTable &table);
 
 } // namespace strata::onnx_importer
 

@@ -48,6 +48,7 @@ const LoweringTable &getLoweringTable() {
     addIndexingLowerings(t);
     addNormalizationLowerings(t);
     addRecurrentLowerings(t);
+    addGeneratorLowerings(t);
     return t;
   }();
   return table;

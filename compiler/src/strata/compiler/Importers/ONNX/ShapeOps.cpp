@@ -81,18 +81,36 @@ LogicalResult lowerConstant(NodeContext &ctx) {
 }
 
 LogicalResult lowerConstantOfShape(NodeContext &ctx) {
-  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
-  if (failed(type))
-    return failure();
-  Attribute scalar = ctx.getBuilder().getZeroAttr(type->getElementType());
+  Builder &b = ctx.getBuilder();
+  Attribute scalar = b.getZeroAttr(b.getF32Type());
   if (const onnx::AttributeProto *attr = ctx.findAttr("value")) {
     std::string error;
     DenseElementsAttr value =
         convertTensorProto(ctx.getContext(), attr->t(), error);
     if (!value)
       return ctx.fail(error);
+    if (value.getNumElements() != 1)
+      return ctx.fail("value must hold exactly one element");
     scalar = *value.value_begin<Attribute>();
   }
+  // Shape inference cannot see through shapes the importer folded (e.g.
+  // Neg of a constant in LayerNormalization's expansion): take the shape
+  // from the constant input then.
+  RankedTensorType computed;
+  if (ctx.getConstantInput(0)) {
+    FailureOr<SmallVector<int64_t>> shape = ctx.getConstantInts(0);
+    if (failed(shape))
+      return failure();
+    if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+      return ctx.fail("shape has a negative dimension");
+    computed = RankedTensorType::get(*shape, cast<TypedAttr>(scalar).getType());
+  }
+  FailureOr<RankedTensorType> type =
+      computed ? ctx.getOutputTypeOr(0, computed) : ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  if (cast<TypedAttr>(scalar).getType() != type->getElementType())
+    return ctx.fail("value type differs from the inferred output type");
   return ctx.setConstantOutput(0, DenseElementsAttr::get(*type, scalar));
 }
 
@@ -106,27 +124,43 @@ LogicalResult lowerTranspose(NodeContext &ctx) {
                                           ctx.getInput(0), perm));
 }
 
-// Concatenation of compile-time values (shape computations).
-std::optional<DenseElementsAttr> foldConcat(NodeContext &ctx,
-                                            RankedTensorType type) {
-  if (type.getRank() != 1)
-    return std::nullopt;
+// Concatenation of 1-D compile-time values (shape computations). The
+// result type is computed here: inference may not have seen through the
+// folded inputs.
+bool tryFoldConcat(NodeContext &ctx, LogicalResult &result) {
   SmallVector<Attribute> values;
+  Type elementType;
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
     std::optional<DenseElementsAttr> c = ctx.getConstantInput(i);
-    if (!c)
-      return std::nullopt;
+    if (!c || c->getType().getRank() != 1 ||
+        (elementType && c->getElementType() != elementType))
+      return false;
+    elementType = c->getElementType();
     llvm::append_range(values, c->getValues<Attribute>());
   }
-  return DenseElementsAttr::get(type, values);
+  if (!elementType)
+    return false;
+  FailureOr<RankedTensorType> type = ctx.getOutputTypeOr(
+      0, RankedTensorType::get({static_cast<int64_t>(values.size())},
+                               elementType));
+  if (failed(type)) {
+    result = failure();
+    return true;
+  }
+  if (type->getRank() != 1 ||
+      type->getNumElements() != static_cast<int64_t>(values.size()))
+    return false;
+  result = ctx.setConstantOutput(0, DenseElementsAttr::get(*type, values));
+  return true;
 }
 
 LogicalResult lowerConcat(NodeContext &ctx) {
+  LogicalResult folded = success();
+  if (tryFoldConcat(ctx, folded))
+    return folded;
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
     return failure();
-  if (std::optional<DenseElementsAttr> folded = foldConcat(ctx, *type))
-    return ctx.setConstantOutput(0, *folded);
   int64_t axis = normalizeAxis(ctx.getIntAttr("axis", 0), type->getRank());
   SmallVector<Value> inputs;
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
@@ -135,7 +169,8 @@ LogicalResult lowerConcat(NodeContext &ctx) {
   if (inputs.size() == 1)
     return ctx.setOutput(0, inputs.front());
   if (inputs.empty())
-    return ctx.setOutput(0, createEmpty(ctx.getBuilder(), ctx.getLoc(), *type));
+    return ctx.setOutput(
+        0, createZeroElements(ctx.getBuilder(), ctx.getLoc(), *type));
   return ctx.setOutput(0,
                        tensor::ConcatOp::create(ctx.getBuilder(), ctx.getLoc(),
                                                 *type, axis, inputs));
@@ -234,8 +269,20 @@ LogicalResult lowerSlice(NodeContext &ctx) {
                               "inferred "
                            << *type;
   OpBuilder &b = ctx.getBuilder();
+  // Slices of 1-D compile-time values are shape computations: fold them.
+  if (std::optional<DenseElementsAttr> c = ctx.getConstantInput(0);
+      c && rank == 1 && c->getNumElements() <= 64) {
+    auto values = llvm::to_vector(c->getValues<Attribute>());
+    SmallVector<Attribute> sliced;
+    int64_t index = offsets[0];
+    for (int64_t i = 0; i < sizes[0]; ++i, index += strides[0])
+      sliced.push_back(values[index]);
+    if (!reversed.empty())
+      std::reverse(sliced.begin(), sliced.end());
+    return ctx.setConstantOutput(0, DenseElementsAttr::get(*type, sliced));
+  }
   if (type->getNumElements() == 0)
-    return ctx.setOutput(0, createEmpty(b, ctx.getLoc(), *type));
+    return ctx.setOutput(0, createZeroElements(b, ctx.getLoc(), *type));
   Value result = tensor::ExtractSliceOp::create(
       b, ctx.getLoc(), *type, ctx.getInput(0), ValueRange{}, ValueRange{},
       ValueRange{}, b.getDenseI64ArrayAttr(offsets),
@@ -289,6 +336,11 @@ LogicalResult lowerSplit(NodeContext &ctx) {
     SmallVector<int64_t> offsets(inputType.getRank(), 0);
     offsets[axis] = offset;
     SmallVector<int64_t> strides(inputType.getRank(), 1);
+    if (type->getNumElements() == 0) {
+      if (failed(ctx.setOutput(i, createZeroElements(b, ctx.getLoc(), *type))))
+        return failure();
+      continue;
+    }
     Value part = tensor::ExtractSliceOp::create(
         b, ctx.getLoc(), *type, ctx.getInput(0), ValueRange{}, ValueRange{},
         ValueRange{}, b.getDenseI64ArrayAttr(offsets),

@@ -1,0 +1,183 @@
+//===- GeneratorOps.cpp - Trilu, EyeLike, Range, OneHot -------------------===//
+//
+// Tensors whose elements are a function of their own indices: one parallel
+// linalg.generic over the result whose body compares linalg.index values.
+// Scalar operands that arrive at run time (Trilu's k, Range's start and
+// delta, OneHot's values) are read once with tensor.extract; result shapes
+// come from shape inference (the graph declares them where they depend on
+// values).
+//
+//===----------------------------------------------------------------------===//
+#include "strata/compiler/Importers/ONNX/Builders.h"
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace strata::onnx_importer {
+namespace {
+
+Value toI64(OpBuilder &b, Location loc, Value index) {
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+}
+
+// Trilu keeps x[..., i, j] where j - i >= k (upper) or j - i <= k (lower).
+LogicalResult lowerTrilu(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  int64_t rank = type->getRank();
+  if (rank < 2)
+    return ctx.fail("input must have rank >= 2");
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  if (type->getNumElements() == 0)
+    return ctx.setOutput(0, createZeroElements(b, loc, *type));
+  bool upper = ctx.getIntAttr("upper", 1) != 0;
+  Value k = ctx.hasInput(1) ? extractFirst(b, loc, ctx.getInput(1))
+                            : createScalar(b, loc, b.getI64Type(), 0);
+  k = createScalarCast(b, loc, k, b.getI64Type(), false, false);
+  Value zero = createScalar(b, loc, type->getElementType(), 0);
+  Value result = createIndexedGeneric(
+      b, loc, {ctx.getInput(0)}, {b.getMultiDimIdentityMap(rank)}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange args, ArrayRef<Value> ivs) {
+        Value diff = arith::SubIOp::create(nb, nl, toI64(nb, nl, ivs[rank - 1]),
+                                           toI64(nb, nl, ivs[rank - 2]));
+        Value keep = arith::CmpIOp::create(nb, nl,
+                                           upper ? arith::CmpIPredicate::sge
+                                                 : arith::CmpIPredicate::sle,
+                                           diff, k);
+        return arith::SelectOp::create(nb, nl, keep, args[0], zero).getResult();
+      });
+  return ctx.setOutput(0, result);
+}
+
+// EyeLike: ones on the k-th diagonal of a 2-D tensor shaped like the input.
+LogicalResult lowerEyeLike(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  if (type->getRank() != 2)
+    return ctx.fail("input must be 2-D");
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  int64_t k = ctx.getIntAttr("k", 0);
+  Type et = type->getElementType();
+  Value one = createScalar(b, loc, et, 1), zero = createScalar(b, loc, et, 0);
+  Value result = createIndexedGeneric(
+      b, loc, {}, {}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        Value diag = arith::AddIOp::create(
+            nb, nl, ivs[0], arith::ConstantIndexOp::create(nb, nl, k));
+        Value onDiag = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                             ivs[1], diag);
+        return arith::SelectOp::create(nb, nl, onDiag, one, zero).getResult();
+      });
+  return ctx.setOutput(0, result);
+}
+
+// Range: start + i * delta for i in [0, n); n comes from the inferred (or
+// declared) result shape, as the count depends on the operand values.
+LogicalResult lowerRange(NodeContext &ctx) {
+  RankedTensorType startType = ctx.getInputType(0);
+  Type et = startType.getElementType();
+  // Compile-time operands fix the count even where inference gave none.
+  RankedTensorType computed;
+  auto s = ctx.getConstantInput(0), l = ctx.getConstantInput(1),
+       d = ctx.getConstantInput(2);
+  if (s && l && d) {
+    auto asDouble = [](DenseElementsAttr a) {
+      if (isa<FloatType>(a.getElementType()))
+        return a.getValues<APFloat>()[0].convertToDouble();
+      return static_cast<double>(a.getValues<APInt>()[0].getSExtValue());
+    };
+    double count = std::ceil((asDouble(*l) - asDouble(*s)) / asDouble(*d));
+    computed = RankedTensorType::get(
+        {std::max<int64_t>(0, static_cast<int64_t>(count))}, et);
+  }
+  FailureOr<RankedTensorType> type =
+      computed ? ctx.getOutputTypeOr(0, computed) : ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  if (type->getRank() != 1)
+    return ctx.fail("result must be 1-D");
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  if (type->getNumElements() == 0)
+    return ctx.setOutput(0, createZeroElements(b, loc, *type));
+  Value start = extractFirst(b, loc, ctx.getInput(0));
+  Value delta = extractFirst(b, loc, ctx.getInput(2));
+  bool isFloat = isa<FloatType>(et);
+  Value result = createIndexedGeneric(
+      b, loc, {}, {}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        Value i =
+            createScalarCast(nb, nl, toI64(nb, nl, ivs[0]), et, false, false);
+        if (isFloat)
+          return arith::AddFOp::create(nb, nl, start,
+                                       arith::MulFOp::create(nb, nl, i, delta))
+              .getResult();
+        return arith::AddIOp::create(nb, nl, start,
+                                     arith::MulIOp::create(nb, nl, i, delta))
+            .getResult();
+      });
+  return ctx.setOutput(0, result);
+}
+
+// OneHot: result[..., j, ...] (j at `axis`) is values[1] where
+// indices[...] (negative from the end of depth) equals j, else values[0].
+LogicalResult lowerOneHot(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  int64_t rank = type->getRank();
+  int64_t axis = ctx.getIntAttr("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return ctx.fail("axis " + Twine(axis) + " is out of range");
+  axis = normalizeAxis(axis, rank);
+  int64_t depth = type->getDimSize(axis);
+  Value values = ctx.getInput(2);
+  Value off = tensor::ExtractOp::create(
+      b, loc, values, ValueRange{arith::ConstantIndexOp::create(b, loc, 0)});
+  Value on = tensor::ExtractOp::create(
+      b, loc, values, ValueRange{arith::ConstantIndexOp::create(b, loc, 1)});
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != axis)
+      exprs.push_back(b.getAffineDimExpr(i));
+  AffineMap indexMap = AffineMap::get(rank, 0, exprs, b.getContext());
+  bool unsignedIndices = ctx.isInputUnsigned(0);
+  Value result = createIndexedGeneric(
+      b, loc, {ctx.getInput(0)}, {indexMap}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange args, ArrayRef<Value> ivs) {
+        // Indices may be floats (truncated) or integers of any width.
+        Value index = createScalarCast(nb, nl, args[0], nb.getI64Type(),
+                                       unsignedIndices, false);
+        Value zero = createScalar(nb, nl, nb.getI64Type(), 0);
+        Value isNeg = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                            index, zero);
+        Value wrapped = arith::AddIOp::create(
+            nb, nl, index, createScalar(nb, nl, nb.getI64Type(), depth));
+        index = arith::SelectOp::create(nb, nl, isNeg, wrapped, index);
+        Value hit = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                          index, toI64(nb, nl, ivs[axis]));
+        return arith::SelectOp::create(nb, nl, hit, on, off).getResult();
+      });
+  return ctx.setOutput(0, result);
+}
+
+} // namespace
+
+void addGeneratorLowerings(LoweringTable &t) {
+  t["Trilu"] = lowerTrilu;
+  t["EyeLike"] = lowerEyeLike;
+  t["Range"] = lowerRange;
+  t["OneHot"] = lowerOneHot;
+}
+
+} // namespace strata::onnx_importer
