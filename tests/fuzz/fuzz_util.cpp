@@ -14,8 +14,8 @@
 #include "strata/hal/loaders/embedded_elf_image.h"
 #include "strata/hal/loaders/embedded_elf_loader.h"
 #include "strata/hal/local/executable_library.h"
+#include "strata/hal/local/library_executable.h"
 #include "strata/hal/local/local_device.h"
-#include "strata/hal/local/local_executable.h"
 #include "strata/hal/local/local_replay.h"
 #include "strata/vm/bytecode_module.h"
 
@@ -63,7 +63,7 @@ int StandInWorkgroup(const strata_hal_executable_environment_v0_t *,
   return 0;
 }
 
-class StandInExecutable final : public hal::LocalExecutable {
+class StandInExecutable final : public hal::LibraryExecutable {
 public:
   explicit StandInExecutable(const LibraryInfo &info) {
     header_.version = STRATA_HAL_EXECUTABLE_LIBRARY_VERSION_0;

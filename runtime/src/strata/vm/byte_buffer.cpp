@@ -55,6 +55,13 @@ RefPtr<ByteBuffer> ByteBuffer::WrapReadOnly(std::span<const uint8_t> bytes,
       /*owns_data=*/false, /*read_only=*/true, std::move(owner)));
 }
 
+RefPtr<ByteBuffer> ByteBuffer::WrapWritable(std::span<uint8_t> bytes) {
+  return RefPtr<ByteBuffer>::Adopt(new ByteBuffer(bytes.data(), bytes.size(),
+                                                  /*owns_data=*/false,
+                                                  /*read_only=*/false,
+                                                  nullptr));
+}
+
 Result<std::span<uint8_t>> ByteBuffer::MutableData() {
   if (read_only_)
     return FailedPreconditionError("vm.buffer is read-only");

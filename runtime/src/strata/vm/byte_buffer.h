@@ -31,6 +31,9 @@ public:
   // Borrows `bytes` read-only; retains `owner`, which must keep them alive.
   static RefPtr<ByteBuffer> WrapReadOnly(std::span<const uint8_t> bytes,
                                          RefPtr<RefObject> owner);
+  // Borrows `bytes` writable. The caller keeps them alive for as long as
+  // the buffer is referenced (VMVX bindings: for one workgroup's call).
+  static RefPtr<ByteBuffer> WrapWritable(std::span<uint8_t> bytes);
 
   ~ByteBuffer() override;
 

@@ -13,7 +13,7 @@ bool HostIsX86_64() {
 #endif
 }
 
-class EmbeddedElfExecutable final : public LocalExecutable {
+class EmbeddedElfExecutable final : public LibraryExecutable {
 public:
   explicit EmbeddedElfExecutable(std::unique_ptr<EmbeddedElfImage> image)
       : image_(std::move(image)) {}

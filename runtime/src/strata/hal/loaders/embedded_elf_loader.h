@@ -6,7 +6,7 @@
 #define STRATA_HAL_LOADERS_EMBEDDED_ELF_LOADER_H_
 
 #include "strata/hal/executable.h"
-#include "strata/hal/local/local_executable.h"
+#include "strata/hal/local/library_executable.h"
 
 namespace strata::hal {
 

@@ -78,7 +78,7 @@ Result<LibraryFile> WriteLibraryFile(std::span<const uint8_t> bytes) {
   return file;
 }
 
-class SystemLibraryExecutable final : public LocalExecutable {
+class SystemLibraryExecutable final : public LibraryExecutable {
 public:
   SystemLibraryExecutable(LibraryFile file, void *handle)
       : file_(std::move(file)), handle_(handle) {}

@@ -1,4 +1,4 @@
-#include "strata/hal/local/local_executable.h"
+#include "strata/hal/local/library_executable.h"
 
 #include <cstddef>
 
@@ -104,7 +104,7 @@ const char *SanitizerName(uint32_t sanitizer) {
 
 } // namespace
 
-strata_hal_executable_environment_v0_t LocalExecutable::BaseEnvironment() {
+strata_hal_executable_environment_v0_t LibraryExecutable::BaseEnvironment() {
   strata_hal_executable_environment_v0_t environment = {};
   environment.import_funcs = nullptr;
   environment.import_count = 0;
@@ -186,7 +186,7 @@ CheckLibraryMemory(const strata_hal_executable_library_header_t *const *library,
 
 } // namespace
 
-Status LocalExecutable::InitializeLibrary(
+Status LibraryExecutable::InitializeLibrary(
     const strata_hal_executable_library_header_t *const *library,
     const ExecutableImportResolver &resolve_import, std::string_view origin,
     const LibraryMemoryCheck *memory) {
@@ -249,33 +249,33 @@ Status LocalExecutable::InitializeLibrary(
   return OkStatus();
 }
 
-std::string_view LocalExecutable::name() const {
+std::string_view LibraryExecutable::name() const {
   if (!library_ || !library_->header->name)
     return "<unnamed>";
   return library_->header->name;
 }
 
-uint32_t LocalExecutable::export_count() const {
+uint32_t LibraryExecutable::export_count() const {
   return library_ ? library_->export_count : 0;
 }
 
-std::string_view LocalExecutable::export_name(uint32_t ordinal) const {
+std::string_view LibraryExecutable::export_name(uint32_t ordinal) const {
   return library_->export_names[ordinal];
 }
 
-uint32_t LocalExecutable::export_binding_count(uint32_t ordinal) const {
+uint32_t LibraryExecutable::export_binding_count(uint32_t ordinal) const {
   return library_->export_binding_counts[ordinal];
 }
 
 std::array<uint32_t, 3>
-LocalExecutable::export_workgroup_size(uint32_t ordinal) const {
+LibraryExecutable::export_workgroup_size(uint32_t ordinal) const {
   if (!library_->export_workgroup_sizes)
     return {1, 1, 1};
   const uint32_t *size = library_->export_workgroup_sizes + 3 * ordinal;
   return {size[0], size[1], size[2]};
 }
 
-Status LocalExecutable::IssueWorkgroup(
+Status LibraryExecutable::IssueWorkgroup(
     uint32_t ordinal, const strata_hal_executable_dispatch_state_v0_t &dispatch,
     const strata_hal_executable_workgroup_state_v0_t &workgroup) const {
   if (ordinal >= export_count())

@@ -5,6 +5,7 @@
 
 #include "strata/hal/loaders/embedded_elf_loader.h"
 #include "strata/hal/loaders/system_library_loader.h"
+#include "strata/hal/loaders/vmvx_module_loader.h"
 
 namespace strata::hal {
 namespace {
@@ -31,9 +32,9 @@ Result<std::vector<std::string>> ParseLoaderList(std::string_view value) {
   while (true) {
     size_t comma = value.find(',');
     std::string_view name = value.substr(0, comma);
-    if (name != "embedded" && name != "system")
+    if (name != "embedded" && name != "system" && name != "vmvx")
       return InvalidArgumentError("device option 'loader': unknown loader '",
-                                  name, "'; loaders: embedded, system");
+                                  name, "'; loaders: embedded, system, vmvx");
     loaders.emplace_back(name);
     if (comma == std::string_view::npos)
       break;
@@ -84,6 +85,8 @@ CreateLocalLoaders(const LocalDeviceOptions &options) {
   for (const std::string &name : options.loaders) {
     if (name == "system")
       loaders.push_back(std::make_unique<SystemLibraryLoader>());
+    else if (name == "vmvx")
+      loaders.push_back(std::make_unique<VmvxModuleLoader>());
     else
       loaders.push_back(std::make_unique<EmbeddedElfLoader>());
   }

@@ -23,7 +23,7 @@ struct LocalDeviceOptions {
   // 0 = one per hardware core.
   uint32_t worker_count = 0;
   // Loader names in the order the executable cache asks them.
-  std::vector<std::string> loaders = {"embedded", "system"};
+  std::vector<std::string> loaders = {"embedded", "system", "vmvx"};
 };
 
 // Parses "PATH?key=value&key=value". `allow_workers` says whether the
@@ -31,7 +31,8 @@ struct LocalDeviceOptions {
 Result<LocalDeviceOptions> ParseLocalDeviceOptions(std::string_view path,
                                                    bool allow_workers);
 
-// The loaders `options.loaders` names ("embedded", "system"), in order.
+// The loaders `options.loaders` names ("embedded", "system", "vmvx"), in
+// order.
 Result<std::vector<std::unique_ptr<ExecutableLoader>>>
 CreateLocalLoaders(const LocalDeviceOptions &options);
 
