@@ -130,6 +130,8 @@ void addIndexingLowerings(LoweringTable &table);
 void addNormalizationLowerings(LoweringTable &table);
 void addRecurrentLowerings(LoweringTable &table);
 void addGeneratorLowerings(LoweringTable &table);
+void addLossLowerings(LoweringTable &table);
+void addScanSortLowerings(LoweringTable &table);
 
 } // namespace strata::onnx_importer
 

@@ -49,6 +49,8 @@ const LoweringTable &getLoweringTable() {
     addNormalizationLowerings(t);
     addRecurrentLowerings(t);
     addGeneratorLowerings(t);
+    addLossLowerings(t);
+    addScanSortLowerings(t);
     return t;
   }();
   return table;

@@ -1,0 +1,266 @@
+//===- ScanSortOps.cpp - CumSum, Hardmax, TopK ----------------------------===//
+//
+// Ops that relate the elements along one axis. Each is a linalg.generic
+// with the output's dims plus one reduction dim `j` running along the axis
+// (the element being compared or accumulated): O(n^2) along that axis, but
+// plain parallel loops elsewhere that tile and fuse like any other op, with
+// no sequential scan or sort the pipeline would need to know about.
+//
+//===----------------------------------------------------------------------===//
+#include "strata/compiler/Importers/ONNX/Builders.h"
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace strata::onnx_importer {
+namespace {
+
+// The identity map of `rank` dims over `rank + 1` loops, and the same map
+// with dim `axis` replaced by the extra loop `rank`.
+AffineMap identityMap(OpBuilder &b, int64_t rank) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < rank; ++i)
+    exprs.push_back(b.getAffineDimExpr(i));
+  return AffineMap::get(rank + 1, 0, exprs, b.getContext());
+}
+AffineMap alongAxisMap(OpBuilder &b, int64_t rank, int64_t axis) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < rank; ++i)
+    exprs.push_back(b.getAffineDimExpr(i == axis ? rank : i));
+  return AffineMap::get(rank + 1, 0, exprs, b.getContext());
+}
+
+// A generic over the output's dims plus a reduction loop `j` along `axis`.
+// `inputMaps` are over rank + 1 loops; `inits` are the outputs (identity
+// over the output dims). The body gets the block arguments, the output
+// index along the axis and j.
+using PairwiseBody = llvm::function_ref<SmallVector<Value>(
+    OpBuilder &, Location, ValueRange, Value i, Value j)>;
+SmallVector<Value> createPairwise(OpBuilder &b, Location loc, int64_t rank,
+                                  int64_t axis, ValueRange inputs,
+                                  ArrayRef<AffineMap> inputMaps,
+                                  ValueRange inits, PairwiseBody body) {
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.append(inits.size(), identityMap(b, rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange(inits), inputs, inits, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value i = linalg::IndexOp::create(nb, nl, axis);
+        Value j = linalg::IndexOp::create(nb, nl, rank);
+        linalg::YieldOp::create(nb, nl, body(nb, nl, args, i, j));
+      });
+  return SmallVector<Value>(generic.getResults());
+}
+
+Value addValues(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::AddFOp::create(b, loc, x, y);
+  return arith::AddIOp::create(b, loc, x, y);
+}
+
+// Inclusive/exclusive, forward/reverse running sum along a static axis.
+Value createCumSum(OpBuilder &b, Location loc, Value x, int64_t axis,
+                   bool exclusive, bool reverse) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  Type et = type.getElementType();
+  Value init = createFilled(b, loc, type, createScalar(b, loc, et, 0));
+  using P = arith::CmpIPredicate;
+  P pred =
+      reverse ? (exclusive ? P::ugt : P::uge) : (exclusive ? P::ult : P::ule);
+  return createPairwise(
+      b, loc, rank, axis, {x}, {alongAxisMap(b, rank, axis)}, {init},
+      [&](OpBuilder &nb, Location nl, ValueRange args, Value i,
+          Value j) -> SmallVector<Value> {
+        Value take = arith::CmpIOp::create(nb, nl, pred, j, i);
+        Value v = arith::SelectOp::create(nb, nl, take, args[0],
+                                          createScalar(nb, nl, et, 0));
+        return {addValues(nb, nl, args[1], v)};
+      })[0];
+}
+
+LogicalResult lowerCumSum(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  int64_t rank = type->getRank();
+  if (rank == 0)
+    return ctx.fail("input must have rank >= 1");
+  bool exclusive = ctx.getIntAttr("exclusive", 0) != 0;
+  bool reverse = ctx.getIntAttr("reverse", 0) != 0;
+  Value x = ctx.getInput(0);
+  if (ctx.getConstantInput(1)) {
+    FailureOr<SmallVector<int64_t>> axis = ctx.getConstantInts(1);
+    if (failed(axis))
+      return failure();
+    if (axis->size() != 1 || (*axis)[0] < -rank || (*axis)[0] >= rank)
+      return ctx.fail("axis must be one value in [-rank, rank)");
+    return ctx.setOutput(0, createCumSum(b, loc, x,
+                                         normalizeAxis((*axis)[0], rank),
+                                         exclusive, reverse));
+  }
+  // A run-time axis: one sum per candidate axis, the right one selected at
+  // run time (ranks are small; a constant axis gets just one).
+  Value axis = createScalarCast(b, loc, extractFirst(b, loc, ctx.getInput(1)),
+                                b.getI64Type(), false, false);
+  Value isNeg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, axis,
+                                      createScalar(b, loc, b.getI64Type(), 0));
+  axis = arith::SelectOp::create(
+      b, loc, isNeg,
+      arith::AddIOp::create(b, loc, axis,
+                            createScalar(b, loc, b.getI64Type(), rank)),
+      axis);
+  Value result = createCumSum(b, loc, x, 0, exclusive, reverse);
+  for (int64_t a = 1; a < rank; ++a) {
+    Value sum = createCumSum(b, loc, x, a, exclusive, reverse);
+    Value isA = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, axis,
+                                      createScalar(b, loc, b.getI64Type(), a));
+    result = arith::SelectOp::create(b, loc, isA, sum, result);
+  }
+  return ctx.setOutput(0, result);
+}
+
+// Whether element (x, at j) comes before element (y, at i) in TopK's
+// order: larger (or smaller) first, the lower index first among equals.
+Value comesBefore(OpBuilder &b, Location loc, Value x, Value j, Value y,
+                  Value i, bool largest, bool isUnsigned) {
+  Value better, equal;
+  if (isa<FloatType>(x.getType())) {
+    better = arith::CmpFOp::create(
+        b, loc, largest ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
+        x, y);
+    equal = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, y);
+  } else {
+    using P = arith::CmpIPredicate;
+    P pred = largest ? (isUnsigned ? P::ugt : P::sgt)
+                     : (isUnsigned ? P::ult : P::slt);
+    better = arith::CmpIOp::create(b, loc, pred, x, y);
+    equal = arith::CmpIOp::create(b, loc, P::eq, x, y);
+  }
+  Value earlier =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, i);
+  return arith::OrIOp::create(b, loc, better,
+                              arith::AndIOp::create(b, loc, equal, earlier));
+}
+
+// The position of each element along `axis` in TopK's order (0 = first),
+// as index-typed counts in an i64 tensor shaped like `x`.
+Value createRanks(OpBuilder &b, Location loc, Value x, int64_t axis,
+                  bool largest, bool isUnsigned) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  auto rankType = RankedTensorType::get(type.getShape(), b.getI64Type());
+  Value init =
+      createFilled(b, loc, rankType, createScalar(b, loc, b.getI64Type(), 0));
+  return createPairwise(
+      b, loc, rank, axis, {x, x},
+      {identityMap(b, rank), alongAxisMap(b, rank, axis)}, {init},
+      [&](OpBuilder &nb, Location nl, ValueRange args, Value i,
+          Value j) -> SmallVector<Value> {
+        Value before =
+            comesBefore(nb, nl, args[1], j, args[0], i, largest, isUnsigned);
+        Value one = arith::ExtUIOp::create(nb, nl, nb.getI64Type(), before);
+        return {arith::AddIOp::create(nb, nl, args[2], one)};
+      })[0];
+}
+
+LogicalResult lowerTopK(NodeContext &ctx) {
+  FailureOr<RankedTensorType> valuesType = ctx.getOutputType(0);
+  FailureOr<RankedTensorType> indicesType = ctx.getOutputType(1);
+  if (failed(valuesType) || failed(indicesType))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType xt = ctx.getInputType(0);
+  int64_t rank = xt.getRank();
+  int64_t axis = ctx.getIntAttr("axis", -1);
+  if (rank == 0 || axis < -rank || axis >= rank)
+    return ctx.fail("axis " + Twine(axis) + " is out of range");
+  axis = normalizeAxis(axis, rank);
+  // K may arrive at run time; the result shape (inferred or declared) fixes
+  // it at compile time.
+  if (std::optional<DenseElementsAttr> k = ctx.getConstantInput(1);
+      k && k->getNumElements() == 1 &&
+      k->getValues<APInt>()[0].getSExtValue() != valuesType->getDimSize(axis))
+    return ctx.fail("K differs from the result shape");
+  if (valuesType->getNumElements() == 0) {
+    if (failed(ctx.setOutput(0, createZeroElements(b, loc, *valuesType))))
+      return failure();
+    return ctx.setOutput(1, createZeroElements(b, loc, *indicesType));
+  }
+  bool largest = ctx.getIntAttr("largest", 1) != 0;
+  Value x = ctx.getInput(0);
+  Value ranks = createRanks(b, loc, x, axis, largest, ctx.isInputUnsigned(0));
+  // Output position r along the axis takes the element whose rank is r.
+  Type et = xt.getElementType();
+  Value values = createFilled(b, loc, *valuesType, createScalar(b, loc, et, 0));
+  Value indices = createFilled(b, loc, *indicesType,
+                               createScalar(b, loc, b.getI64Type(), 0));
+  SmallVector<Value> results = createPairwise(
+      b, loc, rank, axis, {x, ranks},
+      {alongAxisMap(b, rank, axis), alongAxisMap(b, rank, axis)},
+      {values, indices},
+      [&](OpBuilder &nb, Location nl, ValueRange args, Value r,
+          Value j) -> SmallVector<Value> {
+        Value hit = arith::CmpIOp::create(
+            nb, nl, arith::CmpIPredicate::eq, args[1],
+            arith::IndexCastOp::create(nb, nl, nb.getI64Type(), r));
+        Value j64 = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), j);
+        return {arith::SelectOp::create(nb, nl, hit, args[0], args[2]),
+                arith::SelectOp::create(nb, nl, hit, j64, args[3])};
+      });
+  if (failed(ctx.setOutput(0, results[0])))
+    return failure();
+  return ctx.setOutput(1, results[1]);
+}
+
+// Hardmax: 1 at the first maximum along the axis, 0 elsewhere.
+LogicalResult lowerHardmax(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  int64_t rank = type->getRank();
+  int64_t axis = ctx.getIntAttr("axis", -1);
+  if (rank == 0 || axis < -rank || axis >= rank)
+    return ctx.fail("axis " + Twine(axis) + " is out of range");
+  if (ctx.getOpset() < 13)
+    return ctx.fail("opset < 13 Hardmax (coerced to 2-D) is not supported");
+  axis = normalizeAxis(axis, rank);
+  // An element is the first maximum when no element comes before it in
+  // descending order: its rank is 0.
+  Value ranks = createRanks(b, loc, ctx.getInput(0), axis, /*largest=*/true,
+                            /*isUnsigned=*/false);
+  Type et = type->getElementType();
+  Value result = createElementwise(
+      b, loc, {ranks}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value first =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, a[0],
+                                  createScalar(nb, nl, nb.getI64Type(), 0));
+        return arith::SelectOp::create(nb, nl, first,
+                                       createScalar(nb, nl, et, 1),
+                                       createScalar(nb, nl, et, 0));
+      });
+  return ctx.setOutput(0, result);
+}
+
+} // namespace
+
+void addScanSortLowerings(LoweringTable &t) {
+  t["CumSum"] = lowerCumSum;
+  t["TopK"] = lowerTopK;
+  t["Hardmax"] = lowerHardmax;
+}
+
+} // namespace strata::onnx_importer
