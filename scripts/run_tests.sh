@@ -34,7 +34,7 @@ TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure \
   -j2 -R '^(hal_(local_task|executable)|vm_invocation|session_(async|stress))_test'
 echo "== thread sanitizer tests: $(( $(date +%s) - start )) s since start"
 
-# libFuzzer targets (ASan+UBSan, runtime only): each runs for
+# libFuzzer targets (ASan+UBSan): each runs for
 # STRATA_FUZZ_SECONDS (25 s by default) from the seed corpus; a crash fails
 # CI (tests/fuzz/run_fuzzers.sh says how to keep it as a regression input).
 cmake -S . -B build-fuzz -G Ninja -DSTRATA_BUILD_COMPILER=OFF \
@@ -43,4 +43,14 @@ cmake -S . -B build-fuzz -G Ninja -DSTRATA_BUILD_COMPILER=OFF \
 cmake --build build-fuzz --target module_fuzzer tensor_input_fuzzer \
   elf_loader_fuzzer
 tests/fuzz/run_fuzzers.sh build-fuzz "${STRATA_FUZZ_SECONDS:-25}"
+# The ONNX importer's target needs a compiler build: only the importer
+# library and the target are built, not the rest of the compiler (15 files
+# against the shared libMLIR/libLLVM: 1.5-2.5 min without ccache on one
+# core, about a second with it).
+cmake -S . -B build-fuzz-onnx -G Ninja -DSTRATA_BUILD_COMPILER=ON \
+  -DSTRATA_ENABLE_ASAN=ON -DSTRATA_BUILD_FUZZERS=ON \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-fuzz-onnx --target onnx_importer_fuzzer
+tests/fuzz/run_fuzzers.sh build-fuzz-onnx "${STRATA_FUZZ_SECONDS:-25}" \
+  onnx_importer_fuzzer
 echo "== fuzzing: $(( $(date +%s) - start )) s since start"

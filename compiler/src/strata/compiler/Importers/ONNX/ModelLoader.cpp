@@ -20,8 +20,9 @@
 namespace strata::onnx_importer {
 namespace {
 
-// Every graph output must be a graph input, an initializer or some node's
-// output, and window attributes must be positive.
+// Graph inputs and outputs must be tensors, every graph output a graph
+// input, an initializer or some node's output, Gemm operands matrices and
+// window attributes positive.
 bool checkGraphOutputsDefined(const onnx::GraphProto &graph,
                               std::string &error) {
   std::set<std::string> defined;
@@ -32,6 +33,19 @@ bool checkGraphOutputsDefined(const onnx::GraphProto &graph,
   for (const auto &node : graph.node())
     for (const auto &output : node.output())
       defined.insert(output);
+  // libonnx's version converter drops the types of sequences and
+  // optionals, which strict shape inference then reports as missing.
+  for (const auto *values : {&graph.input(), &graph.output()})
+    for (const auto &value : *values)
+      if (value.type().value_case() != onnx::TypeProto::VALUE_NOT_SET &&
+          !value.type().has_tensor_type()) {
+        error = "graph " +
+                std::string(values == &graph.input() ? "input" : "output") +
+                " '" + value.name() +
+                "': only tensor values are supported (not sequences, maps "
+                "or optionals)";
+        return false;
+      }
   for (const auto &output : graph.output()) {
     if (defined.count(output.name()))
       continue;
@@ -183,14 +197,22 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
       } catch (const std::exception &) {
       }
     }
+    // Strict: a node whose inference fails (an attribute out of range for
+    // its input, a declared output type that contradicts the inferred one)
+    // makes the model invalid. Otherwise libonnx keeps the declared type and
+    // the lowerings, which trust the types of their results, would build
+    // IR from types that contradict their operands.
     onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
-                                        /*strict_mode_val=*/0,
+                                        /*strict_mode_val=*/1,
                                         /*data_prop_val=*/true);
     onnx::shape_inference::InferShapes(
         *model, onnx::OpSchemaRegistry::Instance(), options);
     result.opset = opset;
   } catch (const std::exception &e) {
     error = std::string("invalid ONNX model: ") + e.what();
+    // Shape inference ends its messages with a newline.
+    while (!error.empty() && (error.back() == '\n' || error.back() == ' '))
+      error.pop_back();
     return result;
   } catch (...) {
     error = "invalid ONNX model: libonnx failed with an unknown error";
