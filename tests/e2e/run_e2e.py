@@ -34,27 +34,29 @@ def compare(index, got, want):
     return None
 
 
-def compile_cached(compiler, source, cache_dir, tmp):
-    """Compiles `source`, reusing an earlier result for the same source text
-    and compiler binary (several cases and devices share one program)."""
+def compile_cached(compiler, source, cache_dir, tmp, target):
+    """Compiles `source` for `target`, reusing an earlier result for the same
+    source text, target and compiler binary (several cases and devices share
+    one program)."""
+    flags = [f"--target={target}"]
     if not cache_dir:
         module = os.path.join(tmp, "module.smod")
         start = time.monotonic()
-        subprocess.run([compiler, source, "-o", module], check=True)
+        subprocess.run([compiler, source, "-o", module] + flags, check=True)
         print(f"compile: {time.monotonic() - start:.2f} s")
         return module
     key = hashlib.sha256()
     with open(source, "rb") as f:
         key.update(f.read())
     stat = os.stat(compiler)
-    key.update(f"{compiler}:{stat.st_mtime_ns}:{stat.st_size}".encode())
+    key.update(f"{compiler}:{stat.st_mtime_ns}:{stat.st_size}:{target}".encode())
     os.makedirs(cache_dir, exist_ok=True)
     module = os.path.join(cache_dir, key.hexdigest()[:24] + ".smod")
     if os.path.exists(module):
         return module
     partial = os.path.join(tmp, "module.smod")
     start = time.monotonic()
-    subprocess.run([compiler, source, "-o", partial], check=True)
+    subprocess.run([compiler, source, "-o", partial] + flags, check=True)
     print(f"compile: {time.monotonic() - start:.2f} s")
     shutil.copyfile(partial, module + f".{os.getpid()}")
     os.replace(module + f".{os.getpid()}", module)  # atomic for racing tests
@@ -69,6 +71,8 @@ def main():
     parser.add_argument("--source-dir", required=True)
     parser.add_argument("--device", default="local-sync")
     parser.add_argument("--cache-dir", help="reuse compiled modules from here")
+    parser.add_argument("--target", default="cpu", choices=["cpu", "vmvx"],
+                        help="executable target to compile for")
     args = parser.parse_args()
 
     source, function, make = CASES[args.case]
@@ -76,7 +80,8 @@ def main():
     run_bin = args.run_bin or args.bin
     with tempfile.TemporaryDirectory() as tmp:
         module = compile_cached(os.path.join(args.bin, "strata-compile"),
-                                os.path.join(args.source_dir, source), args.cache_dir, tmp)
+                                os.path.join(args.source_dir, source), args.cache_dir, tmp,
+                                args.target)
         command = [os.path.join(run_bin, "strata-run"), f"--module={module}",
                    f"--function={function}", f"--device={args.device}"]
         for i, value in enumerate(inputs):

@@ -20,8 +20,11 @@ static cl::opt<std::string> outputFile("o",
                                        cl::desc("Output module file (.smod)"),
                                        cl::value_desc("path"),
                                        cl::cat(category));
-static cl::opt<std::string> target("target", cl::desc("Executable target: cpu"),
-                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Executable target: cpu (native code for --cpu) or vmvx "
+                    "(portable VM bytecode + runtime microkernels)"),
+           cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
     cpu("cpu",
         cl::desc("CPU for the cpu target: host, x86-64, x86-64-v3, "

@@ -83,6 +83,36 @@ def LowerExecutablesPass : Pass<"strata-lower-executables", "mlir::ModuleOp"> {
   let dependentDialects = ["::strata::hal::HALDialect"];
 }
 
+def LowerExecutablesToVMVXPass
+    : Pass<"strata-lower-executables-vmvx", "mlir::ModuleOp"> {
+  let summary = "Compiles every flow.executable for the vmvx target (VM "
+                "bytecode calling runtime microkernels) into a "
+                "hal.executable.binary";
+  let options = [
+    Option<"printLoweredIR", "print-lowered-ir", "bool", "false",
+           "Print each executable's vm.module to stdout">,
+  ];
+  let dependentDialects = ["::strata::hal::HALDialect",
+                           "::strata::vm::VMDialect"];
+}
+
+def VMVXLowerContractionsPass
+    : Pass<"strata-vmvx-lower-contractions", "mlir::ModuleOp"> {
+  let summary = "Rewrites f32 contractions on buffers into calls of the "
+                "vmvx.matmul.f32 microkernel";
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def VMVXConvertKernelToVMPass
+    : Pass<"strata-vmvx-convert-kernel-to-vm", "mlir::ModuleOp"> {
+  let summary = "Converts a lowered vmvx kernel module (cf, arith, math, "
+                "memref on buffers) into a vm.module of dispatch functions";
+  let dependentDialects = ["::strata::vm::VMDialect"];
+}
+
 def ConvertHostToVMPass : Pass<"strata-convert-host-to-vm", "mlir::ModuleOp"> {
   let summary = "Lowers the host program into one vm.module";
   let description = [{

@@ -1,13 +1,15 @@
 //===- LowerExecutables.cpp - flow.executable to native code --------------===//
 //
-// For each flow.executable: bufferizes its module (results become output
-// buffers, so every argument is a binding), lowers linalg to loops and then
+// For each flow.executable: bufferizes its module (BufferizeExecutable.h:
+// results become output buffers, so every argument is a binding), lowers
+// linalg to loops and then
 // to the LLVM dialect with bare-pointer memrefs (static shapes), translates
 // to LLVM IR, adds the executable library ABI and compiles it into an ELF
 // shared object held by a hal.executable.binary.
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/Codegen/BufferizeExecutable.h"
 #include "strata/compiler/Codegen/ExecutableLibraryBuilder.h"
 #include "strata/compiler/Codegen/LLVMCPUTarget.h"
 #include "strata/compiler/Codegen/TileAndDistribute.h"
@@ -35,25 +37,8 @@ using namespace mlir;
 namespace strata {
 namespace {
 
-// Tensor code to the LLVM dialect. Kept as text so `strata-opt` users can
+// Buffer code to the LLVM dialect. Kept as text so `strata-opt` users can
 // reproduce any step.
-constexpr const char *kPrepareBufferizationPipeline =
-    // Broadcasts and other elementwise producers fold into their consumers
-    // so they need no intermediate buffer.
-    // (All named ops are generalized for now; per-op-class strategies will
-    // keep matmuls and convolutions named.)
-    "func.func(linalg-generalize-named-ops,"
-    "linalg-fuse-elementwise-ops),canonicalize,"
-    "eliminate-empty-tensors";
-
-constexpr const char *kBufferizePipeline =
-    "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
-    "canonicalize,cse,"
-    "buffer-results-to-out-params{hoist-static-allocs "
-    "modify-public-functions},"
-    "canonicalize,cse";
-
 constexpr const char *kToLLVMPipeline =
     "func.func(strata-memref-copy-to-linalg,strata-vectorizable-loop-order,"
     "convert-linalg-to-loops,"
@@ -66,71 +51,6 @@ constexpr const char *kToLLVMPipeline =
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
     "convert-index-to-llvm,convert-ub-to-llvm,reconcile-unrealized-casts,"
     "canonicalize";
-
-// Every result of an executable is its own binding. When the same tensor is
-// returned twice (a multi-result op whose results were merged), the second
-// becomes an explicit copy so bufferization gives each result its own
-// buffer (returning one buffer twice is not something the out-param
-// rewrite handles).
-void makeResultsDistinct(func::FuncOp func) {
-  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  DenseSet<Value> seen;
-  OpBuilder builder(ret);
-  for (OpOperand &operand : ret->getOpOperands()) {
-    Value value = operand.get();
-    auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (!type || seen.insert(value).second)
-      continue;
-    Value empty = tensor::EmptyOp::create(
-        builder, ret.getLoc(), type.getShape(), type.getElementType());
-    operand.set(linalg::CopyOp::create(builder, ret.getLoc(), value, empty)
-                    .getResult(0));
-  }
-}
-
-// Kernels run without libc, so their temporaries live on the stack. A
-// temporary of a partial workgroup tile has a dynamic size; it is bounded
-// by the tile, which ValueBounds proves.
-constexpr int64_t kMaxStackTemporaryBytes = 256 * 1024;
-
-LogicalResult moveTemporariesToStack(ModuleOp module) {
-  SmallVector<memref::AllocOp> allocs;
-  module.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
-  IRRewriter rewriter(module.getContext());
-  for (memref::AllocOp alloc : allocs) {
-    MemRefType type = alloc.getType();
-    int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
-    unsigned dynamicIndex = 0;
-    for (int64_t size : type.getShape()) {
-      if (!ShapedType::isDynamic(size)) {
-        bytes *= size;
-        continue;
-      }
-      Value dynamicSize = alloc.getDynamicSizes()[dynamicIndex++];
-      FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
-          presburger::BoundType::UB, dynamicSize,
-          /*stopCondition=*/nullptr, /*closedUB=*/true);
-      if (failed(bound))
-        return alloc.emitOpError("has a size with no known upper bound; "
-                                 "executables cannot allocate heap memory");
-      bytes *= *bound;
-    }
-    if (bytes > kMaxStackTemporaryBytes)
-      return alloc.emitOpError("needs a ")
-             << bytes << "-byte temporary inside an executable (limit "
-             << kMaxStackTemporaryBytes << ")";
-    rewriter.setInsertionPoint(alloc);
-    rewriter.replaceOpWithNewOp<memref::AllocaOp>(
-        alloc, type, alloc.getDynamicSizes(), alloc.getSymbolOperands(),
-        alloc.getAlignmentAttr());
-  }
-  // Their deallocations (if any) go with them.
-  module.walk([&](memref::DeallocOp dealloc) {
-    if (dealloc.getMemref().getDefiningOp<memref::AllocaOp>())
-      dealloc.erase();
-  });
-  return success();
-}
 
 // The listed CPU features (cpu_features.def) the target machine's code may
 // use; the module checks them at initialization.
@@ -151,16 +71,14 @@ struct LowerExecutablesPass
 
   void getDependentDialects(DialectRegistry &registry) const override {
     Base::getDependentDialects(registry);
+    getBufferizationDependentDialects(registry);
     OpPassManager pipeline(ModuleOp::getOperationName());
     if (succeeded(buildPipeline(pipeline)))
       pipeline.getDependentDialects(registry);
   }
 
   static LogicalResult buildPipeline(OpPassManager &pipeline) {
-    return parsePassPipeline((Twine(kPrepareBufferizationPipeline) + "," +
-                              kBufferizePipeline + "," + kToLLVMPipeline)
-                                 .str(),
-                             pipeline);
+    return parsePassPipeline(kToLLVMPipeline, pipeline);
   }
 
   LogicalResult lowerExecutable(flow::ExecutableOp executable,
@@ -183,44 +101,15 @@ struct LowerExecutablesPass
 LogicalResult
 LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
                                       llvm::TargetMachine &machine) {
+  FailureOr<BufferizedExecutable> bufferized = bufferizeExecutable(
+      executable, [&](OpPassManager &pipeline, ModuleOp module) {
+        return runPipeline(pipeline, module);
+      });
+  if (failed(bufferized))
+    return failure();
   ModuleOp inner = executable.getInnerModule();
-  if (!inner)
-    return executable.emitOpError("has no module to lower");
-  StringRef entryName = executable.getEntryPoint();
-
-  auto entry = inner.lookupSymbol<func::FuncOp>(entryName);
-  if (!entry)
-    return executable.emitOpError("entry point @") << entryName << " not found";
-
-  // Split the work over the workgroup grid outlining chose.
-  bool tiled = false;
-  std::optional<ArrayRef<int64_t>> workgroups = executable.getWorkgroupCount();
-  if (workgroups && !workgroups->empty() && (*workgroups)[0] > 1) {
-    linalg::LinalgOp root =
-        findDispatchRoot(entry.getBody().front().getTerminator());
-    std::optional<WorkgroupTiling> tiling =
-        root ? chooseWorkgroupTiling(root) : std::nullopt;
-    tiled = tiling && tiling->count == (*workgroups)[0] &&
-            succeeded(tileToWorkgroups(entry, *tiling));
-  }
-
-  OpPassManager prepare(ModuleOp::getOperationName());
-  if (failed(parsePassPipeline(kPrepareBufferizationPipeline, prepare)) ||
-      failed(runPipeline(prepare, inner)))
-    return executable.emitOpError("failed to prepare bufferization");
-  makeResultsDistinct(entry);
-
-  OpPassManager bufferize(ModuleOp::getOperationName());
-  if (failed(parsePassPipeline(kBufferizePipeline, bufferize)) ||
-      failed(runPipeline(bufferize, inner)))
-    return executable.emitOpError("failed to bufferize");
-
-  if (failed(moveTemporariesToStack(inner)))
-    return failure();
-
-  unsigned bindingCount = entry.getNumArguments();
-  if (failed(distributeToWorkgroups(entry, tiled)))
-    return failure();
+  StringRef entryName = bufferized->entry.getSymName();
+  unsigned bindingCount = bufferized->bindingCount;
 
   OpPassManager toLLVM(ModuleOp::getOperationName());
   if (failed(parsePassPipeline(kToLLVMPipeline, toLLVM)) ||

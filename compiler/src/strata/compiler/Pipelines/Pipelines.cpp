@@ -46,6 +46,12 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     return success();
   }
   if (phase == "target") {
+    if (options.target == "vmvx") {
+      LowerExecutablesToVMVXPassOptions vmvxOptions;
+      vmvxOptions.printLoweredIR = printTargetIR;
+      pm.addPass(createLowerExecutablesToVMVXPass(vmvxOptions));
+      return success();
+    }
     if (options.target != "cpu")
       return failure();
     LowerExecutablesPassOptions lowerOptions;
@@ -97,9 +103,9 @@ static LogicalResult verifySupportedInput(ModuleOp module) {
 LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
                             StringRef dumpAfter, llvm::raw_ostream &dumpStream,
                             bool stopAfterDump, llvm::raw_ostream *output) {
-  if (options.target != "cpu")
+  if (options.target != "cpu" && options.target != "vmvx")
     return module.emitError("unknown target '")
-           << options.target << "' (supported: cpu)";
+           << options.target << "' (supported: cpu, vmvx)";
   for (StringRef phase : kPhaseNames) {
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
     if (failed(buildPhasePipeline(pm, phase, options,

@@ -23,7 +23,8 @@
 namespace strata {
 
 struct CompileOptions {
-  // Executable target: "cpu" (native code via LLVM).
+  // Executable target: "cpu" (native code via LLVM) or "vmvx" (portable VM
+  // bytecode calling runtime microkernels).
   std::string target = "cpu";
   // CPU for the cpu target: "host" or an LLVM CPU name.
   std::string cpu = "host";

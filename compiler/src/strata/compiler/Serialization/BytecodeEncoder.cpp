@@ -77,6 +77,7 @@ public:
 private:
   LogicalResult allocateRegisters();
   LogicalResult encodeOp(Operation *op);
+  LogicalResult encodeRegisterOp(Operation *op);
 
   void emitOpcode(Opcode opcode) {
     out.push_back(static_cast<uint8_t>(opcode));
@@ -279,28 +280,73 @@ LogicalResult FunctionEncoder::encodeOp(Operation *op) {
         emitReg(cmp.getOperand());
         return success();
       })
-      .Default([&](Operation *other) -> LogicalResult {
-        Opcode opcode;
-        if (isa<vm::AddI32Op>(other))
-          opcode = Opcode::AddI32;
-        else if (isa<vm::SubI32Op>(other))
-          opcode = Opcode::SubI32;
-        else if (isa<vm::MulI32Op>(other))
-          opcode = Opcode::MulI32;
-        else if (isa<vm::AddI64Op>(other))
-          opcode = Opcode::AddI64;
-        else if (isa<vm::SubI64Op>(other))
-          opcode = Opcode::SubI64;
-        else if (isa<vm::MulI64Op>(other))
-          opcode = Opcode::MulI64;
-        else
-          return other->emitOpError("has no bytecode encoding");
-        emitOpcode(opcode);
-        emitReg(other->getResult(0));
-        emitReg(other->getOperand(0));
-        emitReg(other->getOperand(1));
-        return success();
-      });
+      .Default([&](Operation *other) { return encodeRegisterOp(other); });
+}
+
+// Opcodes by mnemonic ("add.f32").
+const llvm::StringMap<Opcode> &getOpcodesByMnemonic() {
+  static const llvm::StringMap<Opcode> *table = [] {
+    auto *map = new llvm::StringMap<Opcode>();
+    for (uint32_t i = 0; i < ::strata::vm::kOpcodeCount; ++i)
+      (*map)[::strata::vm::kOpcodeInfos[i].mnemonic] = static_cast<Opcode>(i);
+    return map;
+  }();
+  return *table;
+}
+
+FailureOr<uint32_t> getMathFunctionId(Operation *op, char kind) {
+  auto name = op->getAttrOfType<StringAttr>("function");
+  if (!name)
+    return op->emitOpError("needs a `function` attribute"), failure();
+  ArrayRef<const char *> names =
+      kind == 'm' ? ArrayRef(::strata::vm::kUnaryMathFunctionNames)
+                  : ArrayRef(::strata::vm::kBinaryMathFunctionNames);
+  for (auto [id, candidate] : llvm::enumerate(names))
+    if (name.getValue() == candidate)
+      return static_cast<uint32_t>(id);
+  return op->emitOpError("names unknown math function '")
+             << name.getValue() << "'",
+         failure();
+}
+
+// Ops made of registers only (plus a math function id): the op name minus
+// "vm." is the mnemonic, results come before operands, and each register's
+// bank must be the one the format names.
+LogicalResult FunctionEncoder::encodeRegisterOp(Operation *op) {
+  StringRef mnemonic = op->getName().getStringRef();
+  if (!mnemonic.consume_front("vm."))
+    return op->emitOpError("has no bytecode encoding");
+  auto it = getOpcodesByMnemonic().find(mnemonic);
+  if (it == getOpcodesByMnemonic().end())
+    return op->emitOpError("has no bytecode encoding");
+  Opcode opcode = it->second;
+  StringRef format =
+      ::strata::vm::kOpcodeInfos[static_cast<int>(opcode)].format;
+  SmallVector<Value> registers(op->getResults());
+  llvm::append_range(registers, op->getOperands());
+  emitOpcode(opcode);
+  size_t next = 0;
+  for (char kind : format) {
+    if (kind == 'm' || kind == 'n') {
+      FailureOr<uint32_t> id = getMathFunctionId(op, kind);
+      if (failed(id))
+        return failure();
+      emitU32(*id);
+      continue;
+    }
+    if (next >= registers.size())
+      return op->emitOpError("has fewer values than '") << format << "' needs";
+    Value value = registers[next++];
+    FailureOr<RegisterBank> bank = getRegisterBank(value.getType());
+    if (failed(bank) || getBankChar(*bank) != kind)
+      return op->emitOpError("has a value of type ")
+             << value.getType() << " where '" << format << "' needs '" << kind
+             << "'";
+    emitReg(value);
+  }
+  if (next != registers.size())
+    return op->emitOpError("has more values than '") << format << "' takes";
+  return success();
 }
 
 FailureOr<EncodedFunction> FunctionEncoder::encode() {

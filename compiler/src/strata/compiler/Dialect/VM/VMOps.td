@@ -252,4 +252,166 @@ def VM_CmpNzI32Op : VM_Op<"cmp.nz.i32", [Pure]> {
   let assemblyFormat = "$operand attr-dict";
 }
 
+
+// Instructions that only read and write registers. Their bytecode encoding
+// is generic (BytecodeEncoder): the op name minus "vm." is the mnemonic of
+// bytecode_ops.def, results are encoded before operands, and a `function`
+// attribute fills a math function operand (m/n).
+class VM_UnaryOp<string mnemonic, Type resultType, Type operandType>
+    : VM_Op<mnemonic, [Pure]> {
+  let arguments = (ins operandType:$operand);
+  let results = (outs resultType:$result);
+  let assemblyFormat = "$operand attr-dict";
+}
+class VM_CompareOp<string mnemonic, Type type> : VM_Op<mnemonic, [Pure]> {
+  let arguments = (ins type:$lhs, type:$rhs);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict";
+}
+class VM_SelectOp<string mnemonic, Type type> : VM_Op<mnemonic, [Pure]> {
+  let arguments = (ins I32:$condition, type:$trueValue, type:$falseValue);
+  let results = (outs type:$result);
+  let assemblyFormat = "$condition `,` $trueValue `,` $falseValue attr-dict";
+}
+class VM_MathOp<string mnemonic, Type type> : VM_Op<mnemonic, [Pure]> {
+  let summary = "A unary math function (math_functions.def) by name";
+  let arguments = (ins type:$operand, StrAttr:$function);
+  let results = (outs type:$result);
+  let assemblyFormat = "$function $operand attr-dict";
+}
+class VM_Math2Op<string mnemonic, Type type> : VM_Op<mnemonic, [Pure]> {
+  let summary = "A binary math function (math_functions.def) by name";
+  let arguments = (ins type:$lhs, type:$rhs, StrAttr:$function);
+  let results = (outs type:$result);
+  let assemblyFormat = "$function $lhs `,` $rhs attr-dict";
+}
+class VM_FmaOp<string mnemonic, Type type> : VM_Op<mnemonic, [Pure]> {
+  let arguments = (ins type:$a, type:$b, type:$c);
+  let results = (outs type:$result);
+  let assemblyFormat = "$a `,` $b `,` $c attr-dict";
+}
+// Byte offsets; out-of-range accesses fail the invocation.
+class VM_BufferLoadOp<string mnemonic, Type type> : VM_Op<mnemonic> {
+  let arguments = (ins VM_AnyRef:$buffer, I64:$offset);
+  let results = (outs type:$result);
+  let assemblyFormat = "$buffer `[` $offset `]` attr-dict `:` type($buffer)";
+}
+class VM_BufferStoreOp<string mnemonic, Type type> : VM_Op<mnemonic> {
+  let arguments = (ins VM_AnyRef:$buffer, I64:$offset, type:$value);
+  let assemblyFormat = [{
+    $value `,` $buffer `[` $offset `]` attr-dict `:` type($buffer)
+  }];
+}
+def VM_BufferAllocOp : VM_Op<"buffer.alloc"> {
+  let summary = "A zero-filled, writable vm.buffer of `length` bytes";
+  let arguments = (ins I64:$length);
+  let results = (outs VM_AnyRef:$result);
+  let assemblyFormat = "$length attr-dict `:` type($result)";
+}
+
+def VM_DivI32SOp : VM_BinaryOp<"div.i32.s", I32>;
+def VM_DivI32UOp : VM_BinaryOp<"div.i32.u", I32>;
+def VM_RemI32SOp : VM_BinaryOp<"rem.i32.s", I32>;
+def VM_RemI32UOp : VM_BinaryOp<"rem.i32.u", I32>;
+def VM_AndI32Op : VM_BinaryOp<"and.i32", I32>;
+def VM_OrI32Op : VM_BinaryOp<"or.i32", I32>;
+def VM_XorI32Op : VM_BinaryOp<"xor.i32", I32>;
+def VM_ShlI32Op : VM_BinaryOp<"shl.i32", I32>;
+def VM_ShrI32SOp : VM_BinaryOp<"shr.i32.s", I32>;
+def VM_ShrI32UOp : VM_BinaryOp<"shr.i32.u", I32>;
+def VM_MinI32SOp : VM_BinaryOp<"min.i32.s", I32>;
+def VM_MaxI32SOp : VM_BinaryOp<"max.i32.s", I32>;
+def VM_NotI32Op : VM_UnaryOp<"not.i32", I32, I32>;
+def VM_CmpEqI32Op : VM_CompareOp<"cmp.eq.i32", I32>;
+def VM_CmpNeI32Op : VM_CompareOp<"cmp.ne.i32", I32>;
+def VM_CmpLtI32SOp : VM_CompareOp<"cmp.lt.i32.s", I32>;
+def VM_CmpLtI32UOp : VM_CompareOp<"cmp.lt.i32.u", I32>;
+def VM_CmpLeI32SOp : VM_CompareOp<"cmp.le.i32.s", I32>;
+def VM_CmpLeI32UOp : VM_CompareOp<"cmp.le.i32.u", I32>;
+def VM_DivI64SOp : VM_BinaryOp<"div.i64.s", I64>;
+def VM_DivI64UOp : VM_BinaryOp<"div.i64.u", I64>;
+def VM_RemI64SOp : VM_BinaryOp<"rem.i64.s", I64>;
+def VM_RemI64UOp : VM_BinaryOp<"rem.i64.u", I64>;
+def VM_AndI64Op : VM_BinaryOp<"and.i64", I64>;
+def VM_OrI64Op : VM_BinaryOp<"or.i64", I64>;
+def VM_XorI64Op : VM_BinaryOp<"xor.i64", I64>;
+def VM_ShlI64Op : VM_BinaryOp<"shl.i64", I64>;
+def VM_ShrI64SOp : VM_BinaryOp<"shr.i64.s", I64>;
+def VM_ShrI64UOp : VM_BinaryOp<"shr.i64.u", I64>;
+def VM_MinI64SOp : VM_BinaryOp<"min.i64.s", I64>;
+def VM_MaxI64SOp : VM_BinaryOp<"max.i64.s", I64>;
+def VM_NotI64Op : VM_UnaryOp<"not.i64", I64, I64>;
+def VM_CmpEqI64Op : VM_CompareOp<"cmp.eq.i64", I64>;
+def VM_CmpLtI64SOp : VM_CompareOp<"cmp.lt.i64.s", I64>;
+def VM_CmpLtI64UOp : VM_CompareOp<"cmp.lt.i64.u", I64>;
+def VM_CmpLeI64SOp : VM_CompareOp<"cmp.le.i64.s", I64>;
+def VM_CmpLeI64UOp : VM_CompareOp<"cmp.le.i64.u", I64>;
+def VM_AddF32Op : VM_BinaryOp<"add.f32", F32>;
+def VM_SubF32Op : VM_BinaryOp<"sub.f32", F32>;
+def VM_MulF32Op : VM_BinaryOp<"mul.f32", F32>;
+def VM_DivF32Op : VM_BinaryOp<"div.f32", F32>;
+def VM_MinF32Op : VM_BinaryOp<"min.f32", F32>;
+def VM_MaxF32Op : VM_BinaryOp<"max.f32", F32>;
+def VM_NegF32Op : VM_UnaryOp<"neg.f32", F32, F32>;
+def VM_AbsF32Op : VM_UnaryOp<"abs.f32", F32, F32>;
+def VM_SqrtF32Op : VM_UnaryOp<"sqrt.f32", F32, F32>;
+def VM_CmpEqF32Op : VM_CompareOp<"cmp.eq.f32", F32>;
+def VM_CmpLtF32Op : VM_CompareOp<"cmp.lt.f32", F32>;
+def VM_CmpLeF32Op : VM_CompareOp<"cmp.le.f32", F32>;
+def VM_MathF32Op : VM_MathOp<"math.f32", F32>;
+def VM_Math2F32Op : VM_Math2Op<"math2.f32", F32>;
+def VM_FmaF32Op : VM_FmaOp<"fma.f32", F32>;
+def VM_AddF64Op : VM_BinaryOp<"add.f64", F64>;
+def VM_SubF64Op : VM_BinaryOp<"sub.f64", F64>;
+def VM_MulF64Op : VM_BinaryOp<"mul.f64", F64>;
+def VM_DivF64Op : VM_BinaryOp<"div.f64", F64>;
+def VM_MinF64Op : VM_BinaryOp<"min.f64", F64>;
+def VM_MaxF64Op : VM_BinaryOp<"max.f64", F64>;
+def VM_NegF64Op : VM_UnaryOp<"neg.f64", F64, F64>;
+def VM_AbsF64Op : VM_UnaryOp<"abs.f64", F64, F64>;
+def VM_SqrtF64Op : VM_UnaryOp<"sqrt.f64", F64, F64>;
+def VM_CmpEqF64Op : VM_CompareOp<"cmp.eq.f64", F64>;
+def VM_CmpLtF64Op : VM_CompareOp<"cmp.lt.f64", F64>;
+def VM_CmpLeF64Op : VM_CompareOp<"cmp.le.f64", F64>;
+def VM_MathF64Op : VM_MathOp<"math.f64", F64>;
+def VM_Math2F64Op : VM_Math2Op<"math2.f64", F64>;
+def VM_FmaF64Op : VM_FmaOp<"fma.f64", F64>;
+def VM_SelectI32Op : VM_SelectOp<"select.i32", I32>;
+def VM_SelectI64Op : VM_SelectOp<"select.i64", I64>;
+def VM_SelectF32Op : VM_SelectOp<"select.f32", F32>;
+def VM_SelectF64Op : VM_SelectOp<"select.f64", F64>;
+def VM_TruncI64I32Op : VM_UnaryOp<"trunc.i64.i32", I32, I64>;
+def VM_ExtI32I64SOp : VM_UnaryOp<"ext.i32.i64.s", I64, I32>;
+def VM_ExtI32I64UOp : VM_UnaryOp<"ext.i32.i64.u", I64, I32>;
+def VM_CastSi32F32Op : VM_UnaryOp<"cast.si32.f32", F32, I32>;
+def VM_CastF32Si32Op : VM_UnaryOp<"cast.f32.si32", I32, F32>;
+def VM_CastSi64F64Op : VM_UnaryOp<"cast.si64.f64", F64, I64>;
+def VM_CastF64Si64Op : VM_UnaryOp<"cast.f64.si64", I64, F64>;
+def VM_ExtF32F64Op : VM_UnaryOp<"ext.f32.f64", F64, F32>;
+def VM_TruncF64F32Op : VM_UnaryOp<"trunc.f64.f32", F32, F64>;
+def VM_CastSi64F32Op : VM_UnaryOp<"cast.si64.f32", F32, I64>;
+def VM_CastUi64F32Op : VM_UnaryOp<"cast.ui64.f32", F32, I64>;
+def VM_CastUi64F64Op : VM_UnaryOp<"cast.ui64.f64", F64, I64>;
+def VM_CastF32Si64Op : VM_UnaryOp<"cast.f32.si64", I64, F32>;
+def VM_CastF32Ui64Op : VM_UnaryOp<"cast.f32.ui64", I64, F32>;
+def VM_CastF64Ui64Op : VM_UnaryOp<"cast.f64.ui64", I64, F64>;
+def VM_BitcastF32I32Op : VM_UnaryOp<"bitcast.f32.i32", I32, F32>;
+def VM_BitcastI32F32Op : VM_UnaryOp<"bitcast.i32.f32", F32, I32>;
+def VM_BitcastF64I64Op : VM_UnaryOp<"bitcast.f64.i64", I64, F64>;
+def VM_BitcastI64F64Op : VM_UnaryOp<"bitcast.i64.f64", F64, I64>;
+def VM_BufferLoadI8UOp : VM_BufferLoadOp<"buffer.load.i8.u", I32>;
+def VM_BufferLoadI8SOp : VM_BufferLoadOp<"buffer.load.i8.s", I32>;
+def VM_BufferLoadI16UOp : VM_BufferLoadOp<"buffer.load.i16.u", I32>;
+def VM_BufferLoadI16SOp : VM_BufferLoadOp<"buffer.load.i16.s", I32>;
+def VM_BufferLoadI32Op : VM_BufferLoadOp<"buffer.load.i32", I32>;
+def VM_BufferLoadI64Op : VM_BufferLoadOp<"buffer.load.i64", I64>;
+def VM_BufferLoadF32Op : VM_BufferLoadOp<"buffer.load.f32", F32>;
+def VM_BufferLoadF64Op : VM_BufferLoadOp<"buffer.load.f64", F64>;
+def VM_BufferStoreI8Op : VM_BufferStoreOp<"buffer.store.i8", I32>;
+def VM_BufferStoreI16Op : VM_BufferStoreOp<"buffer.store.i16", I32>;
+def VM_BufferStoreI32Op : VM_BufferStoreOp<"buffer.store.i32", I32>;
+def VM_BufferStoreI64Op : VM_BufferStoreOp<"buffer.store.i64", I64>;
+def VM_BufferStoreF32Op : VM_BufferStoreOp<"buffer.store.f32", F32>;
+def VM_BufferStoreF64Op : VM_BufferStoreOp<"buffer.store.f64", F64>;
+
 #endif // STRATA_VM_OPS

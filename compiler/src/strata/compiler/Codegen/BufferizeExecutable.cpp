@@ -1,0 +1,158 @@
+//===- BufferizeExecutable.cpp --------------------------------------------===//
+#include "strata/compiler/Codegen/BufferizeExecutable.h"
+
+#include "strata/compiler/Codegen/TileAndDistribute.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+// Tensor code to buffers. Kept as text so `strata-opt` users can reproduce
+// any step.
+constexpr const char *kPrepareBufferizationPipeline =
+    // Broadcasts and other elementwise producers fold into their consumers
+    // so they need no intermediate buffer.
+    // (All named ops are generalized for now; per-op-class strategies will
+    // keep matmuls and convolutions named.)
+    "func.func(linalg-generalize-named-ops,"
+    "linalg-fuse-elementwise-ops),canonicalize,"
+    "eliminate-empty-tensors";
+
+constexpr const char *kBufferizePipeline =
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "canonicalize,cse,"
+    "buffer-results-to-out-params{hoist-static-allocs "
+    "modify-public-functions},"
+    "canonicalize,cse";
+
+// Every result of an executable is its own binding. When the same tensor is
+// returned twice (a multi-result op whose results were merged), the second
+// becomes an explicit copy so bufferization gives each result its own
+// buffer (returning one buffer twice is not something the out-param
+// rewrite handles).
+void makeResultsDistinct(func::FuncOp func) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  DenseSet<Value> seen;
+  OpBuilder builder(ret);
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Value value = operand.get();
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || seen.insert(value).second)
+      continue;
+    Value empty = tensor::EmptyOp::create(
+        builder, ret.getLoc(), type.getShape(), type.getElementType());
+    operand.set(linalg::CopyOp::create(builder, ret.getLoc(), value, empty)
+                    .getResult(0));
+  }
+}
+
+// Kernels run without libc, so their temporaries live on the stack. A
+// temporary of a partial workgroup tile has a dynamic size; it is bounded
+// by the tile, which ValueBounds proves.
+constexpr int64_t kMaxStackTemporaryBytes = 256 * 1024;
+
+LogicalResult moveTemporariesToStack(ModuleOp module) {
+  SmallVector<memref::AllocOp> allocs;
+  module.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+  IRRewriter rewriter(module.getContext());
+  for (memref::AllocOp alloc : allocs) {
+    MemRefType type = alloc.getType();
+    int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
+    unsigned dynamicIndex = 0;
+    for (int64_t size : type.getShape()) {
+      if (!ShapedType::isDynamic(size)) {
+        bytes *= size;
+        continue;
+      }
+      Value dynamicSize = alloc.getDynamicSizes()[dynamicIndex++];
+      FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+          presburger::BoundType::UB, dynamicSize,
+          /*stopCondition=*/nullptr, /*closedUB=*/true);
+      if (failed(bound))
+        return alloc.emitOpError("has a size with no known upper bound; "
+                                 "executables cannot allocate heap memory");
+      bytes *= *bound;
+    }
+    if (bytes > kMaxStackTemporaryBytes)
+      return alloc.emitOpError("needs a ")
+             << bytes << "-byte temporary inside an executable (limit "
+             << kMaxStackTemporaryBytes << ")";
+    rewriter.setInsertionPoint(alloc);
+    rewriter.replaceOpWithNewOp<memref::AllocaOp>(
+        alloc, type, alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+        alloc.getAlignmentAttr());
+  }
+  // Their deallocations (if any) go with them.
+  module.walk([&](memref::DeallocOp dealloc) {
+    if (dealloc.getMemref().getDefiningOp<memref::AllocaOp>())
+      dealloc.erase();
+  });
+  return success();
+}
+
+} // namespace
+
+void getBufferizationDependentDialects(DialectRegistry &registry) {
+  OpPassManager pipeline(ModuleOp::getOperationName());
+  if (succeeded(parsePassPipeline(
+          (Twine(kPrepareBufferizationPipeline) + "," + kBufferizePipeline)
+              .str(),
+          pipeline)))
+    pipeline.getDependentDialects(registry);
+}
+
+FailureOr<BufferizedExecutable>
+bufferizeExecutable(flow::ExecutableOp executable, PipelineRunner runPipeline) {
+  ModuleOp inner = executable.getInnerModule();
+  if (!inner)
+    return executable.emitOpError("has no module to lower");
+  StringRef entryName = executable.getEntryPoint();
+  auto entry = inner.lookupSymbol<func::FuncOp>(entryName);
+  if (!entry)
+    return executable.emitOpError("entry point @") << entryName << " not found";
+
+  // Split the work over the workgroup grid outlining chose.
+  bool tiled = false;
+  std::optional<ArrayRef<int64_t>> workgroups = executable.getWorkgroupCount();
+  if (workgroups && !workgroups->empty() && (*workgroups)[0] > 1) {
+    linalg::LinalgOp root =
+        findDispatchRoot(entry.getBody().front().getTerminator());
+    std::optional<WorkgroupTiling> tiling =
+        root ? chooseWorkgroupTiling(root) : std::nullopt;
+    tiled = tiling && tiling->count == (*workgroups)[0] &&
+            succeeded(tileToWorkgroups(entry, *tiling));
+  }
+
+  OpPassManager prepare(ModuleOp::getOperationName());
+  if (failed(parsePassPipeline(kPrepareBufferizationPipeline, prepare)) ||
+      failed(runPipeline(prepare, inner)))
+    return executable.emitOpError("failed to prepare bufferization");
+  makeResultsDistinct(entry);
+
+  OpPassManager bufferize(ModuleOp::getOperationName());
+  if (failed(parsePassPipeline(kBufferizePipeline, bufferize)) ||
+      failed(runPipeline(bufferize, inner)))
+    return executable.emitOpError("failed to bufferize");
+
+  if (failed(moveTemporariesToStack(inner)))
+    return failure();
+
+  BufferizedExecutable result;
+  result.entry = entry;
+  result.bindingCount = entry.getNumArguments();
+  if (failed(distributeToWorkgroups(entry, tiled)))
+    return failure();
+  return result;
+}
+
+} // namespace strata

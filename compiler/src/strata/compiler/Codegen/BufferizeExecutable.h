@@ -1,0 +1,39 @@
+//===- BufferizeExecutable.h - target-independent executable prep -*- C++
+//-*-===//
+//
+// What every executable target does first: split the work over the
+// workgroup grid outlining chose, bufferize (results become output
+// bindings) and add the workgroup id/count arguments. Targets then lower the
+// buffer form their own way (LLVM for cpu, VM bytecode for vmvx).
+//
+//===----------------------------------------------------------------------===//
+#ifndef STRATA_COMPILER_CODEGEN_BUFFERIZEEXECUTABLE_H_
+#define STRATA_COMPILER_CODEGEN_BUFFERIZEEXECUTABLE_H_
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "strata/compiler/Dialect/Flow/FlowDialect.h"
+
+namespace strata {
+
+// Runs a textual pass pipeline on a module (a pass's runPipeline, so nested
+// pipelines stay under the pass manager's instrumentation).
+using PipelineRunner = llvm::function_ref<mlir::LogicalResult(
+    mlir::OpPassManager &, mlir::ModuleOp)>;
+
+struct BufferizedExecutable {
+  // The entry point on buffers: bindings, then workgroup id and count
+  // (index).
+  mlir::func::FuncOp entry;
+  unsigned bindingCount = 0;
+};
+
+mlir::FailureOr<BufferizedExecutable>
+bufferizeExecutable(flow::ExecutableOp executable, PipelineRunner runPipeline);
+
+// Adds the dialects the bufferization pipelines load.
+void getBufferizationDependentDialects(mlir::DialectRegistry &registry);
+
+} // namespace strata
+
+#endif // STRATA_COMPILER_CODEGEN_BUFFERIZEEXECUTABLE_H_
