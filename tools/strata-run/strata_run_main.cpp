@@ -49,7 +49,8 @@ int Run(int argc, char **argv) {
   std::string trace;
   flags.AddString("trace", &trace,
                   "FILE.json: profile the call and write a Chrome trace "
-                  "(open in Perfetto) with one span per dispatch");
+                  "(open in Perfetto) with one span per dispatch, queue "
+                  "operation and transfer command");
   std::vector<std::string> positional;
   Status status = flags.Parse(argc, argv, &positional);
   if (flags.help_requested()) {

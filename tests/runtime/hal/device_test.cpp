@@ -1,7 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <thread>
 
+#include <unistd.h>
+
+#include "json_value.h"
 #include "strata/base/file_contents.h"
 #include "strata/hal/api.h"
 #include "strata/hal/drivers/local_sync/local_sync_driver.h"
@@ -121,7 +127,9 @@ TEST_F(DeviceTest, Queries) {
             StatusCode::kNotFound);
   EXPECT_TRUE(device_->CanLoadExecutableFormat(
       STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64));
-  EXPECT_FALSE(device_->CanLoadExecutableFormat("vmvx-bytecode-fb"));
+  // VMVX bytecode loads through one of the default loaders.
+  EXPECT_TRUE(device_->CanLoadExecutableFormat("vmvx-bytecode-fb"));
+  EXPECT_FALSE(device_->CanLoadExecutableFormat("vulkan-spirv"));
 }
 
 TEST_F(DeviceTest, AllocatorIsReplaceable) {
@@ -212,6 +220,231 @@ TEST_F(DeviceTest, FailedOperationFailsSignalFence) {
   EXPECT_EQ(chained.code(), StatusCode::kOutOfRange);
   EXPECT_EQ((*next)->Query().code(), StatusCode::kOutOfRange);
 }
+
+// Profiling: one known submission on each local driver, the trace parsed
+// back. local-sync runs queue work on the caller, local-task runs
+// queue_execute (and so its commands and dispatches) on the queue thread.
+class DeviceProfilingTest : public ::testing::TestWithParam<const char *> {
+protected:
+  void SetUp() override {
+    DriverRegistry registry;
+    ASSERT_TRUE(RegisterAllDrivers(registry).ok());
+    auto device = registry.CreateDevice(GetParam());
+    ASSERT_TRUE(device.ok()) << device.status().ToString();
+    device_ = *device;
+    std::ifstream file(HAL_TEST_LIBRARY_PATH, std::ios::binary);
+    std::vector<uint8_t> bytes(std::istreambuf_iterator<char>(file), {});
+    auto executable = device_->CreateExecutable(
+        STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64, bytes);
+    ASSERT_TRUE(executable.ok()) << executable.status().ToString();
+    executable_ = *executable;
+    trace_path_ = ::testing::TempDir() +
+                  StrCat("device_profiling_", getpid(), "_",
+                         std::string_view(GetParam()).substr(0, 10), ".json");
+  }
+
+  // The "X" events of the trace at trace_path_ (fails the test when the
+  // file is not valid JSON of the expected layout).
+  std::vector<testing::JsonValue> ReadSpans() {
+    Result<OwnedBytes> bytes = ReadFileContents(trace_path_);
+    EXPECT_TRUE(bytes.ok()) << bytes.status().ToString();
+    if (!bytes.ok())
+      return {};
+    std::optional<testing::JsonValue> trace = testing::ParseJson(
+        {reinterpret_cast<const char *>(bytes->data()), bytes->size()});
+    EXPECT_TRUE(trace.has_value()) << "the trace is not valid JSON";
+    const testing::JsonValue *events =
+        trace ? trace->Find("traceEvents") : nullptr;
+    EXPECT_TRUE(events && events->is_array());
+    if (!events)
+      return {};
+    std::vector<testing::JsonValue> spans;
+    std::map<double, int> named_threads;
+    for (const testing::JsonValue &event : events->array()) {
+      const testing::JsonValue *ph = event.Find("ph");
+      EXPECT_TRUE(ph && ph->is_string());
+      if (ph && ph->string() == "M")
+        ++named_threads[event.Find("tid")->number()];
+      if (ph && ph->string() == "X")
+        spans.push_back(event);
+    }
+    for (const testing::JsonValue &span : spans) {
+      for (const char *key : {"name", "cat", "ts", "dur", "tid", "args"})
+        EXPECT_NE(span.Find(key), nullptr) << key;
+      EXPECT_GE(span.Find("dur")->number(), 0);
+      EXPECT_EQ(named_threads[span.Find("tid")->number()], 1)
+          << "every thread has one thread_name event";
+    }
+    return spans;
+  }
+
+  RefPtr<Device> device_;
+  RefPtr<Executable> executable_;
+  std::string trace_path_;
+};
+
+double Arg(const testing::JsonValue &span, const char *key) {
+  const testing::JsonValue *value = span.Find("args")->Find(key);
+  EXPECT_TRUE(value && value->is_number())
+      << span.Find("name")->string() << " has no number '" << key << "'";
+  return value ? value->number() : -1;
+}
+
+std::string StringArg(const testing::JsonValue &span, const char *key) {
+  const testing::JsonValue *value = span.Find("args")->Find(key);
+  return value ? value->string() : "<none>";
+}
+
+TEST_P(DeviceProfilingTest, SpansForQueueOperationsCommandsAndDispatches) {
+  constexpr uint32_t kGridExport = 3;
+  auto allocated = device_->CreateFence();
+  auto written = device_->CreateFence();
+  auto executed = device_->CreateFence();
+  auto read = device_->CreateFence();
+  auto failed = device_->CreateFence();
+  ASSERT_TRUE(allocated.ok() && written.ok() && executed.ok() && read.ok() &&
+              failed.ok());
+  auto grid_buffer = device_->allocator()->AllocateBuffer(
+      STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL, STRATA_HAL_BUFFER_USAGE_DEFAULT,
+      (8 + 2 * 3) * 4);
+  ASSERT_TRUE(grid_buffer.ok());
+
+  ASSERT_TRUE(device_->ProfilingBegin({.file_path = trace_path_}).ok());
+  auto buffer = device_->QueueAlloca(kAny, nullptr, allocated->get(),
+                                     STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                     STRATA_HAL_BUFFER_USAGE_DEFAULT, 256);
+  ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
+  std::vector<uint8_t> source(16, 7);
+  ASSERT_TRUE(device_
+                  ->QueueWrite(kAny, allocated->get(), written->get(), source,
+                               buffer->get(), 0)
+                  .ok());
+  auto command_buffer =
+      device_->CreateCommandBuffer(STRATA_HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
+                                   STRATA_HAL_COMMAND_CATEGORY_TRANSFER |
+                                       STRATA_HAL_COMMAND_CATEGORY_DISPATCH,
+                                   kAny, 0);
+  ASSERT_TRUE(command_buffer.ok());
+  CommandBuffer &cb = **command_buffer;
+  uint8_t update[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  BufferBinding bindings[] = {{grid_buffer->get()}};
+  ASSERT_TRUE(cb.FillBuffer(buffer->get(), 64, 32, 0xab, 1).ok());
+  ASSERT_TRUE(cb.CopyBuffer(buffer->get(), 0, buffer->get(), 128, 16).ok());
+  ASSERT_TRUE(cb.UpdateBuffer(update, buffer->get(), 192).ok());
+  ASSERT_TRUE(cb.ExecutionBarrier().ok());
+  ASSERT_TRUE(
+      cb.Dispatch(executable_.get(), kGridExport, {3, 1, 1}, {}, bindings)
+          .ok());
+  ASSERT_TRUE(cb.Finalize().ok());
+  CommandBuffer *list[] = {&cb};
+  ASSERT_TRUE(
+      device_->QueueExecute(kAny, written->get(), executed->get(), list).ok());
+  uint8_t target[16] = {};
+  ASSERT_TRUE(device_
+                  ->QueueRead(kAny, executed->get(), read->get(), buffer->get(),
+                              128, target)
+                  .ok());
+  EXPECT_EQ(target[15], 7); // The copy ran before the read.
+  // A failing operation is a span too, with the error.
+  std::vector<uint8_t> too_much(300);
+  EXPECT_EQ(device_
+                ->QueueWrite(kAny, read->get(), failed->get(), too_much,
+                             buffer->get(), 0)
+                .code(),
+            StatusCode::kOutOfRange);
+  ASSERT_TRUE(
+      device_->QueueDealloca(kAny, read->get(), nullptr, buffer->get()).ok());
+  ASSERT_TRUE(device_->QueueFlush(kAny).ok());
+  ASSERT_TRUE(device_->ProfilingEnd().ok());
+  // Not captured: the capture ended.
+  ASSERT_TRUE(device_->QueueFlush(kAny).ok());
+
+  std::vector<testing::JsonValue> spans = ReadSpans();
+  std::map<std::string, int> counts;
+  std::map<std::string, const testing::JsonValue *> by_name;
+  for (const testing::JsonValue &span : spans) {
+    std::string key =
+        span.Find("cat")->string() + "/" + span.Find("name")->string();
+    ++counts[key];
+    if (!by_name.count(key) || !span.Find("args")->Find("error"))
+      by_name[key] = &span;
+  }
+  std::map<std::string, int> expected = {
+      {"queue/queue_alloca", 1},    {"queue/queue_write", 2},
+      {"queue/queue_execute", 1},   {"queue/queue_read", 1},
+      {"queue/queue_dealloca", 1},  {"queue/queue_flush", 1},
+      {"command/fill_buffer", 1},   {"command/copy_buffer", 1},
+      {"command/update_buffer", 1}, {"dispatch/grid", 1}};
+  EXPECT_EQ(counts, expected);
+  if (counts != expected)
+    return;
+
+  EXPECT_EQ(Arg(*by_name["queue/queue_alloca"], "byte_length"), 256);
+  const testing::JsonValue &write = *by_name["queue/queue_write"];
+  EXPECT_EQ(Arg(write, "byte_length"), 16);
+  EXPECT_EQ(Arg(write, "target_offset"), 0);
+  int failed_writes = 0;
+  for (const testing::JsonValue &span : spans)
+    if (span.Find("name")->string() == "queue_write" &&
+        span.Find("args")->Find("error")) {
+      ++failed_writes;
+      EXPECT_EQ(StringArg(span, "error"), "OUT_OF_RANGE");
+      EXPECT_EQ(Arg(span, "byte_length"), 300);
+    }
+  EXPECT_EQ(failed_writes, 1);
+  const testing::JsonValue &execute = *by_name["queue/queue_execute"];
+  EXPECT_EQ(Arg(execute, "command_buffer_count"), 1);
+  EXPECT_EQ(Arg(execute, "command_count"), 5);
+  const testing::JsonValue &read_span = *by_name["queue/queue_read"];
+  EXPECT_EQ(Arg(read_span, "byte_length"), 16);
+  EXPECT_EQ(Arg(read_span, "source_offset"), 128);
+  EXPECT_EQ(Arg(*by_name["queue/queue_dealloca"], "byte_length"), 256);
+  EXPECT_EQ(Arg(*by_name["command/fill_buffer"], "byte_length"), 32);
+  EXPECT_EQ(Arg(*by_name["command/fill_buffer"], "pattern_length"), 1);
+  EXPECT_EQ(Arg(*by_name["command/copy_buffer"], "byte_length"), 16);
+  EXPECT_EQ(Arg(*by_name["command/update_buffer"], "byte_length"), 8);
+  EXPECT_EQ(StringArg(*by_name["dispatch/grid"], "workgroup_count"), "3x1x1");
+  EXPECT_EQ(StringArg(*by_name["dispatch/grid"], "executable"),
+            std::string(executable_->name()));
+
+  // Commands and the dispatch run inside queue_execute, on its thread, in
+  // recording order. Timestamps are printed with 1 ns resolution.
+  const double begin = execute.Find("ts")->number();
+  const double end = begin + execute.Find("dur")->number();
+  double previous = begin;
+  for (const char *name : {"command/fill_buffer", "command/copy_buffer",
+                           "command/update_buffer", "dispatch/grid"}) {
+    const testing::JsonValue &span = *by_name[name];
+    double ts = span.Find("ts")->number();
+    EXPECT_EQ(span.Find("tid")->number(), execute.Find("tid")->number())
+        << name;
+    EXPECT_GE(ts, previous - 0.001) << name;
+    EXPECT_LE(ts + span.Find("dur")->number(), end + 0.002) << name;
+    previous = ts;
+  }
+  // Queue operations ordered by fences appear in that order.
+  EXPECT_LE(by_name["queue/queue_alloca"]->Find("ts")->number(),
+            write.Find("ts")->number());
+  EXPECT_LE(write.Find("ts")->number(), begin);
+  EXPECT_LE(end, read_span.Find("ts")->number() + 0.002);
+
+  // A new capture starts empty.
+  ASSERT_TRUE(device_->ProfilingBegin({.file_path = trace_path_}).ok());
+  ASSERT_TRUE(device_->QueueFlush(kAny).ok());
+  ASSERT_TRUE(device_->ProfilingEnd().ok());
+  spans = ReadSpans();
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].Find("name")->string(), "queue_flush");
+  std::remove(trace_path_.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Drivers, DeviceProfilingTest,
+                         ::testing::Values("local-sync",
+                                           "local-task?workers=2"),
+                         [](const auto &info) {
+                           return std::string(info.index == 0 ? "local_sync"
+                                                              : "local_task");
+                         });
 
 } // namespace
 } // namespace strata::hal

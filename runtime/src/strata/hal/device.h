@@ -98,7 +98,8 @@ public:
 
   // Profiling captures: between begin and end the device records what it
   // runs; flush writes what was captured so far. Local devices write a
-  // Chrome-trace JSON file with one span per dispatch (local_profiler.h).
+  // Chrome-trace JSON file with one span per dispatch, queue operation and
+  // transfer command (local_profiler.h).
   virtual Status ProfilingBegin(const ProfilingOptions &options) = 0;
   virtual Status ProfilingFlush() = 0;
   virtual Status ProfilingEnd() = 0;

@@ -101,13 +101,15 @@ LocalDevice::CreateExecutable(std::string_view format,
 }
 
 template <typename Work>
-Status LocalDevice::RunQueueOperation(const char *operation, Fence *wait_fence,
-                                      Fence *signal_fence, Work &&work) {
+Status LocalDevice::RunQueueOperation(const char *operation,
+                                      std::initializer_list<TraceArg> args,
+                                      Fence *wait_fence, Fence *signal_fence,
+                                      Work &&work) {
   Status status;
   if (wait_fence)
     status = wait_fence->Wait(Deadline::Infinite());
   if (status.ok())
-    status = work();
+    status = profiler_.Span("queue", operation, args, work);
   if (!status.ok()) {
     status = status.Annotate(operation);
     if (signal_fence)
@@ -125,7 +127,8 @@ LocalDevice::QueueAlloca(QueueAffinity queue_affinity, Fence *wait_fence,
                          BufferUsageBitfield usage, uint64_t byte_length) {
   RefPtr<Buffer> buffer;
   STRATA_RETURN_IF_ERROR(RunQueueOperation(
-      "queue_alloca", wait_fence, signal_fence, [&]() -> Status {
+      "queue_alloca", {{"byte_length", byte_length}}, wait_fence, signal_fence,
+      [&]() -> Status {
         STRATA_ASSIGN_OR_RETURN(buffer, allocator()->AllocateBuffer(
                                             memory_type, usage, byte_length));
         return OkStatus();
@@ -136,20 +139,24 @@ LocalDevice::QueueAlloca(QueueAffinity queue_affinity, Fence *wait_fence,
 Status LocalDevice::QueueDealloca(QueueAffinity queue_affinity,
                                   Fence *wait_fence, Fence *signal_fence,
                                   Buffer *buffer) {
-  return RunQueueOperation("queue_dealloca", wait_fence, signal_fence,
-                           [&]() -> Status {
-                             if (!buffer)
-                               return InvalidArgumentError("null buffer");
-                             return OkStatus();
-                           });
+  return RunQueueOperation(
+      "queue_dealloca",
+      {{"byte_length", buffer ? buffer->byte_length() : uint64_t(0)}},
+      wait_fence, signal_fence, [&]() -> Status {
+        if (!buffer)
+          return InvalidArgumentError("null buffer");
+        return OkStatus();
+      });
 }
 
 Status LocalDevice::QueueRead(QueueAffinity queue_affinity, Fence *wait_fence,
                               Fence *signal_fence, Buffer *source,
                               uint64_t source_offset,
                               std::span<uint8_t> target) {
-  return RunQueueOperation("queue_read", wait_fence, signal_fence,
-                           [&]() -> Status {
+  return RunQueueOperation("queue_read",
+                           {{"byte_length", uint64_t(target.size())},
+                            {"source_offset", source_offset}},
+                           wait_fence, signal_fence, [&]() -> Status {
                              if (!source)
                                return InvalidArgumentError("null source");
                              return source->ReadData(source_offset, target);
@@ -160,8 +167,10 @@ Status LocalDevice::QueueWrite(QueueAffinity queue_affinity, Fence *wait_fence,
                                Fence *signal_fence,
                                std::span<const uint8_t> source, Buffer *target,
                                uint64_t target_offset) {
-  return RunQueueOperation("queue_write", wait_fence, signal_fence,
-                           [&]() -> Status {
+  return RunQueueOperation("queue_write",
+                           {{"byte_length", uint64_t(source.size())},
+                            {"target_offset", target_offset}},
+                           wait_fence, signal_fence, [&]() -> Status {
                              if (!target)
                                return InvalidArgumentError("null target");
                              return target->WriteData(target_offset, source);
@@ -204,6 +213,20 @@ Status LocalDevice::ReplayAll(
   return OkStatus();
 }
 
+Status LocalDevice::ProfiledReplayAll(
+    std::span<const RefPtr<DeferredCommandBuffer>> command_buffers) {
+  if (!profiler_.is_active())
+    return ReplayAll(command_buffers);
+  uint64_t command_count = 0;
+  for (const RefPtr<DeferredCommandBuffer> &command_buffer : command_buffers)
+    command_count += command_buffer->commands().size();
+  return profiler_.Span(
+      "queue", "queue_execute",
+      {{"command_buffer_count", uint64_t(command_buffers.size())},
+       {"command_count", command_count}},
+      [&] { return ReplayAll(command_buffers); });
+}
+
 Status
 LocalDevice::QueueExecute(QueueAffinity queue_affinity, Fence *wait_fence,
                           Fence *signal_fence,
@@ -220,13 +243,24 @@ LocalDevice::QueueExecute(QueueAffinity queue_affinity, Fence *wait_fence,
     queue_->Submit(
         RefPtr<Fence>::Retain(wait_fence), RefPtr<Fence>::Retain(signal_fence),
         [this, command_buffers = std::move(deferred).value()] {
-          return ReplayAll(command_buffers);
+          return ProfiledReplayAll(command_buffers);
         },
         "queue_execute");
     return OkStatus();
   }
+  // Counted only for the trace (invalid command buffers count as empty;
+  // PrepareSubmission rejects them).
+  uint64_t command_count = 0;
+  if (profiler_.is_active())
+    for (CommandBuffer *command_buffer : command_buffers)
+      if (auto *deferred =
+              dynamic_cast<DeferredCommandBuffer *>(command_buffer))
+        command_count += deferred->commands().size();
   return RunQueueOperation(
-      "queue_execute", wait_fence, signal_fence, [&]() -> Status {
+      "queue_execute",
+      {{"command_buffer_count", uint64_t(command_buffers.size())},
+       {"command_count", command_count}},
+      wait_fence, signal_fence, [&]() -> Status {
         STRATA_ASSIGN_OR_RETURN(
             std::vector<RefPtr<DeferredCommandBuffer>> deferred,
             PrepareSubmission(command_buffers));
@@ -236,8 +270,9 @@ LocalDevice::QueueExecute(QueueAffinity queue_affinity, Fence *wait_fence,
 
 Status LocalDevice::QueueFlush(QueueAffinity queue_affinity) {
   // Work runs at submission (or as soon as its wait is reached on the
-  // queue thread); nothing waits for a flush.
-  return OkStatus();
+  // queue thread); nothing waits for a flush. Still a span, so a trace shows
+  // where the program flushed.
+  return profiler_.Span("queue", "queue_flush", {}, [] { return OkStatus(); });
 }
 
 std::string LocalDevice::DumpInfo() const {

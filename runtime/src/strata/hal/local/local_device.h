@@ -74,7 +74,8 @@ public:
                       std::span<CommandBuffer *const> command_buffers) override;
   Status QueueFlush(QueueAffinity queue_affinity) override;
 
-  // One span per dispatch in a Chrome-trace JSON file (local_profiler.h).
+  // Spans of dispatches, queue operations and transfer commands in a
+  // Chrome-trace JSON file (local_profiler.h).
   Status ProfilingBegin(const ProfilingOptions &options) override {
     return profiler_.Begin(options.file_path);
   }
@@ -86,14 +87,19 @@ public:
 private:
   explicit LocalDevice(LocalDeviceParams params);
 
-  // Waits for `wait_fence`, runs `work`, then signals `signal_fence`; on any
-  // failure fails the signal fence with it and returns it.
+  // Waits for `wait_fence`, runs `work` (a span named `operation` with
+  // `args` while profiling), then signals `signal_fence`; on any failure
+  // fails the signal fence with it and returns it.
   template <typename Work>
-  Status RunQueueOperation(const char *operation, Fence *wait_fence,
-                           Fence *signal_fence, Work &&work);
+  Status RunQueueOperation(const char *operation,
+                           std::initializer_list<TraceArg> args,
+                           Fence *wait_fence, Fence *signal_fence, Work &&work);
 
   Status
   ReplayAll(std::span<const RefPtr<DeferredCommandBuffer>> command_buffers);
+  // ReplayAll as a queue_execute span (the queue thread's work).
+  Status ProfiledReplayAll(
+      std::span<const RefPtr<DeferredCommandBuffer>> command_buffers);
 
   std::string id_;
   ExecutableCache executable_cache_;

@@ -76,16 +76,48 @@ uint32_t LocalProfiler::ThreadIndexLocked(std::thread::id id) {
   return uint32_t(threads_.size());
 }
 
+void LocalProfiler::RecordSpan(std::string_view category, std::string_view name,
+                               std::initializer_list<TraceArg> args,
+                               int64_t start_ns, int64_t end_ns,
+                               const Status &status) {
+  if (!is_active())
+    return;
+  // Rendered outside the lock: spans may come from several threads.
+  std::string rendered;
+  auto append_key = [&](std::string_view key) {
+    if (!rendered.empty())
+      rendered += ", ";
+    AppendJsonString(key, &rendered);
+    rendered += ": ";
+  };
+  for (const TraceArg &arg : args) {
+    append_key(arg.key);
+    if (const uint64_t *number = std::get_if<uint64_t>(&arg.value))
+      rendered += std::to_string(*number);
+    else
+      AppendJsonString(std::get<std::string_view>(arg.value), &rendered);
+  }
+  if (!status.ok()) {
+    append_key("error");
+    AppendJsonString(StatusCodeName(status.code()), &rendered);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!active_.load())
+    return;
+  events_.push_back(Event{std::string(name), std::string(category),
+                          std::move(rendered), start_ns, end_ns,
+                          ThreadIndexLocked(std::this_thread::get_id())});
+}
+
 void LocalProfiler::RecordDispatch(std::string_view export_name,
                                    std::string_view executable_name, uint32_t x,
                                    uint32_t y, uint32_t z, int64_t start_ns,
                                    int64_t end_ns) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!active_.load())
-    return;
-  events_.push_back(
-      Event{std::string(export_name), std::string(executable_name), x, y, z,
-            start_ns, end_ns, ThreadIndexLocked(std::this_thread::get_id())});
+  std::string count = StrCat(x, "x", y, "x", z);
+  RecordSpan("dispatch", export_name,
+             {{"workgroup_count", std::string_view(count)},
+              {"executable", executable_name}},
+             start_ns, end_ns);
 }
 
 Status LocalProfiler::WriteLocked() {
@@ -99,21 +131,19 @@ Status LocalProfiler::WriteLocked() {
     separator();
     json += StrCat("{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, "
                    "\"tid\": ",
-                   i + 1, ", \"args\": {\"name\": \"dispatch thread ", i + 1,
-                   "\"}}");
+                   i + 1, ", \"args\": {\"name\": \"thread ", i + 1, "\"}}");
   }
   for (const Event &event : events_) {
     separator();
     json += "{\"name\": ";
     AppendJsonString(event.name, &json);
-    json += StrCat(", \"cat\": \"dispatch\", \"ph\": \"X\", \"ts\": ",
-                   Microseconds(event.start_ns - origin_ns_),
-                   ", \"dur\": ", Microseconds(event.end_ns - event.start_ns),
-                   ", \"pid\": 1, \"tid\": ", event.thread,
-                   ", \"args\": {\"workgroup_count\": \"", event.x, "x",
-                   event.y, "x", event.z, "\", \"executable\": ");
-    AppendJsonString(event.executable, &json);
-    json += "}}";
+    json += ", \"cat\": ";
+    AppendJsonString(event.category, &json);
+    json += StrCat(
+        ", \"ph\": \"X\", \"ts\": ", Microseconds(event.start_ns - origin_ns_),
+        ", \"dur\": ", Microseconds(event.end_ns - event.start_ns),
+        ", \"pid\": 1, \"tid\": ", event.thread, ", \"args\": {", event.args,
+        "}}");
   }
   json += "\n]}\n";
   return WriteFileContents(

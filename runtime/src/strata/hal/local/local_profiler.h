@@ -1,29 +1,49 @@
-// Dispatch profiling for local devices: between ProfilingBegin and
-// ProfilingEnd every dispatch becomes one complete ("X") event of a
-// Chrome-trace JSON file (open it in Perfetto or chrome://tracing):
+// Profiling for local devices: between ProfilingBegin and ProfilingEnd
+// every dispatch, queue operation and transfer command becomes one complete
+// ("X") event of a Chrome-trace JSON file (open it in Perfetto or
+// chrome://tracing):
 //
 //   {"traceEvents": [
+//     {"name": "queue_execute", "cat": "queue", "ph": "X", "ts": 10.0,
+//      "dur": 9.1, "pid": 1, "tid": 2,
+//      "args": {"command_buffer_count": 1, "command_count": 2}},
+//     {"name": "fill_buffer", "cat": "command", ..., "args":
+//      {"byte_length": 64, "pattern_length": 4}},
 //     {"name": "main_dispatch_0", "cat": "dispatch", "ph": "X",
 //      "ts": 12.3, "dur": 4.5, "pid": 1, "tid": 2,
 //      "args": {"workgroup_count": "4x1x1", "executable": "exe"}}, ...]}
 //
-// Timestamps are microseconds since the capture began; tid numbers the
-// threads that ran dispatches (named in "thread_name" metadata events).
-// Thread-safe: dispatches record from any thread.
+// Categories: "queue" (queue_alloca, queue_dealloca, queue_read,
+// queue_write, queue_execute, queue_flush: the work after the wait fence was
+// reached, not the wait), "command" (fill_buffer, copy_buffer,
+// update_buffer inside a queue_execute), "dispatch" (one per dispatch, named
+// after its executable export). A span whose work failed has an "error"
+// argument with the status code. Timestamps are microseconds since the
+// capture began; tid numbers the threads that recorded spans (named in
+// "thread_name" metadata events). Thread-safe: spans record from any thread.
 #ifndef STRATA_HAL_LOCAL_LOCAL_PROFILER_H_
 #define STRATA_HAL_LOCAL_LOCAL_PROFILER_H_
 
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "strata/base/status.h"
+#include "strata/base/wait.h"
 
 namespace strata::hal {
+
+// One argument of a span: a number or a string.
+struct TraceArg {
+  std::string_view key;
+  std::variant<uint64_t, std::string_view> value;
+};
 
 class LocalProfiler {
 public:
@@ -35,20 +55,39 @@ public:
   // Writes the file and stops capturing.
   Status End();
 
-  // Cheap check on the dispatch path.
+  // Cheap check on the hot paths.
   bool is_active() const { return active_.load(std::memory_order_acquire); }
 
-  // Records one dispatch that ran from `start_ns` to `end_ns` (NowNs clock)
-  // on the calling thread.
+  // Records one span that ran from `start_ns` to `end_ns` (NowNs clock) on
+  // the calling thread; a failed `status` adds an "error" argument.
+  void RecordSpan(std::string_view category, std::string_view name,
+                  std::initializer_list<TraceArg> args, int64_t start_ns,
+                  int64_t end_ns, const Status &status = OkStatus());
+
+  // Records one dispatch (category "dispatch", named after the export).
   void RecordDispatch(std::string_view export_name,
                       std::string_view executable_name, uint32_t x, uint32_t y,
                       uint32_t z, int64_t start_ns, int64_t end_ns);
 
+  // Runs `work` (returning Status) and, while capturing, records it as a
+  // span. Costs one atomic load when not capturing.
+  template <typename Work>
+  Status Span(std::string_view category, std::string_view name,
+              std::initializer_list<TraceArg> args, Work &&work) {
+    if (!is_active())
+      return work();
+    int64_t start_ns = NowNs();
+    Status status = work();
+    RecordSpan(category, name, args, start_ns, NowNs(), status);
+    return status;
+  }
+
 private:
   struct Event {
     std::string name;
-    std::string executable;
-    uint32_t x, y, z;
+    std::string category;
+    // The "args" object's members, already JSON.
+    std::string args;
     int64_t start_ns, end_ns;
     uint32_t thread;
   };

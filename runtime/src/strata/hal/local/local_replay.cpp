@@ -140,11 +140,24 @@ Status ReplayCommandBuffer(const DeferredCommandBuffer &command_buffer,
     if (std::holds_alternative<BarrierCommand>(command)) {
       // Commands already run in order here.
     } else if (auto *fill = std::get_if<FillCommand>(&command)) {
-      status = ReplayFill(*fill);
+      status = profiler ? profiler->Span("command", "fill_buffer",
+                                         {{"byte_length", fill->length},
+                                          {"pattern_length",
+                                           uint64_t(fill->pattern_length)}},
+                                         [&] { return ReplayFill(*fill); })
+                        : ReplayFill(*fill);
     } else if (auto *copy = std::get_if<CopyCommand>(&command)) {
-      status = ReplayCopy(*copy);
+      status = profiler ? profiler->Span("command", "copy_buffer",
+                                         {{"byte_length", copy->length}},
+                                         [&] { return ReplayCopy(*copy); })
+                        : ReplayCopy(*copy);
     } else if (auto *update = std::get_if<UpdateCommand>(&command)) {
-      status = ReplayUpdate(*update);
+      status =
+          profiler
+              ? profiler->Span("command", "update_buffer",
+                               {{"byte_length", uint64_t(update->data.size())}},
+                               [&] { return ReplayUpdate(*update); })
+              : ReplayUpdate(*update);
     } else if (auto *dispatch = std::get_if<DispatchCommand>(&command)) {
       status = ReplayDispatch(*dispatch, grid_runner, profiler);
     }

@@ -37,8 +37,9 @@ public:
 };
 
 // Executes the commands of `command_buffer` in order. Stops at the first
-// failure and returns it, annotated with the command index. Dispatches are
-// recorded in `profiler` (may be null) while it captures.
+// failure and returns it, annotated with the command index. Dispatches and
+// fill/copy/update commands are recorded in `profiler` (may be null) while it
+// captures.
 Status ReplayCommandBuffer(const DeferredCommandBuffer &command_buffer,
                            LocalGridRunner &grid_runner,
                            LocalProfiler *profiler = nullptr);
