@@ -20,7 +20,13 @@
  *   strata_session_append_module_from_file(session, "model.smod");
  *   strata_function_t *fn;         strata_session_lookup_function(session,
  *                                      "module.main", &fn);
- *   strata_session_call(session, fn, inputs, 2, outputs, 1, &count); */
+ *   strata_session_call(session, fn, inputs, 2, outputs, 1, &count);
+ *
+ * Asynchronous calls run on a loop (strata_loop_t) that the caller drains:
+ *
+ *   strata_loop_t *loop;           strata_loop_create(&loop);
+ *   strata_session_call_async(session, fn, inputs, 2, loop, on_done, ctx);
+ *   strata_loop_drain(loop, -1);   (on_done runs here, once per call) */
 #ifndef STRATA_RUNTIME_H_
 #define STRATA_RUNTIME_H_
 
@@ -81,6 +87,7 @@ typedef struct strata_device_s strata_device_t;
 typedef struct strata_session_s strata_session_t;
 typedef struct strata_function_s strata_function_t;
 typedef struct strata_buffer_view_s strata_buffer_view_t;
+typedef struct strata_loop_s strata_loop_t;
 
 /* The instance: every built-in driver and VM type registered. */
 strata_status_t strata_instance_create(strata_instance_t **out_instance);
@@ -99,6 +106,18 @@ strata_status_t strata_session_create(strata_instance_t *instance,
                                       strata_device_t *device,
                                       strata_session_t **out_session);
 void strata_session_release(strata_session_t *session);
+
+typedef struct strata_session_options_t {
+  /* Non-zero: several asynchronous calls of this session may be in flight
+   * at once on a loop (the program's globals are then shared by them).
+   * Zero: a second one fails with STRATA_STATUS_FAILED_PRECONDITION. */
+  int allow_concurrent_calls;
+} strata_session_options_t;
+
+/* strata_session_create with `options` (NULL: all zero). */
+strata_status_t strata_session_create_with_options(
+    strata_instance_t *instance, strata_device_t *device,
+    const strata_session_options_t *options, strata_session_t **out_session);
 
 /* Appends a compiled module (.smod). From a file: memory-mapped. */
 strata_status_t
@@ -167,6 +186,46 @@ strata_status_t strata_session_call_into(strata_session_t *session,
                                          size_t input_count,
                                          strata_buffer_view_t *const *outputs,
                                          size_t output_count);
+
+/* A loop runs asynchronous calls on the thread that drains it. A call that
+ * waits for device work suspends instead of blocking the thread, so several
+ * calls (of several sessions, or of a session allowing concurrent calls) may
+ * be in flight on one loop. Thread-compatible: one thread at a time. */
+strata_status_t strata_loop_create(strata_loop_t **out_loop);
+/* Completes the calls still pending with STRATA_STATUS_CANCELLED: their
+ * callbacks run before this returns. */
+void strata_loop_release(strata_loop_t *loop);
+/* Runs the queued calls until none is pending (NULL), or until `timeout_ms`
+ * passes (negative: no limit): then STRATA_STATUS_DEADLINE_EXCEEDED, and
+ * the calls still pending continue with the next drain. */
+strata_status_t strata_loop_drain(strata_loop_t *loop, int64_t timeout_ms);
+/* Calls queued, running or waiting on `loop`. */
+size_t strata_loop_pending_count(const strata_loop_t *loop);
+
+/* Completion of an asynchronous call. On success `status` is NULL and
+ * outputs[0..output_count) are the results: new views the callback owns
+ * (release each); the array itself is valid only during the call. On
+ * failure `status` describes it (valid only during the call; do not free
+ * it) and there are no outputs. */
+typedef void (*strata_call_callback_fn_t)(void *user_data,
+                                          strata_status_t status,
+                                          strata_buffer_view_t **outputs,
+                                          size_t output_count);
+
+/* Queues a call of `function` with tensor inputs on `loop` and returns at
+ * once; the call runs during strata_loop_drain. `callback` runs exactly
+ * once, on the draining thread and never inside this function: with the
+ * results, or with the failure. Failures include every error
+ * strata_session_call reports (wrong inputs are checked, and the function
+ * not invoked), NULL session, function or input, a second call in flight on
+ * a session without allow_concurrent_calls, and STRATA_STATUS_CANCELLED
+ * when the loop is released first. Returns an error, and the callback does
+ * not run, only when `loop` or `callback` is NULL. The inputs may be
+ * released once this returns; the session lives until the callback ran. */
+strata_status_t strata_session_call_async(
+    strata_session_t *session, const strata_function_t *function,
+    strata_buffer_view_t *const *inputs, size_t input_count,
+    strata_loop_t *loop, strata_call_callback_fn_t callback, void *user_data);
 
 #ifdef __cplusplus
 } /* extern "C" */

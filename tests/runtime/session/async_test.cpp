@@ -158,6 +158,168 @@ TEST_P(SessionAsyncTest, AbortedInvocationLeavesTheSessionUsable) {
   ExpectOutput(outputs, c);
 }
 
+// Session::CallAsync: the session's checks, then the loop.
+TEST_P(SessionAsyncTest, CallAsyncKeepsSeveralCallsInFlight) {
+  SessionOptions options;
+  options.context_options.allow_concurrent_invocations = true;
+  Result<RefPtr<Session>> session =
+      MakeSession(instance_, device_, "matmul_bias_relu", options);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  Result<vm::Function> function =
+      (*session)->LookupFunction("matmul_bias_relu");
+  ASSERT_TRUE(function.ok());
+  constexpr int kCount = 8;
+  std::vector<MatmulCase> cases;
+  for (int i = 0; i < kCount; ++i)
+    cases.push_back(MakeMatmulCase(10 + i));
+  vm::Loop loop;
+  std::vector<int> completions(kCount, 0);
+  for (int i = 0; i < kCount; ++i)
+    (*session)->CallAsync(
+        *function, Inputs(**session, cases[i]), loop,
+        [&, i](Status status, std::vector<vm::Value> results) {
+          STRATA_EXPECT_OK(status);
+          if (status.ok())
+            ExpectOutput(results, cases[i]);
+          ++completions[i];
+        });
+  EXPECT_EQ(loop.pending_count(), size_t(kCount));
+  EXPECT_EQ(completions, std::vector<int>(kCount, 0)); // Nothing ran yet.
+  STRATA_ASSERT_OK(loop.Drain());
+  EXPECT_EQ(completions, std::vector<int>(kCount, 1));
+  EXPECT_EQ(loop.pending_count(), 0u);
+}
+
+TEST_P(SessionAsyncTest, CallAsyncReportsWrongArgumentsThroughTheCallback) {
+  Result<RefPtr<Session>> session =
+      MakeSession(instance_, device_, "matmul_bias_relu");
+  ASSERT_TRUE(session.ok());
+  Result<vm::Function> function =
+      (*session)->LookupFunction("matmul_bias_relu");
+  ASSERT_TRUE(function.ok());
+  MatmulCase c = MakeMatmulCase(3);
+  std::vector<vm::Value> wrong_shape = Inputs(**session, c);
+  auto bias = MakeF32View(*(*session)->device_allocator(), {2, 8}, c.b);
+  ASSERT_TRUE(bias.ok());
+  wrong_shape[2] = vm::Value::Ref(*bias);
+  std::vector<vm::Value> too_few = Inputs(**session, c);
+  too_few.pop_back();
+  std::vector<vm::Value> null_tensor = Inputs(**session, c);
+  null_tensor[0] = vm::Value::Ref(RefPtr<hal::BufferView>());
+  struct Case {
+    std::vector<vm::Value> inputs;
+    const char *message;
+  } cases[] = {
+      {wrong_shape, "function 'module.matmul_bias_relu' argument 2: expected "
+                    "16xf32, got 2x8xf32"},
+      {too_few, "function 'module.matmul_bias_relu' takes 3 arguments, got 2"},
+      {null_tensor, "argument 0: expected a tensor"},
+  };
+  vm::Loop loop;
+  std::vector<Status> statuses;
+  for (Case &wrong : cases)
+    (*session)->CallAsync(*function, wrong.inputs, loop,
+                          [&](Status status, std::vector<vm::Value> results) {
+                            EXPECT_TRUE(results.empty());
+                            statuses.push_back(std::move(status));
+                          });
+  // Reported during Drain, never inside CallAsync.
+  EXPECT_TRUE(statuses.empty());
+  STRATA_ASSERT_OK(loop.Drain());
+  ASSERT_EQ(statuses.size(), std::size(cases));
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    EXPECT_EQ(statuses[i].code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(statuses[i].message().find(cases[i].message),
+              std::string_view::npos)
+        << statuses[i].ToString();
+  }
+  // A good call on the same loop afterwards.
+  bool ran = false;
+  (*session)->CallAsync(*function, Inputs(**session, c), loop,
+                        [&](Status status, std::vector<vm::Value> results) {
+                          STRATA_EXPECT_OK(status);
+                          ExpectOutput(results, c);
+                          ran = true;
+                        });
+  STRATA_ASSERT_OK(loop.Drain());
+  EXPECT_TRUE(ran);
+}
+
+TEST_P(SessionAsyncTest, CallAsyncReportsAFailingCallThroughTheCallback) {
+  Result<RefPtr<Session>> session =
+      MakeSession(instance_, device_, "matmul_bias_relu");
+  ASSERT_TRUE(session.ok());
+  Result<vm::Function> function =
+      (*session)->LookupFunction("matmul_bias_relu");
+  ASSERT_TRUE(function.ok());
+  MatmulCase c = MakeMatmulCase(4);
+  std::vector<vm::Value> inputs = Inputs(**session, c);
+  // The inputs pass the checks; the program's own allocation of its 256
+  // byte result then exceeds the device allocator's limit.
+  RefPtr<hal::Allocator> original = device_->allocator();
+  device_->SetAllocator(
+      hal::HeapAllocator::Create("small", {.max_allocation_size = 64}));
+  vm::Loop loop;
+  Status failure;
+  int calls = 0;
+  (*session)->CallAsync(*function, inputs, loop,
+                        [&](Status status, std::vector<vm::Value> results) {
+                          ++calls;
+                          failure = std::move(status);
+                          EXPECT_TRUE(results.empty());
+                        });
+  STRATA_ASSERT_OK(loop.Drain());
+  device_->SetAllocator(original);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(failure.code(), StatusCode::kResourceExhausted)
+      << failure.ToString();
+}
+
+TEST_P(SessionAsyncTest, CallAsyncKeepsTheSessionAliveUntilTheCallback) {
+  vm::Loop loop;
+  MatmulCase c = MakeMatmulCase(5);
+  bool ran = false;
+  {
+    Result<RefPtr<Session>> session =
+        MakeSession(instance_, device_, "matmul_bias_relu");
+    ASSERT_TRUE(session.ok());
+    Result<vm::Function> function =
+        (*session)->LookupFunction("matmul_bias_relu");
+    ASSERT_TRUE(function.ok());
+    (*session)->CallAsync(*function, Inputs(**session, c), loop,
+                          [&](Status status, std::vector<vm::Value> results) {
+                            STRATA_EXPECT_OK(status);
+                            ExpectOutput(results, c);
+                            ran = true;
+                          });
+  } // The caller's reference to the session is gone.
+  STRATA_ASSERT_OK(loop.Drain());
+  EXPECT_TRUE(ran);
+}
+
+TEST_P(SessionAsyncTest, CallAsyncCancelledWhenTheLoopGoesFirst) {
+  Result<RefPtr<Session>> session =
+      MakeSession(instance_, device_, "matmul_bias_relu");
+  ASSERT_TRUE(session.ok());
+  Result<vm::Function> function =
+      (*session)->LookupFunction("matmul_bias_relu");
+  ASSERT_TRUE(function.ok());
+  Status status;
+  {
+    vm::Loop loop;
+    (*session)->CallAsync(
+        *function, Inputs(**session, MakeMatmulCase(6)), loop,
+        [&](Status s, std::vector<vm::Value>) { status = std::move(s); });
+    EXPECT_TRUE(status.ok()); // Not run yet.
+  }
+  EXPECT_EQ(status.code(), StatusCode::kCancelled) << status.ToString();
+  // The session works afterwards.
+  MatmulCase c = MakeMatmulCase(7);
+  std::vector<vm::Value> outputs;
+  STRATA_ASSERT_OK((*session)->Call(*function, Inputs(**session, c), &outputs));
+  ExpectOutput(outputs, c);
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, SessionAsyncTest,
                          ::testing::Values("local-sync",
                                            "local-task?workers=2"),

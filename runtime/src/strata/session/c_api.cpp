@@ -28,6 +28,9 @@ struct strata_function_s {
 struct strata_buffer_view_s {
   strata::RefPtr<strata::hal::BufferView> view;
 };
+struct strata_loop_s {
+  strata::vm::Loop loop;
+};
 
 namespace {
 
@@ -104,12 +107,23 @@ void strata_device_release(strata_device_t *device) { delete device; }
 strata_status_t strata_session_create(strata_instance_t *instance,
                                       strata_device_t *device,
                                       strata_session_t **out_session) {
+  return strata_session_create_with_options(instance, device, nullptr,
+                                            out_session);
+}
+
+strata_status_t strata_session_create_with_options(
+    strata_instance_t *instance, strata_device_t *device,
+    const strata_session_options_t *options, strata_session_t **out_session) {
   if (!instance || !device || !out_session)
     return NullArgument(!instance ? "instance"
                         : !device ? "device"
                                   : "out_session");
+  session::SessionOptions session_options;
+  if (options)
+    session_options.context_options.allow_concurrent_invocations =
+        options->allow_concurrent_calls != 0;
   auto session = session::Session::Create(instance->instance, device->device,
-                                          session::SessionOptions());
+                                          std::move(session_options));
   if (!session.ok())
     return ToC(session.status());
   *out_session = new strata_session_s{std::move(*session)};
@@ -312,6 +326,75 @@ strata_status_t strata_session_call_into(strata_session_t *session,
     targets[i] = outputs[i] ? outputs[i]->view.get() : nullptr;
   return ToC(session->session->CallIntoOutputs(function->function, arguments,
                                                targets));
+}
+
+strata_status_t strata_loop_create(strata_loop_t **out_loop) {
+  if (!out_loop)
+    return NullArgument("out_loop");
+  *out_loop = new strata_loop_s;
+  return nullptr;
+}
+
+void strata_loop_release(strata_loop_t *loop) { delete loop; }
+
+strata_status_t strata_loop_drain(strata_loop_t *loop, int64_t timeout_ms) {
+  if (!loop)
+    return NullArgument("loop");
+  return ToC(loop->loop.Drain(timeout_ms < 0 ? Deadline::Infinite()
+                                             : Deadline::AfterMs(timeout_ms)));
+}
+
+size_t strata_loop_pending_count(const strata_loop_t *loop) {
+  return loop ? loop->loop.pending_count() : 0;
+}
+
+strata_status_t strata_session_call_async(
+    strata_session_t *session, const strata_function_t *function,
+    strata_buffer_view_t *const *inputs, size_t input_count,
+    strata_loop_t *loop, strata_call_callback_fn_t callback, void *user_data) {
+  if (!loop || !callback)
+    return NullArgument(!loop ? "loop" : "callback");
+  // Every other outcome reaches the callback, as C values.
+  vm::InvokeCallback completion =
+      [callback, user_data](Status status, std::vector<vm::Value> results) {
+        for (size_t i = 0; status.ok() && i < results.size(); ++i)
+          if (!RefCast<hal::BufferView>(results[i].ref()))
+            status = UnimplementedError("result ", i,
+                                        " is not a tensor; the C API returns "
+                                        "tensors only");
+        if (!status.ok()) {
+          strata_status_t c_status = ToC(status);
+          callback(user_data, c_status, nullptr, 0);
+          strata_status_free(c_status);
+          return;
+        }
+        std::vector<strata_buffer_view_t *> outputs(results.size());
+        for (size_t i = 0; i < results.size(); ++i)
+          outputs[i] = new strata_buffer_view_s{RefPtr<hal::BufferView>::Retain(
+              RefCast<hal::BufferView>(results[i].ref()))};
+        callback(user_data, nullptr, outputs.data(), outputs.size());
+      };
+  Status invalid;
+  if (!session || !function)
+    invalid = InvalidArgumentError(
+        "argument '", !session ? "session" : "function", "' is null");
+  else if (!inputs && input_count)
+    invalid = InvalidArgumentError("argument 'inputs' is null");
+  std::vector<vm::Value> arguments;
+  arguments.reserve(input_count);
+  for (size_t i = 0; invalid.ok() && i < input_count; ++i) {
+    if (!inputs[i])
+      invalid = InvalidArgumentError("input ", i, " is null");
+    else
+      arguments.push_back(vm::Value::Ref(inputs[i]->view));
+  }
+  if (!invalid.ok()) {
+    session::FailOnLoop(loop->loop, std::move(invalid), std::move(completion));
+    return nullptr;
+  }
+  session->session->CallAsync(function->function, std::move(arguments),
+                              loop->loop, std::move(completion));
+  return nullptr;
 }
 
 } // extern "C"

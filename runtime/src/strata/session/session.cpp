@@ -216,4 +216,35 @@ Status Session::CallDirect(const vm::Function &function,
   return context_->Invoke(function, inputs, outputs);
 }
 
+void FailOnLoop(vm::Loop &loop, Status failure, vm::InvokeCallback callback) {
+  // A task without a context cannot begin: the loop completes it with an
+  // error during Drain, and the callback reports `failure` instead.
+  loop.InvokeAsync(
+      nullptr, vm::Function(), {},
+      [failure = std::move(failure),
+       callback = std::move(callback)](Status, std::vector<vm::Value>) mutable {
+        if (callback)
+          callback(std::move(failure), {});
+      });
+}
+
+void Session::CallAsync(const vm::Function &function,
+                        std::vector<vm::Value> inputs, vm::Loop &loop,
+                        vm::InvokeCallback callback) {
+  // The session (not only its context, which the loop keeps) lives until
+  // the callback has run, so a caller may release it meanwhile.
+  vm::InvokeCallback retaining =
+      [session = RefPtr<Session>::Retain(this), callback = std::move(callback)](
+          Status status, std::vector<vm::Value> results) {
+        if (callback)
+          callback(std::move(status), std::move(results));
+      };
+  Status checked = CheckCallInputs(function, inputs);
+  if (!checked.ok()) {
+    FailOnLoop(loop, std::move(checked), std::move(retaining));
+    return;
+  }
+  loop.InvokeAsync(context_, function, std::move(inputs), std::move(retaining));
+}
+
 } // namespace strata::session

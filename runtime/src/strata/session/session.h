@@ -23,6 +23,7 @@
 #include "strata/hal/buffer_view.h"
 #include "strata/session/instance.h"
 #include "strata/vm/context.h"
+#include "strata/vm/loop.h"
 #include "strata/vm/module.h"
 #include "strata/vm/value.h"
 
@@ -86,6 +87,20 @@ public:
                     std::span<const vm::Value> inputs,
                     std::vector<vm::Value> *outputs);
 
+  // Asynchronous Call: queues the call on `loop` (vm/loop.h) and returns at
+  // once. The call runs while the loop drains, suspending instead of
+  // blocking when the program waits on device work, so several calls (of
+  // this and other sessions) may be in flight on one loop. `callback` runs
+  // exactly once, on the thread draining the loop, never inside CallAsync:
+  // with the results, or with the failure and no results. Failures include
+  // inputs that fail Call's checks (the function is then not invoked), a
+  // second call in flight without
+  // SessionOptions::context_options.allow_concurrent_invocations
+  // (FAILED_PRECONDITION), and CANCELLED when the loop is destroyed first.
+  // The session stays alive until the callback has run.
+  void CallAsync(const vm::Function &function, std::vector<vm::Value> inputs,
+                 vm::Loop &loop, vm::InvokeCallback callback);
+
 private:
   Session(RefPtr<Instance> instance, RefPtr<hal::Device> device,
           RefPtr<vm::Context> context);
@@ -98,6 +113,11 @@ private:
 // Checks `inputs` against `function`'s signature and tensor reflection.
 Status CheckCallInputs(const vm::Function &function,
                        std::span<const vm::Value> inputs);
+
+// Runs `callback` with `failure` (and no results) during the next
+// loop.Drain(), like a call that failed: how CallAsync and the C API report
+// errors found before anything could be invoked.
+void FailOnLoop(vm::Loop &loop, Status failure, vm::InvokeCallback callback);
 
 } // namespace strata::session
 
