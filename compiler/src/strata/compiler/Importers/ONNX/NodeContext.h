@@ -132,6 +132,7 @@ void addRecurrentLowerings(LoweringTable &table);
 void addGeneratorLowerings(LoweringTable &table);
 void addLossLowerings(LoweringTable &table);
 void addScanSortLowerings(LoweringTable &table);
+void addScatterLowerings(LoweringTable &table);
 
 } // namespace strata::onnx_importer
 

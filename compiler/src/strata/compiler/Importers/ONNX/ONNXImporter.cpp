@@ -51,6 +51,7 @@ const LoweringTable &getLoweringTable() {
     addGeneratorLowerings(t);
     addLossLowerings(t);
     addScanSortLowerings(t);
+    addScatterLowerings(t);
     return t;
   }();
   return table;

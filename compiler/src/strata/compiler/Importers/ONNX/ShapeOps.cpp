@@ -353,6 +353,46 @@ LogicalResult lowerSplit(NodeContext &ctx) {
   return success();
 }
 
+// DepthToSpace and SpaceToDepth are a reshape, a transpose and a reshape.
+LogicalResult lowerDepthSpace(NodeContext &ctx, bool toSpace) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  RankedTensorType xt = ctx.getInputType(0);
+  if (xt.getRank() != 4)
+    return ctx.fail("input must be 4-D (NCHW)");
+  int64_t bs = ctx.getIntAttr("blocksize", 0);
+  if (bs <= 0)
+    return ctx.fail("blocksize must be positive");
+  int64_t n = xt.getDimSize(0), c = xt.getDimSize(1), h = xt.getDimSize(2),
+          w = xt.getDimSize(3);
+  SmallVector<int64_t> split, perm;
+  if (toSpace) {
+    if (c % (bs * bs) != 0)
+      return ctx.fail("channels must be a multiple of blocksize^2");
+    std::string mode = ctx.getStringAttr("mode", "DCR");
+    if (mode == "DCR") {
+      split = {n, bs, bs, c / (bs * bs), h, w};
+      perm = {0, 3, 4, 1, 5, 2};
+    } else if (mode == "CRD") {
+      split = {n, c / (bs * bs), bs, bs, h, w};
+      perm = {0, 1, 4, 2, 5, 3};
+    } else {
+      return ctx.fail("unknown mode '" + mode + "'");
+    }
+  } else {
+    if (h % bs != 0 || w % bs != 0)
+      return ctx.fail("height and width must be multiples of blocksize");
+    split = {n, c, h / bs, bs, w / bs, bs};
+    perm = {0, 3, 5, 1, 2, 4};
+  }
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value x = createReshape(b, loc, ctx.getInput(0), split);
+  x = createTranspose(b, loc, x, perm);
+  return ctx.setOutput(0, createReshape(b, loc, x, type->getShape()));
+}
+
 } // namespace
 
 void addShapeLowerings(LoweringTable &t) {
@@ -370,6 +410,12 @@ void addShapeLowerings(LoweringTable &t) {
   t["Expand"] = lowerExpand;
   t["Tile"] = lowerTile;
   t["Split"] = lowerSplit;
+  t["DepthToSpace"] = [](NodeContext &ctx) {
+    return lowerDepthSpace(ctx, /*toSpace=*/true);
+  };
+  t["SpaceToDepth"] = [](NodeContext &ctx) {
+    return lowerDepthSpace(ctx, /*toSpace=*/false);
+  };
 }
 
 } // namespace strata::onnx_importer

@@ -1,0 +1,272 @@
+//===- ScatterOps.cpp - ScatterElements, ScatterND, GatherND --------------===//
+//
+// Scatters are written as gathers so they stay parallel linalg.generics
+// over the result: each result element starts from `data` and folds in,
+// in index order, every update whose index lands on it (a reduction loop
+// over the updates). Sequential ONNX semantics follow: with reduction
+// 'none' the last duplicate wins, otherwise updates combine with add, mul,
+// max or min.
+//
+//===----------------------------------------------------------------------===//
+#include "strata/compiler/Importers/ONNX/Builders.h"
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace strata::onnx_importer {
+namespace {
+
+enum class Combine { None, Add, Mul, Max, Min };
+
+FailureOr<Combine> getCombine(NodeContext &ctx) {
+  std::string reduction = ctx.getStringAttr("reduction", "none");
+  if (reduction == "none")
+    return Combine::None;
+  if (reduction == "add")
+    return Combine::Add;
+  if (reduction == "mul")
+    return Combine::Mul;
+  if (reduction == "max")
+    return Combine::Max;
+  if (reduction == "min")
+    return Combine::Min;
+  (void)ctx.fail("unknown reduction '" + reduction + "'");
+  return failure();
+}
+
+Value combine(OpBuilder &b, Location loc, Combine kind, Value acc, Value u,
+              bool isUnsigned) {
+  bool isFloat = isa<FloatType>(acc.getType());
+  switch (kind) {
+  case Combine::None:
+    return u;
+  case Combine::Add:
+    return isFloat ? arith::AddFOp::create(b, loc, acc, u).getResult()
+                   : arith::AddIOp::create(b, loc, acc, u).getResult();
+  case Combine::Mul:
+    return isFloat ? arith::MulFOp::create(b, loc, acc, u).getResult()
+                   : arith::MulIOp::create(b, loc, acc, u).getResult();
+  case Combine::Max:
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, acc, u);
+    return isUnsigned ? arith::MaxUIOp::create(b, loc, acc, u).getResult()
+                      : arith::MaxSIOp::create(b, loc, acc, u).getResult();
+  case Combine::Min:
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, acc, u);
+    return isUnsigned ? arith::MinUIOp::create(b, loc, acc, u).getResult()
+                      : arith::MinSIOp::create(b, loc, acc, u).getResult();
+  }
+  llvm_unreachable("unknown combine");
+}
+
+// A generic whose loops are the result dims (parallel) followed by
+// `reductionShape` (reduction; bounds given by `reductionInputs`, read
+// through maps over all loops). The result starts as `data`; the body
+// returns the new accumulator from (accumulator, reduction inputs, loop
+// indices).
+using FoldBody = llvm::function_ref<Value(OpBuilder &, Location, Value acc,
+                                          ValueRange, ArrayRef<Value>)>;
+Value createFold(OpBuilder &b, Location loc, Value data,
+                 ValueRange reductionInputs, ArrayRef<AffineMap> maps,
+                 int64_t numReductionLoops, FoldBody body) {
+  auto type = cast<RankedTensorType>(data.getType());
+  int64_t rank = type.getRank();
+  int64_t loops = rank + numReductionLoops;
+  SmallVector<AffineMap> allMaps(maps);
+  allMaps.push_back(b.getMultiDimIdentityMap(loops).getMajorSubMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.append(numReductionLoops, utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, reductionInputs, ValueRange{data},
+             allMaps, iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               SmallVector<Value> ivs;
+               for (int64_t i = 0; i < loops; ++i)
+                 ivs.push_back(linalg::IndexOp::create(nb, nl, i));
+               Value acc = args.back();
+               linalg::YieldOp::create(
+                   nb, nl, body(nb, nl, acc, args.drop_back(), ivs));
+             })
+      .getResult(0);
+}
+
+// ScatterElements (and opset-9/10 Scatter): for each index position p,
+// result[p with axis replaced by indices[p]] (op)= updates[p].
+LogicalResult lowerScatterElements(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  FailureOr<Combine> kind = getCombine(ctx);
+  if (failed(kind))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  int64_t rank = type->getRank();
+  RankedTensorType it = ctx.getInputType(1);
+  if (it.getRank() != rank || ctx.getInputType(2).getShape() != it.getShape())
+    return ctx.fail("indices and updates must have the data's rank and one "
+                    "shape");
+  int64_t axis = ctx.getIntAttr("axis", 0);
+  if (axis < -rank || axis >= rank)
+    return ctx.fail("axis " + Twine(axis) + " is out of range");
+  axis = normalizeAxis(axis, rank);
+  if (it.getNumElements() == 0)
+    return ctx.setOutput(0, ctx.getInput(0));
+  for (int64_t d = 0; d < rank; ++d)
+    if (it.getDimSize(d) > type->getDimSize(d) && d != axis)
+      return ctx.fail("indices are larger than the data");
+  Value indices = ctx.getInput(1), updates = ctx.getInput(2);
+  int64_t dim = type->getDimSize(axis);
+  bool isUnsigned = ctx.isInputUnsigned(0);
+  // One reduction loop k over the indices' axis; a [K] operand gives its
+  // bound.
+  Value counter = createEmpty(
+      b, loc, RankedTensorType::get({it.getDimSize(axis)}, b.getI1Type()));
+  AffineMap counterMap = AffineMap::get(rank + 1, 0, b.getAffineDimExpr(rank));
+  Value result = createFold(
+      b, loc, ctx.getInput(0), {counter}, {counterMap}, 1,
+      [&](OpBuilder &nb, Location nl, Value acc, ValueRange,
+          ArrayRef<Value> ivs) -> Value {
+        // The update at (q with axis -> k) exists when q is inside the
+        // indices' shape elsewhere.
+        Value inside = createScalar(nb, nl, nb.getI1Type(), 1);
+        SmallVector<Value> coords;
+        for (int64_t d = 0; d < rank; ++d) {
+          if (d == axis) {
+            coords.push_back(ivs[rank]);
+            continue;
+          }
+          Value size = arith::ConstantIndexOp::create(nb, nl, it.getDimSize(d));
+          inside = arith::AndIOp::create(
+              nb, nl, inside,
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, ivs[d],
+                                    size));
+          Value last =
+              arith::ConstantIndexOp::create(nb, nl, it.getDimSize(d) - 1);
+          coords.push_back(arith::MinUIOp::create(nb, nl, ivs[d], last));
+        }
+        Value index = normalizeIndex(
+            nb, nl, tensor::ExtractOp::create(nb, nl, indices, coords), dim);
+        Value hit = arith::AndIOp::create(
+            nb, nl, inside,
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, index,
+                                  ivs[axis]));
+        Value u = tensor::ExtractOp::create(nb, nl, updates, coords);
+        return arith::SelectOp::create(
+                   nb, nl, hit, combine(nb, nl, *kind, acc, u, isUnsigned), acc)
+            .getResult();
+      });
+  return ctx.setOutput(0, result);
+}
+
+// ScatterND: indices [..., k] name data slices data[i_0, ..., i_{k-1}, :];
+// updates [..., data.shape[k:]] are folded into them.
+LogicalResult lowerScatterND(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  FailureOr<Combine> kind = getCombine(ctx);
+  if (failed(kind))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  int64_t rank = type->getRank();
+  RankedTensorType it = ctx.getInputType(1), ut = ctx.getInputType(2);
+  if (it.getRank() < 1)
+    return ctx.fail("indices must have rank >= 1");
+  int64_t k = it.getDimSize(it.getRank() - 1);
+  if (k < 1 || k > rank)
+    return ctx.fail("the last dim of indices must be in [1, data rank]");
+  int64_t numUpdates = it.getNumElements() / k;
+  if (numUpdates == 0)
+    return ctx.setOutput(0, ctx.getInput(0));
+  // Flatten the update positions: indices [P, k], updates [P, rest...].
+  SmallVector<int64_t> updateShape{numUpdates};
+  llvm::append_range(updateShape, type->getShape().drop_front(k));
+  if (ut.getNumElements() != ShapedType::getNumElements(updateShape))
+    return ctx.fail("updates have the wrong shape");
+  Value indices = createReshape(b, loc, ctx.getInput(1), {numUpdates, k});
+  Value updates = createReshape(b, loc, ctx.getInput(2), updateShape);
+  // updates[p, q_k, ...]: p is the reduction loop `rank`.
+  SmallVector<AffineExpr> exprs{b.getAffineDimExpr(rank)};
+  for (int64_t d = k; d < rank; ++d)
+    exprs.push_back(b.getAffineDimExpr(d));
+  AffineMap updateMap = AffineMap::get(rank + 1, 0, exprs, b.getContext());
+  bool isUnsigned = ctx.isInputUnsigned(0);
+  Value result = createFold(
+      b, loc, ctx.getInput(0), {updates}, {updateMap}, 1,
+      [&](OpBuilder &nb, Location nl, Value acc, ValueRange args,
+          ArrayRef<Value> ivs) -> Value {
+        Value hit = createScalar(nb, nl, nb.getI1Type(), 1);
+        for (int64_t j = 0; j < k; ++j) {
+          Value raw = tensor::ExtractOp::create(
+              nb, nl, indices,
+              ValueRange{ivs[rank], arith::ConstantIndexOp::create(nb, nl, j)});
+          Value index = normalizeIndex(nb, nl, raw, type->getDimSize(j));
+          hit = arith::AndIOp::create(
+              nb, nl, hit,
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, index,
+                                    ivs[j]));
+        }
+        return arith::SelectOp::create(
+                   nb, nl, hit,
+                   combine(nb, nl, *kind, acc, args[0], isUnsigned), acc)
+            .getResult();
+      });
+  return ctx.setOutput(0, result);
+}
+
+// GatherND: result[b..., i..., rest...] = data[b..., indices[b..., i..., :],
+// rest...] with `batch_dims` leading dims shared by data and indices.
+LogicalResult lowerGatherND(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType dt = ctx.getInputType(0), it = ctx.getInputType(1);
+  int64_t batchDims = ctx.getIntAttr("batch_dims", 0);
+  int64_t q = it.getRank();
+  if (q < 1)
+    return ctx.fail("indices must have rank >= 1");
+  int64_t k = it.getDimSize(q - 1);
+  if (batchDims < 0 || batchDims >= q || batchDims + k > dt.getRank())
+    return ctx.fail("batch_dims and the last dim of indices do not fit the "
+                    "data");
+  if (type->getNumElements() == 0)
+    return ctx.setOutput(0, createZeroElements(b, loc, *type));
+  Value data = ctx.getInput(0), indices = ctx.getInput(1);
+  Value result = createIndexedGeneric(
+      b, loc, {}, {}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        SmallVector<Value> coords(ivs.begin(), ivs.begin() + batchDims);
+        SmallVector<Value> indexCoords(ivs.begin(), ivs.begin() + q - 1);
+        indexCoords.push_back(Value());
+        for (int64_t j = 0; j < k; ++j) {
+          indexCoords.back() = arith::ConstantIndexOp::create(nb, nl, j);
+          Value raw = tensor::ExtractOp::create(nb, nl, indices, indexCoords);
+          coords.push_back(
+              normalizeIndex(nb, nl, raw, dt.getDimSize(batchDims + j)));
+        }
+        coords.append(ivs.begin() + q - 1, ivs.end());
+        return tensor::ExtractOp::create(nb, nl, data, coords).getResult();
+      });
+  return ctx.setOutput(0, result);
+}
+
+} // namespace
+
+void addScatterLowerings(LoweringTable &t) {
+  t["ScatterElements"] = lowerScatterElements;
+  t["Scatter"] = lowerScatterElements;
+  t["ScatterND"] = lowerScatterND;
+  t["GatherND"] = lowerGatherND;
+}
+
+} // namespace strata::onnx_importer
