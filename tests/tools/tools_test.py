@@ -120,6 +120,24 @@ def main():
                    f"strata-run {' '.join(extra) or '(defaults)'}", r)
         expect_error(run(call + good_inputs + ["--loader=jit"]), "unknown loader 'jit'",
                      "unknown loader")
+
+        # The vmvx target: the same numbers through the VMVX loader on both
+        # drivers, and a clear error when the device's loaders exclude it.
+        vmvx_module = os.path.join(tmp, "simple_mul_vmvx.smod")
+        r = run([compile_, os.path.join(args.source_dir, "examples/simple_mul.mlir"),
+                 "--target=vmvx", "-o", vmvx_module])
+        expect(r.returncode == 0, "strata-compile --target=vmvx", r)
+        vmvx_call = [run_, f"--module={vmvx_module}", "--function=simple_mul"]
+        for extra in [[], ["--loader=vmvx"], ["--device=local-task?workers=2"]]:
+            r = run(vmvx_call + good_inputs + extra)
+            expect(r.returncode == 0 and r.stdout == "4xf32=5 12 21 32\n",
+                   f"vmvx module with {' '.join(extra) or '(defaults)'}", r)
+        expect_error(run(vmvx_call + good_inputs + ["--loader=embedded"]),
+                     "no executable loader supports format 'vmvx-bytecode-fb'",
+                     "vmvx module without the vmvx loader")
+        expect_error(run([compile_, os.path.join(args.source_dir, "examples/simple_mul.mlir"),
+                          "--target=gpu", "-o", vmvx_module]),
+                     "unknown target 'gpu' (supported: cpu, vmvx)", "unknown target")
         expect_error(run(call + good_inputs + ["--device=local-task", "--workers=x"]),
                      "--workers expects an integer", "bad worker count")
         expect_error(run(call + good_inputs + ["--device=local-task?threads=2"]),

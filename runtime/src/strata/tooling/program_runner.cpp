@@ -61,8 +61,8 @@ void AddProgramFlags(FlagParser &flags, ProgramOptions &options) {
                   "device: local-sync (default), local-task or a driver URI "
                   "(local-task://0?workers=4)");
   flags.AddString("loader", &options.loader,
-                  "executable loader for local devices: embedded (default) "
-                  "or system");
+                  "executable loaders for local devices, in order: embedded, "
+                  "system, vmvx (default: all three)");
   flags.AddInt("workers", &options.workers,
                "worker threads of local-task (default: one per core)");
   flags.AddStringList("input", &options.inputs,

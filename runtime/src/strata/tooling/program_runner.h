@@ -16,8 +16,9 @@ struct ProgramOptions {
   std::vector<std::string> modules;
   std::string function;
   std::string device = "local-sync";
-  // Executable loader for local devices ("embedded", "system"; "" = the
-  // device's default); added to the device URI as ?loader=.
+  // Executable loaders for local devices ("embedded", "system", "vmvx",
+  // comma-separated; "" = the device's default); added to the device URI as
+  // ?loader=.
   std::string loader;
   // Worker count for local-task (0 = one per core, -1 = the default);
   // added to the device URI as ?workers=.
