@@ -133,6 +133,7 @@ void addGeneratorLowerings(LoweringTable &table);
 void addLossLowerings(LoweringTable &table);
 void addScanSortLowerings(LoweringTable &table);
 void addScatterLowerings(LoweringTable &table);
+void addResizeLowerings(LoweringTable &table);
 
 } // namespace strata::onnx_importer
 

@@ -52,6 +52,7 @@ const LoweringTable &getLoweringTable() {
     addLossLowerings(t);
     addScanSortLowerings(t);
     addScatterLowerings(t);
+    addResizeLowerings(t);
     return t;
   }();
   return table;
