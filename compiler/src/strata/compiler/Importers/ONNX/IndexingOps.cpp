@@ -103,16 +103,25 @@ LogicalResult lowerPad(NodeContext &ctx) {
   RankedTensorType xt = ctx.getInputType(0);
   int64_t rank = xt.getRank();
   SmallVector<int64_t> pads;
-  Value padValue;
+  Value padValue, runtimePads;
   if (ctx.getOpset() < 11) {
     pads = ctx.getIntsAttr("pads");
     padValue = createScalar(b, loc, xt.getElementType(),
                             ctx.getFloatAttr("value", 0.0f));
   } else {
-    auto p = ctx.getConstantInts(1);
-    if (failed(p))
-      return failure();
-    pads = *p;
+    // Pads known only at run time are read in the general form's body
+    // (the result shape is static all the same).
+    if (ctx.hasInput(1) && !ctx.getConstantInput(1)) {
+      if (ctx.hasInput(3))
+        return ctx.fail("run-time pads with axes are not supported");
+      runtimePads = ctx.getInput(1);
+      pads.assign(2 * rank, 0);
+    } else {
+      auto p = ctx.getConstantInts(1);
+      if (failed(p))
+        return failure();
+      pads = *p;
+    }
     if (ctx.hasInput(2))
       padValue = tensor::ExtractOp::create(
           b, loc, ctx.getInput(2),
@@ -140,7 +149,7 @@ LogicalResult lowerPad(NodeContext &ctx) {
     high[axis] = pads[axes.size() + i];
   }
   std::string mode = ctx.getStringAttr("mode", "constant");
-  if (mode == "constant" &&
+  if (mode == "constant" && !runtimePads &&
       llvm::all_of(low, [](int64_t v) { return v >= 0; }) &&
       llvm::all_of(high, [](int64_t v) { return v >= 0; })) {
     return ctx.setOutput(
@@ -160,8 +169,17 @@ LogicalResult lowerPad(NodeContext &ctx) {
         Value inBounds = createScalar(nb, nl, nb.getI1Type(), 1);
         for (int64_t d = 0; d < rank; ++d) {
           int64_t dim = xt.getDimSize(d);
-          Value i = arith::SubIOp::create(
-              nb, nl, ivs[d], arith::ConstantIndexOp::create(nb, nl, low[d]));
+          Value lowD =
+              runtimePads
+                  ? arith::IndexCastOp::create(
+                        nb, nl, nb.getIndexType(),
+                        tensor::ExtractOp::create(
+                            nb, nl, runtimePads,
+                            ValueRange{
+                                arith::ConstantIndexOp::create(nb, nl, d)}))
+                        .getResult()
+                  : arith::ConstantIndexOp::create(nb, nl, low[d]).getResult();
+          Value i = arith::SubIOp::create(nb, nl, ivs[d], lowD);
           Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
           Value last = arith::ConstantIndexOp::create(nb, nl, dim - 1);
           if (mode == "edge") {
@@ -202,6 +220,87 @@ LogicalResult lowerPad(NodeContext &ctx) {
 }
 
 } // namespace
+
+// The result shape is static (inferred or declared); only where each result
+// dim starts in the input and its step come from the run-time operands, so
+// the result is a generic whose body computes, per dim, the start and step
+// of the slice entry naming that dim (defaults 0 and 1) and reads
+// input[start + i * step]. `ends` only determines the (known) result size.
+LogicalResult lowerRuntimeSlice(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType xt = ctx.getInputType(0);
+  int64_t rank = xt.getRank();
+  if (type->getRank() != rank)
+    return ctx.fail("result rank differs from the input's");
+  int64_t count = ctx.getInputType(1).getNumElements();
+  for (unsigned i = 2; i <= 4; ++i)
+    if (ctx.hasInput(i) && ctx.getInputType(i).getNumElements() != count)
+      return ctx.fail("starts, ends, axes and steps differ in length");
+  if (type->getNumElements() == 0)
+    return ctx.setOutput(0, createZeroElements(b, loc, *type));
+  Value starts = ctx.getInput(1);
+  Value axes = ctx.hasInput(3) ? ctx.getInput(3) : Value();
+  Value steps = ctx.hasInput(4) ? ctx.getInput(4) : Value();
+  Value x = ctx.getInput(0);
+  Value result = createIndexedGeneric(
+      b, loc, {}, {}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        Type i64 = nb.getI64Type();
+        auto cst = [&](int64_t v) { return createScalar(nb, nl, i64, v); };
+        auto read = [&](Value tensor, int64_t j) {
+          Value v = tensor::ExtractOp::create(
+              nb, nl, tensor,
+              ValueRange{arith::ConstantIndexOp::create(nb, nl, j)});
+          return createScalarCast(nb, nl, v, i64, false, false);
+        };
+        using P = arith::CmpIPredicate;
+        auto select = [&](Value c, Value t, Value f) {
+          return arith::SelectOp::create(nb, nl, c, t, f).getResult();
+        };
+        auto clamp = [&](Value v, int64_t lo, int64_t hi) {
+          return arith::MinSIOp::create(
+              nb, nl, arith::MaxSIOp::create(nb, nl, v, cst(lo)), cst(hi));
+        };
+        SmallVector<Value> coords;
+        for (int64_t d = 0; d < rank; ++d) {
+          int64_t dim = xt.getDimSize(d);
+          Value start = cst(0), step = cst(1);
+          for (int64_t j = 0; j < count; ++j) {
+            Value isDim;
+            if (axes) {
+              Value a = read(axes, j);
+              a = select(arith::CmpIOp::create(nb, nl, P::slt, a, cst(0)),
+                         arith::AddIOp::create(nb, nl, a, cst(rank)), a);
+              isDim = arith::CmpIOp::create(nb, nl, P::eq, a, cst(d));
+            } else if (j == d) {
+              isDim = createScalar(nb, nl, nb.getI1Type(), 1);
+            } else {
+              continue;
+            }
+            Value st = steps ? read(steps, j) : cst(1);
+            Value s = read(starts, j);
+            s = select(arith::CmpIOp::create(nb, nl, P::slt, s, cst(0)),
+                       arith::AddIOp::create(nb, nl, s, cst(dim)), s);
+            s = select(arith::CmpIOp::create(nb, nl, P::sgt, st, cst(0)),
+                       clamp(s, 0, dim), clamp(s, 0, dim - 1));
+            start = select(isDim, s, start);
+            step = select(isDim, st, step);
+          }
+          Value i = arith::IndexCastOp::create(nb, nl, i64, ivs[d]);
+          Value src = arith::AddIOp::create(
+              nb, nl, start, arith::MulIOp::create(nb, nl, i, step));
+          // In range whenever the operands agree with the result shape.
+          coords.push_back(arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
+                                                      clamp(src, 0, dim - 1)));
+        }
+        return tensor::ExtractOp::create(nb, nl, x, coords).getResult();
+      });
+  return ctx.setOutput(0, result);
+}
 
 void addIndexingLowerings(LoweringTable &t) {
   t["Gather"] = lowerGather;

@@ -119,6 +119,9 @@ private:
 using OpLowering = std::function<mlir::LogicalResult(NodeContext &)>;
 using LoweringTable = llvm::StringMap<OpLowering>;
 
+// Slice whose starts/ends/axes/steps arrive at run time (IndexingOps.cpp).
+mlir::LogicalResult lowerRuntimeSlice(NodeContext &ctx);
+
 // Each op family registers its lowerings (one file each).
 void addElementwiseLowerings(LoweringTable &table);
 void addActivationLowerings(LoweringTable &table);

@@ -37,12 +37,67 @@ Value mul(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::MulIOp::create(b, loc, x, y);
 }
 
+// Axes that arrive at run time, recovered from the static result shape:
+// with keepdims, the dims that become 1 (a dim already 1 reduces to
+// itself, so whether it is named does not matter); without, the one set of
+// dims whose removal leaves the result shape. Ambiguous shapes fail.
+FailureOr<SmallVector<int64_t>> getAxesFromShapes(NodeContext &ctx,
+                                                  RankedTensorType inputType,
+                                                  RankedTensorType resultType) {
+  ArrayRef<int64_t> in = inputType.getShape(), out = resultType.getShape();
+  int64_t rank = in.size();
+  SmallVector<int64_t> axes;
+  if (ctx.getIntAttr("keepdims", 1) != 0) {
+    if (static_cast<int64_t>(out.size()) != rank)
+      return ctx.fail("result rank differs from the input's with keepdims");
+    for (int64_t d = 0; d < rank; ++d) {
+      if (out[d] == in[d])
+        continue;
+      if (out[d] != 1)
+        return ctx.fail("result shape does not match a reduction");
+      axes.push_back(d);
+    }
+    return axes;
+  }
+  int64_t removed = rank - static_cast<int64_t>(out.size());
+  if (removed < 0 || rank > 16)
+    return ctx.fail("result shape does not match a reduction");
+  int matches = 0;
+  for (uint32_t mask = 0; mask < (1u << rank); ++mask) {
+    if (llvm::popcount(mask) != removed)
+      continue;
+    SmallVector<int64_t> kept;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!(mask & (1u << d)))
+        kept.push_back(in[d]);
+    if (ArrayRef<int64_t>(kept) != out)
+      continue;
+    if (++matches > 1)
+      return ctx.fail("axes known only at run time and the result shape "
+                      "does not tell which dims are reduced");
+    axes.clear();
+    for (int64_t d = 0; d < rank; ++d)
+      if (mask & (1u << d))
+        axes.push_back(d);
+  }
+  if (matches == 0)
+    return ctx.fail("result shape does not match a reduction");
+  return axes;
+}
+
 // The reduced axes of a Reduce* node: the `axes` input (opset >= 13 for
 // ReduceSum, >= 18 for the others) or attribute; all axes when empty unless
 // noop_with_empty_axes.
-FailureOr<SmallVector<int64_t>> getReduceAxes(NodeContext &ctx, int64_t rank,
+FailureOr<SmallVector<int64_t>> getReduceAxes(NodeContext &ctx,
+                                              RankedTensorType inputType,
+                                              RankedTensorType resultType,
                                               bool &noop) {
+  int64_t rank = inputType.getRank();
   SmallVector<int64_t> axes = ctx.getIntsAttr("axes");
+  if (ctx.hasInput(1) && !ctx.getConstantInput(1)) {
+    noop = false;
+    return getAxesFromShapes(ctx, inputType, resultType);
+  }
   if (ctx.hasInput(1)) {
     auto a = ctx.getConstantInts(1);
     if (failed(a))
@@ -74,7 +129,7 @@ LogicalResult lowerReduce(NodeContext &ctx, Reduce kind) {
   bool isFloat = isa<FloatType>(et);
   bool isUnsigned = ctx.isInputUnsigned(0);
   bool noop;
-  auto axes = getReduceAxes(ctx, xt.getRank(), noop);
+  auto axes = getReduceAxes(ctx, xt, *type, noop);
   if (failed(axes))
     return failure();
   Value x = ctx.getInput(0);

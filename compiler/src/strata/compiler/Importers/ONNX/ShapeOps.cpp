@@ -208,6 +208,9 @@ LogicalResult lowerSlice(NodeContext &ctx) {
     ends = ctx.getIntsAttr("ends");
     axes = ctx.getIntsAttr("axes");
   } else {
+    for (unsigned i = 1; i <= 4; ++i)
+      if (ctx.hasInput(i) && !ctx.getConstantInput(i))
+        return lowerRuntimeSlice(ctx);
     auto s = ctx.getConstantInts(1), e = ctx.getConstantInts(2);
     if (failed(s) || failed(e))
       return failure();
