@@ -130,9 +130,21 @@ LogicalResult lowerPRelu(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
     return failure();
-  // The slope broadcasts unidirectionally onto X.
+  // The slope broadcasts unidirectionally onto X (opset >= 7). Before
+  // opset 7 a 1-D slope was per channel (dim 1), and libonnx's version
+  // adapter keeps it as is: when it cannot broadcast numpy-style but
+  // matches the channels, it is reshaped to [C, 1, ...].
+  Value slope = ctx.getInput(1);
+  RankedTensorType xt = ctx.getInputType(0), st = ctx.getInputType(1);
+  if (st.getRank() == 1 && xt.getRank() >= 2 &&
+      st.getDimSize(0) != xt.getDimSize(xt.getRank() - 1) &&
+      st.getDimSize(0) != 1 && st.getDimSize(0) == xt.getDimSize(1)) {
+    SmallVector<int64_t> shape(xt.getRank() - 1, 1);
+    shape[0] = st.getDimSize(0);
+    slope = createReshape(ctx.getBuilder(), ctx.getLoc(), slope, shape);
+  }
   Value result = createElementwise(
-      ctx.getBuilder(), ctx.getLoc(), {ctx.getInput(0), ctx.getInput(1)}, *type,
+      ctx.getBuilder(), ctx.getLoc(), {ctx.getInput(0), slope}, *type,
       [](OpBuilder &b, Location loc, ValueRange a) -> Value {
         Value zero = cst(b, loc, a[0], 0);
         Value neg = isa<FloatType>(a[0].getType())
