@@ -137,6 +137,7 @@ void addLossLowerings(LoweringTable &table);
 void addScanSortLowerings(LoweringTable &table);
 void addScatterLowerings(LoweringTable &table);
 void addResizeLowerings(LoweringTable &table);
+void addConvTransposeLowerings(LoweringTable &table);
 
 } // namespace strata::onnx_importer
 

@@ -53,6 +53,7 @@ const LoweringTable &getLoweringTable() {
     addScanSortLowerings(t);
     addScatterLowerings(t);
     addResizeLowerings(t);
+    addConvTransposeLowerings(t);
     return t;
   }();
   return table;

@@ -1,0 +1,188 @@
+//===- ConvTransposeOps.cpp - ConvTranspose (1-D, 2-D, 3-D, groups) -------===//
+//
+// ConvTranspose is a stride-1 convolution of the input spread out by the
+// strides (s - 1 zeros between elements, one strided tensor.insert_slice
+// into zeros that also applies the padding) with the kernel flipped and its
+// in/out channels swapped. The convolution is one linalg.generic for any
+// number of spatial dims and groups; the flip and the channel swap are in
+// the weight's indexing map, so the weight is read in place.
+//
+//===----------------------------------------------------------------------===//
+#include "strata/compiler/Importers/ONNX/Builders.h"
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+
+namespace strata::onnx_importer {
+namespace {
+
+LogicalResult lowerConvTranspose(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType xt = ctx.getInputType(0), wt = ctx.getInputType(1);
+  int64_t rank = xt.getRank(), spatial = rank - 2;
+  if (spatial < 1 || wt.getRank() != rank || type->getRank() != rank)
+    return ctx.fail("input, weight and result must be [N, C, spatial...] "
+                    "of one rank");
+  Type et = xt.getElementType();
+  if (!isa<FloatType>(et))
+    return ctx.fail("only floating-point ConvTranspose is supported");
+  int64_t group = ctx.getIntAttr("group", 1);
+  int64_t n = xt.getDimSize(0), c = xt.getDimSize(1);
+  if (group < 1 || c % group != 0 || wt.getDimSize(0) != c)
+    return ctx.fail("weight channels do not match the input and group");
+  int64_t cg = c / group, mg = wt.getDimSize(1), m = mg * group;
+  if (type->getDimSize(0) != n || type->getDimSize(1) != m)
+    return ctx.fail("result shape does not match the weight");
+
+  auto attrOr = [&](StringRef name, int64_t value) {
+    SmallVector<int64_t> v = ctx.getIntsAttr(name);
+    if (v.empty())
+      v.assign(spatial, value);
+    return v;
+  };
+  SmallVector<int64_t> strides = attrOr("strides", 1);
+  SmallVector<int64_t> dilations = attrOr("dilations", 1);
+  SmallVector<int64_t> outputPadding = attrOr("output_padding", 0);
+  SmallVector<int64_t> pads = ctx.getIntsAttr("pads");
+  std::string autoPad = ctx.getStringAttr("auto_pad", "NOTSET");
+  if (strides.size() != static_cast<size_t>(spatial) ||
+      dilations.size() != static_cast<size_t>(spatial) ||
+      outputPadding.size() != static_cast<size_t>(spatial) ||
+      (!pads.empty() && pads.size() != static_cast<size_t>(2 * spatial)))
+    return ctx.fail("strides, dilations, output_padding or pads have the "
+                    "wrong length");
+  if (llvm::any_of(strides, [](int64_t s) { return s < 1; }) ||
+      llvm::any_of(dilations, [](int64_t d) { return d < 1; }))
+    return ctx.fail("strides and dilations must be positive");
+  if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER" && autoPad != "VALID")
+    return ctx.fail("unknown auto_pad '" + autoPad + "'");
+  bool splitPadding = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" ||
+                      ctx.hasAttr("output_shape");
+
+  // Per spatial dim: where the first input element lands in the spread-out
+  // input (low), and its size (out + (K - 1) * d for a valid convolution to
+  // the result size).
+  SmallVector<int64_t> low(spatial), spread(spatial), kernel(spatial);
+  SmallVector<int64_t> first(spatial), count(spatial);
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t in = xt.getDimSize(2 + i), k = wt.getDimSize(2 + i);
+    int64_t out = type->getDimSize(2 + i), s = strides[i], d = dilations[i];
+    kernel[i] = k;
+    int64_t padBegin = pads.empty() ? 0 : pads[i];
+    if (splitPadding) {
+      // The padding that gives the result size, split as the spec says.
+      int64_t total = s * (in - 1) + outputPadding[i] + (k - 1) * d + 1 - out;
+      // (floor division, as the reference: a negative total, i.e. a
+      // result larger than the input gives, extends the end.)
+      int64_t half = llvm::divideFloorSigned(total, 2);
+      padBegin = autoPad == "SAME_UPPER" ? half : total - half;
+    } else if (autoPad == "VALID") {
+      padBegin = 0;
+    }
+    low[i] = (k - 1) * d - padBegin;
+    spread[i] = out + (k - 1) * d;
+    // Input elements that land inside [0, spread).
+    first[i] = low[i] >= 0 ? 0 : (-low[i] + s - 1) / s;
+    int64_t last = (spread[i] - 1 - low[i]) >= 0
+                       ? std::min(in - 1, (spread[i] - 1 - low[i]) / s)
+                       : -1;
+    count[i] = std::max<int64_t>(0, last - first[i] + 1);
+    low[i] += first[i] * s;
+  }
+
+  Value zero = createScalar(b, loc, et, 0);
+  SmallVector<int64_t> spreadShape{n, c};
+  llvm::append_range(spreadShape, spread);
+  Value spreadX =
+      createFilled(b, loc, RankedTensorType::get(spreadShape, et), zero);
+  if (llvm::all_of(count, [](int64_t v) { return v > 0; })) {
+    SmallVector<int64_t> offsets{0, 0}, sizes{n, c}, steps{1, 1};
+    SmallVector<int64_t> sliceOffsets{0, 0}, ones(rank, 1);
+    llvm::append_range(offsets, low);
+    llvm::append_range(sizes, count);
+    llvm::append_range(steps, strides);
+    llvm::append_range(sliceOffsets, first);
+    Value x = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(sizes, et), ctx.getInput(0), ValueRange{},
+        ValueRange{}, ValueRange{}, b.getDenseI64ArrayAttr(sliceOffsets),
+        b.getDenseI64ArrayAttr(sizes), b.getDenseI64ArrayAttr(ones));
+    spreadX = tensor::InsertSliceOp::create(
+        b, loc, x, spreadX, ValueRange{}, ValueRange{}, ValueRange{},
+        b.getDenseI64ArrayAttr(offsets), b.getDenseI64ArrayAttr(sizes),
+        b.getDenseI64ArrayAttr(steps));
+  }
+
+  // Loops: n, g, m, o_1..o_s (parallel), c, k_1..k_s (reduction) over a
+  // [N, G, M/G, out...] result and the weight as [G, C/G, M/G, K...], so
+  // every loop appears alone in some map. The kernel flip is in the input's
+  // map: o + (K - 1 - k) * d.
+  int64_t loops = 3 + 2 * spatial + 1;
+  auto dim = [&](int64_t i) { return b.getAffineDimExpr(i); };
+  AffineExpr cLoop = dim(3 + spatial);
+  SmallVector<AffineExpr> xExprs{dim(0), dim(1) * cg + cLoop};
+  SmallVector<AffineExpr> wExprs{dim(1), cLoop, dim(2)};
+  SmallVector<AffineExpr> outExprs{dim(0), dim(1), dim(2)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    AffineExpr o = dim(3 + i), k = dim(4 + spatial + i);
+    xExprs.push_back(o + (b.getAffineConstantExpr(kernel[i] - 1) - k) *
+                             dilations[i]);
+    wExprs.push_back(k);
+    outExprs.push_back(o);
+  }
+  SmallVector<AffineMap> maps{
+      AffineMap::get(loops, 0, xExprs, b.getContext()),
+      AffineMap::get(loops, 0, wExprs, b.getContext()),
+      AffineMap::get(loops, 0, outExprs, b.getContext())};
+  SmallVector<utils::IteratorType> iterators(3 + spatial,
+                                             utils::IteratorType::parallel);
+  iterators.append(1 + spatial, utils::IteratorType::reduction);
+  SmallVector<int64_t> groupedWeight{group, cg, mg};
+  llvm::append_range(groupedWeight, kernel);
+  Value w = createReshape(b, loc, ctx.getInput(1), groupedWeight);
+  SmallVector<int64_t> groupedShape{n, group, mg};
+  llvm::append_range(groupedShape, type->getShape().drop_front(2));
+  auto groupedType = RankedTensorType::get(groupedShape, et);
+  // The accumulator starts from the bias (broadcast over the spatial dims).
+  Value init;
+  if (ctx.hasInput(2)) {
+    SmallVector<int64_t> biasShape{group, mg};
+    biasShape.append(spatial, 1);
+    init = createBroadcast(b, loc,
+                           createReshape(b, loc, ctx.getInput(2), biasShape),
+                           groupedShape);
+  } else {
+    init = createFilled(b, loc, groupedType, zero);
+  }
+  Value result =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{groupedType}, ValueRange{spreadX, w},
+          ValueRange{init}, maps, iterators,
+          [](OpBuilder &nb, Location nl, ValueRange a) {
+            Value product = arith::MulFOp::create(nb, nl, a[0], a[1]);
+            linalg::YieldOp::create(
+                nb, nl,
+                ValueRange{
+                    arith::AddFOp::create(nb, nl, a[2], product).getResult()});
+          })
+          .getResult(0);
+  result = createReshape(b, loc, result, type->getShape());
+  return ctx.setOutput(0, result);
+}
+
+} // namespace
+
+void addConvTransposeLowerings(LoweringTable &t) {
+  t["ConvTranspose"] = lowerConvTranspose;
+}
+
+} // namespace strata::onnx_importer
