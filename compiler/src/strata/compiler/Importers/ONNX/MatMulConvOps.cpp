@@ -197,6 +197,75 @@ LogicalResult lowerGemm(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+// A grouped convolution over any number of spatial dims as one
+// linalg.generic: loops n, g, m, out... (parallel), c, kernel... (reduction)
+// over a [N, G, M/G, out...] result and the weight as [G, M/G, C/G, K...],
+// so every loop appears alone in some map. `x` is already padded.
+Value createConvGeneric(OpBuilder &b, Location loc, Value x, Value w,
+                        RankedTensorType resultType, const WindowParams &p,
+                        int64_t group) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto wt = cast<RankedTensorType>(w.getType());
+  int64_t rank = xt.getRank(), spatial = rank - 2;
+  int64_t n = xt.getDimSize(0), cg = wt.getDimSize(1);
+  int64_t m = wt.getDimSize(0), mg = m / group;
+  Type et = resultType.getElementType();
+  int64_t loops = 3 + 2 * spatial + 1;
+  auto dim = [&](int64_t i) { return b.getAffineDimExpr(i); };
+  AffineExpr cLoop = dim(3 + spatial);
+  SmallVector<AffineExpr> xExprs{dim(0), dim(1) * cg + cLoop};
+  SmallVector<AffineExpr> wExprs{dim(1), dim(2), cLoop};
+  SmallVector<AffineExpr> outExprs{dim(0), dim(1), dim(2)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    AffineExpr o = dim(3 + i), k = dim(4 + spatial + i);
+    xExprs.push_back(o * p.strides[i] + k * p.dilations[i]);
+    wExprs.push_back(k);
+    outExprs.push_back(o);
+  }
+  SmallVector<AffineMap> maps{
+      AffineMap::get(loops, 0, xExprs, b.getContext()),
+      AffineMap::get(loops, 0, wExprs, b.getContext()),
+      AffineMap::get(loops, 0, outExprs, b.getContext())};
+  SmallVector<utils::IteratorType> iterators(3 + spatial,
+                                             utils::IteratorType::parallel);
+  iterators.append(1 + spatial, utils::IteratorType::reduction);
+  SmallVector<int64_t> groupedWeight{group, mg, cg};
+  llvm::append_range(groupedWeight, wt.getShape().drop_front(2));
+  SmallVector<int64_t> groupedShape{n, group, mg};
+  llvm::append_range(groupedShape, resultType.getShape().drop_front(2));
+  auto groupedType = RankedTensorType::get(groupedShape, et);
+  Value init = createFilled(b, loc, groupedType, createScalar(b, loc, et, 0));
+  Value result =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{groupedType},
+          ValueRange{x, createReshape(b, loc, w, groupedWeight)},
+          ValueRange{init}, maps, iterators,
+          [](OpBuilder &nb, Location nl, ValueRange a) {
+            Value product = arith::MulFOp::create(nb, nl, a[0], a[1]);
+            linalg::YieldOp::create(
+                nb, nl,
+                ValueRange{
+                    arith::AddFOp::create(nb, nl, a[2], product).getResult()});
+          })
+          .getResult(0);
+  return createReshape(b, loc, result, resultType.getShape());
+}
+
+// Adds Conv's optional bias (input 2, one value per output channel).
+Value addConvBias(NodeContext &ctx, Value result, RankedTensorType type) {
+  if (!ctx.hasInput(2))
+    return result;
+  SmallVector<int64_t> biasShape{type.getDimSize(1)};
+  biasShape.append(type.getRank() - 2, 1);
+  OpBuilder &b = ctx.getBuilder();
+  Value bias = createReshape(b, ctx.getLoc(), ctx.getInput(2), biasShape);
+  return createElementwise(
+      b, ctx.getLoc(), {result, bias}, type,
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        return arith::AddFOp::create(nb, nl, a[0], a[1]).getResult();
+      });
+}
+
 LogicalResult lowerConv(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
@@ -206,8 +275,8 @@ LogicalResult lowerConv(NodeContext &ctx) {
   Value x = ctx.getInput(0), w = ctx.getInput(1);
   auto xt = ctx.getInputType(0), wt = ctx.getInputType(1);
   int64_t spatial = xt.getRank() - 2;
-  if (spatial < 1 || spatial > 2)
-    return ctx.fail("only 1-D and 2-D convolutions are supported");
+  if (spatial < 1)
+    return ctx.fail("input must be [N, C, spatial...]");
   if (wt.getRank() != xt.getRank())
     return ctx.fail("the weight has rank " + llvm::Twine(wt.getRank()) +
                     " but the input has rank " + llvm::Twine(xt.getRank()));
@@ -216,6 +285,14 @@ LogicalResult lowerConv(NodeContext &ctx) {
   if (failed(p))
     return failure();
   Type et = type->getElementType();
+  if (spatial > 2) {
+    Value result =
+        createConvGeneric(b, loc,
+                          padSpatial(b, loc, x, p->padsBegin, p->padsEnd,
+                                     createScalar(b, loc, et, 0)),
+                          w, *type, *p, ctx.getIntAttr("group", 1));
+    return ctx.setOutput(0, addConvBias(ctx, result, *type));
+  }
   if (spatial == 1) {
     // As a 2-D convolution over a height of 1.
     x = createReshape(
@@ -264,17 +341,7 @@ LogicalResult lowerConv(NodeContext &ctx) {
     result = createReshape(b, loc, result, {n, m, oh, ow});
   }
   result = createReshape(b, loc, result, type->getShape());
-  if (ctx.hasInput(2)) {
-    SmallVector<int64_t> biasShape{m};
-    biasShape.append(spatial, 1);
-    Value bias = createReshape(b, loc, ctx.getInput(2), biasShape);
-    result = createElementwise(
-        b, loc, {result, bias}, *type,
-        [](OpBuilder &nb, Location nl, ValueRange a) {
-          return arith::AddFOp::create(nb, nl, a[0], a[1]).getResult();
-        });
-  }
-  return ctx.setOutput(0, result);
+  return ctx.setOutput(0, addConvBias(ctx, result, *type));
 }
 
 } // namespace
