@@ -64,11 +64,29 @@ module {
 
 // -----
 
+// f16 lives as its bits in i32 registers and computes in f32.
+// CHECK-LABEL: vm.func @half
+// CHECK: %[[BITS:.+]] = vm.buffer.load.i16.u
+// CHECK: %[[X:.+]] = vm.ext.f16.f32 %[[BITS]]
+// CHECK: %[[Y:.+]] = vm.add.f32 %[[X]], %[[X]]
+// CHECK: %[[OUT:.+]] = vm.trunc.f32.f16 %[[Y]]
+// CHECK: vm.buffer.store.i16 %[[OUT]]
 module {
   func.func @half(%in: memref<2xf16>, %out: memref<2xf16>, %id: index, %count: index) {
-    // expected-error @+1 {{loads 'f16', which the vmvx target does not support yet}}
     %x = memref.load %in[%id] : memref<2xf16>
-    memref.store %x, %out[%id] : memref<2xf16>
+    %y = arith.addf %x, %x : f16
+    memref.store %y, %out[%id] : memref<2xf16>
+    return
+  }
+}
+
+// -----
+
+module {
+  func.func @fp8(%in: memref<2xf8E4M3FN>, %out: memref<2xf8E4M3FN>, %id: index, %count: index) {
+    // expected-error @+1 {{loads 'f8E4M3FN', which the vmvx target does not support yet}}
+    %x = memref.load %in[%id] : memref<2xf8E4M3FN>
+    memref.store %x, %out[%id] : memref<2xf8E4M3FN>
     return
   }
 }

@@ -424,7 +424,4 @@ CASES = {
 
 # Cases the vmvx target cannot compile yet, with the reason (the compiler
 # rejects them with a clear error; see the vmvx notes in README).
-VMVX_UNSUPPORTED = {
-    "calls_public": "f16 buffers",
-    "f16_ops": "f16 buffers",
-}
+VMVX_UNSUPPORTED = {}

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "strata/vm/scalar_ops.h"
 #include "vm_test_util.h"
 
 namespace strata::vm::testing {
@@ -106,6 +107,44 @@ TEST(InterpreterMathTest, Bitcasts) {
   EXPECT_EQ(
       RunOk(Opcode::BitcastI64F64, {Value::I64(0x3FF0000000000000)}).f64(),
       1.0);
+}
+
+// Reference conversions through the compiler's _Float16, independent of
+// the interpreter's bit manipulation.
+TEST(InterpreterMathTest, HalfConversionsMatchTheCompiler) {
+  // Every 7th pattern: all exponents, subnormals, infinities and NaNs.
+  for (uint32_t bits = 0; bits < 0x10000; bits += 7) {
+    _Float16 half = std::bit_cast<_Float16>(static_cast<uint16_t>(bits));
+    float widened =
+        RunOk(Opcode::ExtF16F32, {Value::I32(static_cast<int32_t>(bits))})
+            .f32();
+    if (std::isnan(static_cast<float>(half))) {
+      EXPECT_TRUE(std::isnan(widened)) << bits;
+      continue;
+    }
+    ASSERT_EQ(std::bit_cast<uint32_t>(widened),
+              std::bit_cast<uint32_t>(static_cast<float>(half)))
+        << bits;
+  }
+  // Narrowing: every rounding boundary region, subnormals, overflow.
+  const float samples[] = {0.0f,     -0.0f,         1.0f,     -2.5f,
+                           65504.0f, 65519.99f,     65520.0f, 1e-8f,
+                           2.98e-8f, 2.9802322e-8f, 5.96e-8f, 6.1e-5f,
+                           0.1f,     3.14159265f,   1e10f,    -1e-7f};
+  for (float sample : samples) {
+    uint16_t expected = std::bit_cast<uint16_t>(static_cast<_Float16>(sample));
+    EXPECT_EQ(RunOk(Opcode::TruncF32F16, {Value::F32(sample)}).i32(), expected)
+        << sample;
+  }
+  for (uint32_t i = 0; i < 5000; ++i) {
+    // A sweep over float bit patterns covering every half exponent.
+    float sample = std::bit_cast<float>(0x33000000u + i * 0x27CEDu);
+    uint16_t expected = std::bit_cast<uint16_t>(static_cast<_Float16>(sample));
+    ASSERT_EQ(RunOk(Opcode::TruncF32F16, {Value::F32(sample)}).i32(), expected)
+        << sample;
+  }
+  EXPECT_TRUE(std::isnan(HalfToFloat(static_cast<uint16_t>(
+      RunOk(Opcode::TruncF32F16, {Value::F32(std::nanf(""))}).i32()))));
 }
 
 TEST(InterpreterMathTest, UnknownMathFunctionIsRejectedAtLoad) {

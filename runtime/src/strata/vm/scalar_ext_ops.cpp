@@ -138,6 +138,16 @@ Status ExecuteScalarExtOp(Opcode opcode, const uint8_t *code, uint32_t *pc,
     r.f64[d] = std::bit_cast<double>(r.i64[x]);
     return OkStatus();
   }
+  case Opcode::ExtF16F32: {
+    uint16_t d = u16(), x = u16();
+    r.f32[d] = HalfToFloat(static_cast<uint16_t>(r.i32[x]));
+    return OkStatus();
+  }
+  case Opcode::TruncF32F16: {
+    uint16_t d = u16(), x = u16();
+    r.i32[d] = FloatToHalf(r.f32[x]);
+    return OkStatus();
+  }
   default:
     return InternalError("opcode ", static_cast<int>(opcode),
                          " is not a math or cast op");

@@ -14,7 +14,7 @@ namespace strata::vm {
 
 // True for the opcodes ExecuteScalarExtOp handles.
 inline bool IsScalarExtOp(Opcode opcode) {
-  return opcode >= Opcode::MathF32 && opcode <= Opcode::BitcastI64F64;
+  return opcode >= Opcode::MathF32 && opcode <= Opcode::TruncF32F16;
 }
 
 // Executes `opcode` whose operands start at `code + *pc` (verified code:

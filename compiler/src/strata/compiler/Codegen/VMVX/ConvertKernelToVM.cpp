@@ -102,6 +102,34 @@ Value FunctionTranslator::mulI64(Value lhs, Value rhs) {
   return emit("mul.i64", i64(), {lhs, rhs});
 }
 
+Value FunctionTranslator::widen(Value value, Type type) {
+  if (type.isF16())
+    return emit("ext.f16.f32", builder.getF32Type(), {value});
+  if (type.isBF16()) {
+    // bf16 is the high half of an f32.
+    Value high = emit("shl.i32", i32(), {value, constI32(16)});
+    return emit("bitcast.i32.f32", builder.getF32Type(), {high});
+  }
+  return value;
+}
+
+Value FunctionTranslator::narrow(Value value, Type type) {
+  if (type.isF16())
+    return emit("trunc.f32.f16", i32(), {value});
+  if (!type.isBF16())
+    return value;
+  // Round to nearest even on the low 16 bits; NaNs become the quiet NaN.
+  Value bits = emit("bitcast.f32.i32", i32(), {value});
+  Value lowestKept =
+      emit("and.i32", i32(),
+           {emit("shr.i32.u", i32(), {bits, constI32(16)}), constI32(1)});
+  Value bias = emit("add.i32", i32(), {constI32(0x7FFF), lowestKept});
+  Value rounded = emit("shr.i32.u", i32(),
+                       {emit("add.i32", i32(), {bits, bias}), constI32(16)});
+  Value isNumber = emit("cmp.eq.f32", i32(), {value, value});
+  return emit("select.i32", i32(), {isNumber, rounded, constI32(0x7FC0)});
+}
+
 Value FunctionTranslator::constFloat(Type type, double value) {
   if (type.isF32())
     return vm::ConstF32Op::create(builder, loc(),
@@ -241,8 +269,10 @@ LogicalResult FunctionTranslator::translate(Operation *op) {
           [&](Operation *cast) { return translateCast(cast); })
       .Case([&](ub::PoisonOp poison) -> LogicalResult {
         Type type = poison.getType();
-        if (isa<FloatType>(type))
+        if (type.isF32() || type.isF64())
           mapping.map(poison.getResult(), constFloat(type, 0.0));
+        else if (isHalfFloat(type))
+          mapping.map(poison.getResult(), constI32(0));
         else if (type.isIntOrIndex())
           mapping.map(poison.getResult(),
                       getIntWidth(type) == 64 ? constI64(0) : constI32(0));
@@ -397,6 +427,9 @@ Type KernelTranslator::convertType(Type type) {
   }
   if (type.isF32() || type.isF64())
     return type;
+  // f16 / bf16: their bits, zero-extended.
+  if (type.isF16() || type.isBF16())
+    return builder.getI32Type();
   return nullptr;
 }
 

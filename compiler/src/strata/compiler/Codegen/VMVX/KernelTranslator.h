@@ -95,6 +95,16 @@ private:
   Value constI32(int32_t value);
   Value constI64(int64_t value);
   Value constFloat(Type type, double value);
+  // f16 and bf16 live as their bits in i32 registers and compute in f32:
+  // `widen` turns such a value into f32 (other floats pass), `narrow` an
+  // f32 back into `type`'s bits (rounding to nearest even).
+  static bool isHalfFloat(Type type) { return type.isF16() || type.isBF16(); }
+  Value widen(Value value, Type type);
+  Value narrow(Value value, Type type);
+  // The type a float op of `type` computes in.
+  Type computeType(Type type) {
+    return isHalfFloat(type) ? builder.getF32Type() : type;
+  }
   // i64 arithmetic for addresses, folded where operands are constants.
   Value addI64(Value lhs, Value rhs);
   Value mulI64(Value lhs, Value rhs);

@@ -85,7 +85,7 @@ LogicalResult FunctionTranslator::translateMemRef(Operation *op) {
           value = mask(emit("buffer.load.i8.u", i32(), {ref, *offset}), 1);
         else if (type.isInteger(8))
           value = emit("buffer.load.i8.u", i32(), {ref, *offset});
-        else if (type.isInteger(16))
+        else if (type.isInteger(16) || isHalfFloat(type))
           value = emit("buffer.load.i16.u", i32(), {ref, *offset});
         else if (type.isInteger(32))
           value = emit("buffer.load.i32", i32(), {ref, *offset});
@@ -113,7 +113,7 @@ LogicalResult FunctionTranslator::translateMemRef(Operation *op) {
         StringRef mnemonic;
         if (type.isInteger(1) || type.isInteger(8))
           mnemonic = "buffer.store.i8";
-        else if (type.isInteger(16))
+        else if (type.isInteger(16) || isHalfFloat(type))
           mnemonic = "buffer.store.i16";
         else if (type.isInteger(32))
           mnemonic = "buffer.store.i32";

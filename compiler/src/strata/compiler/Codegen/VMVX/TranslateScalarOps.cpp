@@ -35,6 +35,12 @@ LogicalResult FunctionTranslator::translateConstant(arith::ConstantOp op) {
     return success();
   }
   if (auto floating = dyn_cast<FloatAttr>(op.getValue())) {
+    if (isHalfFloat(type)) {
+      mapping.map(op.getResult(),
+                  constI32(static_cast<int32_t>(
+                      floating.getValue().bitcastToAPInt().getZExtValue())));
+      return success();
+    }
     if (!type.isF32() && !type.isF64())
       return op.emitOpError("has type ")
              << type << ", which the vmvx target does not support yet";
@@ -110,10 +116,13 @@ LogicalResult FunctionTranslator::translateIntegerBinary(Operation *op) {
 }
 
 LogicalResult FunctionTranslator::translateFloatBinary(Operation *op) {
-  Type type = op->getResult(0).getType();
+  Type originalType = op->getResult(0).getType();
+  Type type = computeType(originalType);
   StringRef bank = suffix(type);
-  Value lhs = get(op->getOperand(0));
-  Value rhs = op->getNumOperands() > 1 ? get(op->getOperand(1)) : Value();
+  Value lhs = widen(get(op->getOperand(0)), originalType);
+  Value rhs = op->getNumOperands() > 1
+                  ? widen(get(op->getOperand(1)), originalType)
+                  : Value();
   auto binary = [&](StringRef name, Value a, Value b) {
     return emit((name + "." + bank).str(), type, {a, b});
   };
@@ -149,7 +158,7 @@ LogicalResult FunctionTranslator::translateFloatBinary(Operation *op) {
           .Default([](Operation *) { return Value(); });
   if (!result)
     return op->emitOpError("is not supported by the vmvx target");
-  mapping.map(op->getResult(0), result);
+  mapping.map(op->getResult(0), narrow(result, originalType));
   return success();
 }
 
@@ -206,8 +215,10 @@ LogicalResult FunctionTranslator::translateCmpI(arith::CmpIOp op) {
 }
 
 LogicalResult FunctionTranslator::translateCmpF(arith::CmpFOp op) {
-  StringRef bank = suffix(op.getLhs().getType());
-  Value lhs = get(op.getLhs()), rhs = get(op.getRhs());
+  Type operandType = op.getLhs().getType();
+  StringRef bank = suffix(computeType(operandType));
+  Value lhs = widen(get(op.getLhs()), operandType);
+  Value rhs = widen(get(op.getRhs()), operandType);
   auto compare = [&](StringRef name, Value a, Value b) {
     return emit(("cmp." + name + "." + bank).str(), i32(), {a, b});
   };
@@ -276,6 +287,21 @@ LogicalResult FunctionTranslator::translateCast(Operation *op) {
   Value input = op->getOperand(0);
   Type from = input.getType(), to = op->getResult(0).getType();
   Value value = get(input);
+  if (auto bitcast = dyn_cast<arith::BitcastOp>(op)) {
+    // f16/bf16 and i16 share their representation: the 16 bits.
+    if ((isHalfFloat(from) && to.isInteger(16)) ||
+        (from.isInteger(16) && isHalfFloat(to))) {
+      mapping.map(bitcast.getResult(), value);
+      return success();
+    }
+  } else {
+    // Other conversions from or to f16/bf16 go through f32.
+    value = widen(value, from);
+    from = computeType(from);
+  }
+  Type originalTo = to;
+  if (!isa<arith::BitcastOp>(op))
+    to = computeType(to);
   Value result =
       TypeSwitch<Operation *, Value>(op)
           .Case<arith::ExtSIOp, arith::IndexCastOp>([&](Operation *) {
@@ -323,15 +349,14 @@ LogicalResult FunctionTranslator::translateCast(Operation *op) {
                               i64(), {value});
             return convertInteger(wide, 64, width, /*isSigned=*/false);
           })
-          .Case([&](arith::ExtFOp) -> Value {
-            if (!from.isF32() || !to.isF64())
-              return Value();
-            return emit("ext.f32.f64", to, {value});
-          })
-          .Case([&](arith::TruncFOp) -> Value {
-            if (!from.isF64() || !to.isF32())
-              return Value();
-            return emit("trunc.f64.f32", to, {value});
+          .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *) -> Value {
+            if (from == to)
+              return value;
+            if (from.isF32() && to.isF64())
+              return emit("ext.f32.f64", to, {value});
+            if (from.isF64() && to.isF32())
+              return emit("trunc.f64.f32", to, {value});
+            return Value();
           })
           .Case([&](arith::BitcastOp) -> Value {
             if (from == to)
@@ -350,7 +375,7 @@ LogicalResult FunctionTranslator::translateCast(Operation *op) {
   if (!result)
     return op->emitOpError("from ")
            << from << " to " << to << " is not supported by the vmvx target";
-  mapping.map(op->getResult(0), result);
+  mapping.map(op->getResult(0), narrow(result, originalTo));
   return success();
 }
 
@@ -384,8 +409,9 @@ LogicalResult FunctionTranslator::translateMath(Operation *op) {
     return success();
   }
   if (isa<math::IsNaNOp, math::IsInfOp, math::IsFiniteOp>(op)) {
-    Value value = get(op->getOperand(0));
-    Type operandType = op->getOperand(0).getType();
+    Type originalType = op->getOperand(0).getType();
+    Value value = widen(get(op->getOperand(0)), originalType);
+    Type operandType = computeType(originalType);
     StringRef bank = suffix(operandType);
     Value result;
     if (isa<math::IsNaNOp>(op)) {
@@ -402,13 +428,15 @@ LogicalResult FunctionTranslator::translateMath(Operation *op) {
     mapping.map(op->getResult(0), result);
     return success();
   }
-  if (!type.isF32() && !type.isF64())
+  Type originalType = type;
+  if (!type.isF32() && !type.isF64() && !isHalfFloat(type))
     return op->emitOpError("on ")
            << type << " is not supported by the vmvx target";
+  type = computeType(type);
   StringRef bank = suffix(type);
   SmallVector<Value> operands;
   for (Value operand : op->getOperands())
-    operands.push_back(get(operand));
+    operands.push_back(widen(get(operand), originalType));
   Value result;
   if (isa<math::SqrtOp>(op))
     result = emit(("sqrt." + bank).str(), type, operands);
@@ -426,7 +454,7 @@ LogicalResult FunctionTranslator::translateMath(Operation *op) {
     result = emit(("math." + bank).str(), type, operands, {function(name)});
   else
     return op->emitOpError("is not supported by the vmvx target");
-  mapping.map(op->getResult(0), result);
+  mapping.map(op->getResult(0), narrow(result, originalType));
   return success();
 }
 

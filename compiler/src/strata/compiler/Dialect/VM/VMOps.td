@@ -398,6 +398,8 @@ def VM_CastF64Ui64Op : VM_UnaryOp<"cast.f64.ui64", I64, F64>;
 def VM_BitcastF32I32Op : VM_UnaryOp<"bitcast.f32.i32", I32, F32>;
 def VM_BitcastI32F32Op : VM_UnaryOp<"bitcast.i32.f32", F32, I32>;
 def VM_BitcastF64I64Op : VM_UnaryOp<"bitcast.f64.i64", I64, F64>;
+def VM_ExtF16F32Op : VM_UnaryOp<"ext.f16.f32", F32, I32>;
+def VM_TruncF32F16Op : VM_UnaryOp<"trunc.f32.f16", I32, F32>;
 def VM_BitcastI64F64Op : VM_UnaryOp<"bitcast.i64.f64", F64, I64>;
 def VM_BufferLoadI8UOp : VM_BufferLoadOp<"buffer.load.i8.u", I32>;
 def VM_BufferLoadI8SOp : VM_BufferLoadOp<"buffer.load.i8.s", I32>;
