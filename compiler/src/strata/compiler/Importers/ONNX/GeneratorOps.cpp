@@ -1,4 +1,4 @@
-//===- GeneratorOps.cpp - Trilu, EyeLike, Range, OneHot -------------------===//
+//===- GeneratorOps.cpp - Trilu, EyeLike, Range, OneHot, windows ---------===//
 //
 // Tensors whose elements are a function of their own indices: one parallel
 // linalg.generic over the result whose body compares linalg.index values.
@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -171,9 +172,59 @@ LogicalResult lowerOneHot(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+// Hann, Hamming and Blackman windows: a0 - a1 cos(2 pi n / N') +
+// a2 cos(4 pi n / N') with N' = size (periodic) or size - 1 (symmetric).
+// The size may arrive at run time; the result shape fixes it.
+LogicalResult lowerWindow(NodeContext &ctx, double a0, double a1, double a2) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  if (type->getRank() != 1)
+    return ctx.fail("result must be 1-D");
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  int64_t size = type->getDimSize(0);
+  if (size == 0)
+    return ctx.setOutput(0, createZeroElements(b, loc, *type));
+  bool periodic = ctx.getIntAttr("periodic", 1) != 0;
+  double denominator = periodic ? size : size - 1;
+  Type et = type->getElementType();
+  Value result = createIndexedGeneric(
+      b, loc, {}, {}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        Type f64 = nb.getF64Type();
+        auto cst = [&](double v) { return createScalar(nb, nl, f64, v); };
+        Value n = arith::SIToFPOp::create(nb, nl, f64, toI64(nb, nl, ivs[0]));
+        Value angle = arith::MulFOp::create(
+            nb, nl, n, cst(denominator > 0 ? 2 * M_PI / denominator : 0));
+        Value w = arith::SubFOp::create(
+            nb, nl, cst(a0),
+            arith::MulFOp::create(nb, nl, cst(a1),
+                                  math::CosOp::create(nb, nl, angle)));
+        if (a2 != 0) {
+          Value twice = arith::MulFOp::create(nb, nl, angle, cst(2));
+          w = arith::AddFOp::create(
+              nb, nl, w,
+              arith::MulFOp::create(nb, nl, cst(a2),
+                                    math::CosOp::create(nb, nl, twice)));
+        }
+        return createScalarCast(nb, nl, w, et, false, false);
+      });
+  return ctx.setOutput(0, result);
+}
+
 } // namespace
 
 void addGeneratorLowerings(LoweringTable &t) {
+  t["HannWindow"] = [](NodeContext &ctx) {
+    return lowerWindow(ctx, 0.5, 0.5, 0);
+  };
+  t["HammingWindow"] = [](NodeContext &ctx) {
+    return lowerWindow(ctx, 25.0 / 46, 1 - 25.0 / 46, 0);
+  };
+  t["BlackmanWindow"] = [](NodeContext &ctx) {
+    return lowerWindow(ctx, 0.42, 0.5, 0.08);
+  };
   t["Trilu"] = lowerTrilu;
   t["EyeLike"] = lowerEyeLike;
   t["Range"] = lowerRange;
