@@ -138,6 +138,7 @@ void addScanSortLowerings(LoweringTable &table);
 void addScatterLowerings(LoweringTable &table);
 void addResizeLowerings(LoweringTable &table);
 void addConvTransposeLowerings(LoweringTable &table);
+void addQuantLowerings(LoweringTable &table);
 
 } // namespace strata::onnx_importer
 

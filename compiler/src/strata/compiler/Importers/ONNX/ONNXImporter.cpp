@@ -54,6 +54,7 @@ const LoweringTable &getLoweringTable() {
     addScatterLowerings(t);
     addResizeLowerings(t);
     addConvTransposeLowerings(t);
+    addQuantLowerings(t);
     return t;
   }();
   return table;
