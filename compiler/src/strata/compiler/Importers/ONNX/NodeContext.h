@@ -139,6 +139,7 @@ void addScatterLowerings(LoweringTable &table);
 void addResizeLowerings(LoweringTable &table);
 void addConvTransposeLowerings(LoweringTable &table);
 void addQuantLowerings(LoweringTable &table);
+void addEinsumLowerings(LoweringTable &table);
 
 } // namespace strata::onnx_importer
 

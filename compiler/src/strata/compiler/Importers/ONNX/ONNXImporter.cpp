@@ -55,6 +55,7 @@ const LoweringTable &getLoweringTable() {
     addResizeLowerings(t);
     addConvTransposeLowerings(t);
     addQuantLowerings(t);
+    addEinsumLowerings(t);
     return t;
   }();
   return table;
