@@ -302,7 +302,46 @@ LogicalResult lowerRuntimeSlice(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+// ReverseSequence: along time_axis, the first seq_lens[b] elements of each
+// batch entry b are reversed; the rest stay.
+static LogicalResult lowerReverseSequence(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  int64_t rank = type->getRank();
+  int64_t batchAxis = ctx.getIntAttr("batch_axis", 1);
+  int64_t timeAxis = ctx.getIntAttr("time_axis", 0);
+  if (rank < 2 || batchAxis < 0 || batchAxis > 1 || timeAxis < 0 ||
+      timeAxis > 1 || batchAxis == timeAxis)
+    return ctx.fail("batch_axis and time_axis must be 0 and 1 (either way)");
+  OpBuilder &b = ctx.getBuilder();
+  Value x = ctx.getInput(0), lens = ctx.getInput(1);
+  int64_t steps = type->getDimSize(timeAxis);
+  Value result = createIndexedGeneric(
+      b, ctx.getLoc(), {}, {}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        Value len = arith::IndexCastOp::create(
+            nb, nl, nb.getIndexType(),
+            tensor::ExtractOp::create(nb, nl, lens,
+                                      ValueRange{ivs[batchAxis]}));
+        len = arith::MinSIOp::create(
+            nb, nl, len, arith::ConstantIndexOp::create(nb, nl, steps));
+        Value t = ivs[timeAxis];
+        Value reversed =
+            arith::SubIOp::create(nb, nl, arith::SubIOp::create(nb, nl, len, t),
+                                  arith::ConstantIndexOp::create(nb, nl, 1));
+        Value inPrefix =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, t, len);
+        SmallVector<Value> coords(ivs);
+        coords[timeAxis] =
+            arith::SelectOp::create(nb, nl, inPrefix, reversed, t);
+        return tensor::ExtractOp::create(nb, nl, x, coords).getResult();
+      });
+  return ctx.setOutput(0, result);
+}
+
 void addIndexingLowerings(LoweringTable &t) {
+  t["ReverseSequence"] = lowerReverseSequence;
   t["Gather"] = lowerGather;
   t["GatherElements"] = lowerGatherElements;
   t["Pad"] = lowerPad;

@@ -1,9 +1,12 @@
-//===- NormalizationOps.cpp - BatchNorm, LayerNorm, InstanceNorm ----------===//
+//===- NormalizationOps.cpp - BatchNorm, LayerNorm, InstanceNorm, LRN, MVN ===//
 #include "strata/compiler/Importers/ONNX/Builders.h"
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -148,9 +151,142 @@ LogicalResult lowerInstanceNorm(NodeContext &ctx) {
   return ctx.setOutput(0, y);
 }
 
+// LRN: x / (bias + alpha / size * sum of x^2 over the `size` channels
+// around c)^beta. The squares are padded with zeros along C and summed by a
+// generic with a reduction loop over the window.
+LogicalResult lowerLRN(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  int64_t rank = type->getRank();
+  int64_t size = ctx.getIntAttr("size", 0);
+  if (rank < 3 || size < 1)
+    return ctx.fail("needs an [N, C, ...] input and a positive size");
+  Type et = type->getElementType();
+  if (!isa<FloatType>(et))
+    return ctx.fail("input must be floating-point");
+  double alpha = ctx.getFloatAttr("alpha", 1e-4f);
+  double beta = ctx.getFloatAttr("beta", 0.75f);
+  double bias = ctx.getFloatAttr("bias", 1.0f);
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value x = ctx.getInput(0);
+  Value squares = createElementwise(
+      b, loc, {x}, *type, [](OpBuilder &nb, Location nl, ValueRange a) {
+        return arith::MulFOp::create(nb, nl, a[0], a[0]).getResult();
+      });
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  low[1] = (size - 1) / 2;
+  high[1] = size - 1 - low[1];
+  SmallVector<int64_t> paddedShape(type->getShape());
+  paddedShape[1] += size - 1;
+  Value padded = tensor::PadOp::create(
+      b, loc, RankedTensorType::get(paddedShape, et), squares,
+      getAsIndexOpFoldResult(b.getContext(), low),
+      getAsIndexOpFoldResult(b.getContext(), high),
+      createScalar(b, loc, et, 0));
+  // Loops: the result dims, then k over the window.
+  auto dim = [&](int64_t i) { return b.getAffineDimExpr(i); };
+  SmallVector<AffineExpr> inExprs, outExprs;
+  for (int64_t i = 0; i < rank; ++i) {
+    inExprs.push_back(i == 1 ? dim(1) + dim(rank) : dim(i));
+    outExprs.push_back(dim(i));
+  }
+  SmallVector<AffineMap> maps{
+      AffineMap::get(rank + 1, 0, inExprs, b.getContext()),
+      AffineMap::get(rank + 1, 0, dim(rank)),
+      AffineMap::get(rank + 1, 0, outExprs, b.getContext())};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  Value window =
+      createEmpty(b, loc, RankedTensorType::get({size}, b.getI1Type()));
+  Value sums =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{*type}, ValueRange{padded, window},
+          ValueRange{createFilled(b, loc, *type, createScalar(b, loc, et, 0))},
+          maps, iterators,
+          [](OpBuilder &nb, Location nl, ValueRange a) {
+            linalg::YieldOp::create(
+                nb, nl,
+                ValueRange{
+                    arith::AddFOp::create(nb, nl, a[2], a[0]).getResult()});
+          })
+          .getResult(0);
+  Value result = createElementwise(
+      b, loc, {x, sums}, *type, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value scaled = arith::MulFOp::create(
+            nb, nl, a[1], createScalar(nb, nl, et, alpha / size));
+        Value base = arith::AddFOp::create(nb, nl, scaled,
+                                           createScalar(nb, nl, et, bias));
+        Value denominator =
+            math::PowFOp::create(nb, nl, base, createScalar(nb, nl, et, beta));
+        return arith::DivFOp::create(nb, nl, a[0], denominator).getResult();
+      });
+  return ctx.setOutput(0, result);
+}
+
+// MeanVarianceNormalization (its ONNX function): (x - E[x]) /
+// (sqrt(E[x^2] - E[x]^2) + 1e-9) over `axes` (default 0, 2, 3).
+LogicalResult lowerMVN(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  int64_t rank = type->getRank();
+  Type et = type->getElementType();
+  if (!isa<FloatType>(et))
+    return ctx.fail("input must be floating-point");
+  SmallVector<int64_t> axes = ctx.hasAttr("axes")
+                                  ? ctx.getIntsAttr("axes")
+                                  : SmallVector<int64_t>{0, 2, 3};
+  int64_t count = 1;
+  for (int64_t &a : axes) {
+    if (a < -rank || a >= rank)
+      return ctx.fail("axis " + Twine(a) + " is out of range");
+    a = normalizeAxis(a, rank);
+    count *= type->getDimSize(a);
+  }
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value x = ctx.getInput(0);
+  auto mean = [&](Value v) {
+    Value sum = createReduction(
+        b, loc, v, axes, /*keepDims=*/true, createScalar(b, loc, et, 0),
+        [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return arith::AddFOp::create(nb, nl, a[0], a[1]);
+        });
+    auto sumType = cast<RankedTensorType>(sum.getType());
+    return createElementwise(
+        b, loc, {sum}, sumType, [&](OpBuilder &nb, Location nl, ValueRange a) {
+          return arith::DivFOp::create(nb, nl, a[0],
+                                       createScalar(nb, nl, et, count))
+              .getResult();
+        });
+  };
+  Value squares = createElementwise(
+      b, loc, {x}, *type, [](OpBuilder &nb, Location nl, ValueRange a) {
+        return arith::MulFOp::create(nb, nl, a[0], a[0]).getResult();
+      });
+  Value m = mean(x), m2 = mean(squares);
+  Value result = createElementwise(
+      b, loc, {x, m, m2}, *type, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value var = arith::SubFOp::create(
+            nb, nl, a[2], arith::MulFOp::create(nb, nl, a[1], a[1]));
+        Value std =
+            arith::AddFOp::create(nb, nl, math::SqrtOp::create(nb, nl, var),
+                                  createScalar(nb, nl, et, 1e-9));
+        return arith::DivFOp::create(
+                   nb, nl, arith::SubFOp::create(nb, nl, a[0], a[1]), std)
+            .getResult();
+      });
+  return ctx.setOutput(0, result);
+}
+
 } // namespace
 
 void addNormalizationLowerings(LoweringTable &t) {
+  t["LRN"] = lowerLRN;
+  t["MeanVarianceNormalization"] = lowerMVN;
   t["BatchNormalization"] = lowerBatchNorm;
   t["LayerNormalization"] = lowerLayerNorm;
   t["InstanceNormalization"] = lowerInstanceNorm;
