@@ -1,4 +1,4 @@
-//===- ConvUtils.h - padding arithmetic of Conv and pooling -----*- C++ -*-===//
+//===- ConvUtils.h - windows, matmul and conv builders ----------*- C++ -*-===//
 #ifndef STRATA_COMPILER_IMPORTERS_ONNX_CONVUTILS_H_
 #define STRATA_COMPILER_IMPORTERS_ONNX_CONVUTILS_H_
 
@@ -25,6 +25,20 @@ mlir::Value padSpatial(mlir::OpBuilder &b, mlir::Location loc,
 
 mlir::DenseIntElementsAttr getI64VectorAttr(mlir::OpBuilder &b,
                                             llvm::ArrayRef<int64_t> values);
+
+// MatMul with numpy batch broadcasting (1-D operands promoted) into
+// `type` (MatMulConvOps.cpp; any element type).
+mlir::Value createMatMul(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value lhs, mlir::Value rhs,
+                         mlir::RankedTensorType type);
+
+// A grouped convolution over an already padded [N, C, spatial...] input
+// with an [M, C/group, K...] weight into `resultType`, as one generic (any
+// number of spatial dims, float or integer).
+mlir::Value createConvGeneric(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value x, mlir::Value w,
+                              mlir::RankedTensorType resultType,
+                              const WindowParams &p, int64_t group);
 
 } // namespace strata::onnx_importer
 

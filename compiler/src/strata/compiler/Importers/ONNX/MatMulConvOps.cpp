@@ -102,14 +102,12 @@ Value createMatmul2D(OpBuilder &b, Location loc, Value lhs, Value rhs) {
       .getResult(0);
 }
 
-LogicalResult lowerMatMul(NodeContext &ctx) {
-  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
-  if (failed(type))
-    return failure();
-  OpBuilder &b = ctx.getBuilder();
-  Location loc = ctx.getLoc();
-  Value lhs = ctx.getInput(0), rhs = ctx.getInput(1);
-  auto lt = ctx.getInputType(0), rt = ctx.getInputType(1);
+} // namespace
+
+Value createMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                   RankedTensorType type) {
+  auto lt = cast<RankedTensorType>(lhs.getType());
+  auto rt = cast<RankedTensorType>(rhs.getType());
   SmallVector<int64_t> lshape(lt.getShape()), rshape(rt.getShape());
   if (lshape.size() == 1)
     lshape.insert(lshape.begin(), 1);
@@ -143,14 +141,25 @@ LogicalResult lowerMatMul(NodeContext &ctx) {
     l = createReshape(b, loc, l, {batchSize, m, k});
     r = createReshape(b, loc, r, {batchSize, k, n});
     auto bmType =
-        RankedTensorType::get({batchSize, m, n}, type->getElementType());
+        RankedTensorType::get({batchSize, m, n}, type.getElementType());
     Value init = createFilled(b, loc, bmType,
                               createScalar(b, loc, bmType.getElementType(), 0));
     result = linalg::BatchMatmulOp::create(b, loc, TypeRange{bmType},
                                            ValueRange{l, r}, ValueRange{init})
                  .getResult(0);
   }
-  return ctx.setOutput(0, createReshape(b, loc, result, type->getShape()));
+  return createReshape(b, loc, result, type.getShape());
+}
+
+namespace {
+
+LogicalResult lowerMatMul(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  return ctx.setOutput(0,
+                       createMatMul(ctx.getBuilder(), ctx.getLoc(),
+                                    ctx.getInput(0), ctx.getInput(1), *type));
 }
 
 LogicalResult lowerGemm(NodeContext &ctx) {
@@ -197,6 +206,8 @@ LogicalResult lowerGemm(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+} // namespace
+
 // A grouped convolution over any number of spatial dims as one
 // linalg.generic: loops n, g, m, out... (parallel), c, kernel... (reduction)
 // over a [N, G, M/G, out...] result and the weight as [G, M/G, C/G, K...],
@@ -240,16 +251,21 @@ Value createConvGeneric(OpBuilder &b, Location loc, Value x, Value w,
           b, loc, TypeRange{groupedType},
           ValueRange{x, createReshape(b, loc, w, groupedWeight)},
           ValueRange{init}, maps, iterators,
-          [](OpBuilder &nb, Location nl, ValueRange a) {
-            Value product = arith::MulFOp::create(nb, nl, a[0], a[1]);
-            linalg::YieldOp::create(
-                nb, nl,
-                ValueRange{
-                    arith::AddFOp::create(nb, nl, a[2], product).getResult()});
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value sum;
+            if (isa<FloatType>(et))
+              sum = arith::AddFOp::create(
+                  nb, nl, a[2], arith::MulFOp::create(nb, nl, a[0], a[1]));
+            else
+              sum = arith::AddIOp::create(
+                  nb, nl, a[2], arith::MulIOp::create(nb, nl, a[0], a[1]));
+            linalg::YieldOp::create(nb, nl, ValueRange{sum});
           })
           .getResult(0);
   return createReshape(b, loc, result, resultType.getShape());
 }
+
+namespace {
 
 // Adds Conv's optional bias (input 2, one value per output channel).
 Value addConvBias(NodeContext &ctx, Value result, RankedTensorType type) {

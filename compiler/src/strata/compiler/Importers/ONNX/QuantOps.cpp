@@ -1,4 +1,4 @@
-//===- QuantOps.cpp - QuantizeLinear, DequantizeLinear, Dynamic... --------===//
+//===- QuantOps.cpp - (De)QuantizeLinear, integer and QLinear MatMul/Conv -===//
 //
 // Linear (de)quantization as elementwise generics in f32, as the ONNX
 // reference computes it: y = saturate(round_half_even(x / scale) + zp) and
@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "strata/compiler/Importers/ONNX/Builders.h"
+#include "strata/compiler/Importers/ONNX/ConvUtils.h"
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -182,9 +183,190 @@ LogicalResult lowerDynamicQuantizeLinear(NodeContext &ctx) {
   return ctx.setOutput(2, zp);
 }
 
+// Input `input` as i32 minus its zero point (input `zpInput`, optional): a
+// scalar, or 1-D along `axis` of the input (per row / per channel).
+FailureOr<Value> shiftedI32(NodeContext &ctx, unsigned input, unsigned zpInput,
+                            int64_t axis) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType t = ctx.getInputType(input);
+  if (!isa<IntegerType>(t.getElementType()))
+    return ctx.fail("operands must be integers");
+  Type i32 = b.getI32Type();
+  auto i32Type = RankedTensorType::get(t.getShape(), i32);
+  bool isUnsigned = ctx.isInputUnsigned(input);
+  SmallVector<Value> inputs{ctx.getInput(input)};
+  if (ctx.hasInput(zpInput)) {
+    RankedTensorType zt = ctx.getInputType(zpInput);
+    Value zp = ctx.getInput(zpInput);
+    if (zt.getNumElements() == 1) {
+      zp = createReshape(b, loc, zp, {});
+    } else {
+      axis = normalizeAxis(axis, t.getRank());
+      if (zt.getRank() != 1 || axis < 0 || axis >= t.getRank() ||
+          zt.getDimSize(0) != t.getDimSize(axis))
+        return ctx.fail("zero point must be a scalar or 1-D along dim " +
+                        Twine(axis));
+      SmallVector<int64_t> shape(t.getRank() - axis, 1);
+      shape[0] = zt.getDimSize(0);
+      zp = createReshape(b, loc, zp, shape);
+    }
+    inputs.push_back(zp);
+  }
+  return createElementwise(
+      b, loc, inputs, i32Type, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value v = createScalarCast(nb, nl, a[0], i32, isUnsigned, false);
+        if (a.size() == 1)
+          return v;
+        return arith::SubIOp::create(
+                   nb, nl, v,
+                   createScalarCast(nb, nl, a[1], i32, isUnsigned, false))
+            .getResult();
+      });
+}
+
+// A per-tensor scale (shape [] or [1]) as a rank-0 tensor.
+FailureOr<Value> scalarScale(NodeContext &ctx, unsigned input) {
+  RankedTensorType t = ctx.getInputType(input);
+  if (t.getNumElements() != 1)
+    return ctx.fail("only per-tensor scales are supported");
+  return createReshape(ctx.getBuilder(), ctx.getLoc(), ctx.getInput(input), {});
+}
+
+// Requantizes an i32 accumulator: quantize(acc * inScale * wScale /
+// yScale, yZp) into the result type.
+LogicalResult requantize(NodeContext &ctx, Value acc, Value inScale,
+                         Value wScale, unsigned yScaleInput,
+                         unsigned yZpInput) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  FailureOr<Value> yScale = scalarScale(ctx, yScaleInput);
+  if (failed(yScale))
+    return failure();
+  SmallVector<Value> inputs{acc, inScale, wScale, *yScale};
+  bool hasZp = ctx.hasInput(yZpInput);
+  if (hasZp)
+    inputs.push_back(createReshape(ctx.getBuilder(), ctx.getLoc(),
+                                   ctx.getInput(yZpInput), {}));
+  Type to = type->getElementType();
+  bool toUnsigned = ctx.isOutputUnsigned(0);
+  Value result = createElementwise(
+      ctx.getBuilder(), ctx.getLoc(), inputs, *type,
+      [&](OpBuilder &b, Location loc, ValueRange a) {
+        Type f32 = b.getF32Type();
+        Value v = createScalarCast(b, loc, a[0], f32, false, false);
+        Value scale = arith::DivFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, a[1], a[2]), a[3]);
+        v = arith::MulFOp::create(b, loc, v, scale);
+        return quantize(b, loc, v, createScalar(b, loc, f32, 1),
+                        hasZp ? a[4] : Value(), to, toUnsigned);
+      });
+  return ctx.setOutput(0, result);
+}
+
+// MatMulInteger: (A - a_zp) @ (B - b_zp) in i32 (a_zp per row of A or
+// scalar, b_zp per column of B or scalar).
+LogicalResult lowerMatMulInteger(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  FailureOr<Value> a = shiftedI32(ctx, 0, 2, -2);
+  FailureOr<Value> b = shiftedI32(ctx, 1, 3, -1);
+  if (failed(a) || failed(b))
+    return failure();
+  return ctx.setOutput(
+      0, createMatMul(ctx.getBuilder(), ctx.getLoc(), *a, *b, *type));
+}
+
+LogicalResult lowerQLinearMatMul(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  FailureOr<Value> a = shiftedI32(ctx, 0, 2, -2);
+  FailureOr<Value> b = shiftedI32(ctx, 3, 5, -1);
+  FailureOr<Value> aScale = scalarScale(ctx, 1);
+  FailureOr<Value> bScale = scalarScale(ctx, 4);
+  if (failed(a) || failed(b) || failed(aScale) || failed(bScale))
+    return failure();
+  auto accType =
+      RankedTensorType::get(type->getShape(), ctx.getBuilder().getI32Type());
+  Value acc = createMatMul(ctx.getBuilder(), ctx.getLoc(), *a, *b, accType);
+  return requantize(ctx, acc, *aScale, *bScale, 6, 7);
+}
+
+// The i32 convolution of ConvInteger/QLinearConv: inputs x, w at `xIndex`,
+// `wIndex` with zero points at `xZp`, `wZp` (w's per output channel).
+FailureOr<Value> convI32(NodeContext &ctx, unsigned xIndex, unsigned xZp,
+                         unsigned wIndex, unsigned wZp,
+                         ArrayRef<int64_t> resultShape) {
+  RankedTensorType xt = ctx.getInputType(xIndex), wt = ctx.getInputType(wIndex);
+  if (xt.getRank() < 3 || wt.getRank() != xt.getRank())
+    return ctx.fail("input and weight must be [N, C, spatial...] of one rank");
+  FailureOr<Value> x = shiftedI32(ctx, xIndex, xZp, 1);
+  FailureOr<Value> w = shiftedI32(ctx, wIndex, wZp, 0);
+  if (failed(x) || failed(w))
+    return failure();
+  FailureOr<WindowParams> p = getWindowParams(ctx, xt.getShape().drop_front(2),
+                                              wt.getShape().drop_front(2));
+  if (failed(p))
+    return failure();
+  int64_t group = ctx.getIntAttr("group", 1);
+  if (group < 1 || xt.getDimSize(1) != wt.getDimSize(1) * group ||
+      wt.getDimSize(0) % group != 0)
+    return ctx.fail("weight channels do not match the input and group");
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  // Zero after the shift: the padding stands for the zero point.
+  Value padded = padSpatial(b, loc, *x, p->padsBegin, p->padsEnd,
+                            createScalar(b, loc, b.getI32Type(), 0));
+  return createConvGeneric(b, loc, padded, *w,
+                           RankedTensorType::get(resultShape, b.getI32Type()),
+                           *p, group);
+}
+
+LogicalResult lowerConvInteger(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  FailureOr<Value> acc = convI32(ctx, 0, 2, 1, 3, type->getShape());
+  if (failed(acc))
+    return failure();
+  return ctx.setOutput(0, *acc);
+}
+
+LogicalResult lowerQLinearConv(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  FailureOr<Value> acc = convI32(ctx, 0, 2, 3, 5, type->getShape());
+  FailureOr<Value> xScale = scalarScale(ctx, 1);
+  FailureOr<Value> wScale = scalarScale(ctx, 4);
+  if (failed(acc) || failed(xScale) || failed(wScale))
+    return failure();
+  Value sum = *acc;
+  if (ctx.hasInput(8)) {
+    // The i32 bias, one value per output channel.
+    SmallVector<int64_t> biasShape{type->getDimSize(1)};
+    biasShape.append(type->getRank() - 2, 1);
+    OpBuilder &b = ctx.getBuilder();
+    Value bias = createReshape(b, ctx.getLoc(), ctx.getInput(8), biasShape);
+    sum = createElementwise(
+        b, ctx.getLoc(), {sum, bias}, cast<RankedTensorType>(sum.getType()),
+        [](OpBuilder &nb, Location nl, ValueRange a) {
+          return arith::AddIOp::create(nb, nl, a[0], a[1]).getResult();
+        });
+  }
+  return requantize(ctx, sum, *xScale, *wScale, 6, 7);
+}
+
 } // namespace
 
 void addQuantLowerings(LoweringTable &t) {
+  t["MatMulInteger"] = lowerMatMulInteger;
+  t["QLinearMatMul"] = lowerQLinearMatMul;
+  t["ConvInteger"] = lowerConvInteger;
+  t["QLinearConv"] = lowerQLinearConv;
   t["QuantizeLinear"] = lowerQuantizeLinear;
   t["DequantizeLinear"] = lowerDequantizeLinear;
   t["DynamicQuantizeLinear"] = lowerDynamicQuantizeLinear;
