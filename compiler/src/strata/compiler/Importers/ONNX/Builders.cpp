@@ -108,6 +108,12 @@ Value createElementwise(OpBuilder &b, Location loc, ValueRange inputs,
   return generic.getResult(0);
 }
 
+Value createCopy(OpBuilder &b, Location loc, Value input) {
+  return createElementwise(
+      b, loc, {input}, cast<RankedTensorType>(input.getType()),
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+}
+
 Value createBroadcast(OpBuilder &b, Location loc, Value input,
                       ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(input.getType());

@@ -31,6 +31,12 @@ mlir::Value createElementwise(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::RankedTensorType resultType,
                               ScalarBuilder body);
 
+// A fresh copy of `input` (an elementwise identity generic). For a value
+// used as the `outs` (accumulator start) of a generic: a function argument
+// or constant there could be written in place.
+mlir::Value createCopy(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value input);
+
 // Broadcasts `input` numpy-style to `shape`.
 mlir::Value createBroadcast(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value input, llvm::ArrayRef<int64_t> shape);

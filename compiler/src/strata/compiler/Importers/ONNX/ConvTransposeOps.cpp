@@ -157,9 +157,13 @@ LogicalResult lowerConvTranspose(NodeContext &ctx) {
   if (ctx.hasInput(2)) {
     SmallVector<int64_t> biasShape{group, mg};
     biasShape.append(spatial, 1);
-    init = createBroadcast(b, loc,
-                           createReshape(b, loc, ctx.getInput(2), biasShape),
-                           groupedShape);
+    // (A copy: the broadcast may be the bias itself, which the generic
+    // must not write.)
+    init = createCopy(
+        b, loc,
+        createBroadcast(b, loc,
+                        createReshape(b, loc, ctx.getInput(2), biasShape),
+                        groupedShape));
   } else {
     init = createFilled(b, loc, groupedType, zero);
   }

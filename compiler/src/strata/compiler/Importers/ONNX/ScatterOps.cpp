@@ -83,8 +83,8 @@ Value createFold(OpBuilder &b, Location loc, Value data,
                                              utils::IteratorType::parallel);
   iterators.append(numReductionLoops, utils::IteratorType::reduction);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{type}, reductionInputs, ValueRange{data},
-             allMaps, iterators,
+             b, loc, TypeRange{type}, reductionInputs,
+             ValueRange{createCopy(b, loc, data)}, allMaps, iterators,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                SmallVector<Value> ivs;
                for (int64_t i = 0; i < loops; ++i)

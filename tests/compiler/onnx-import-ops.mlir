@@ -1,0 +1,51 @@
+// How the ONNX importer lowers ops whose import pattern is not a plain
+// elementwise or named linalg op. Each model comes from onnx-make-model.py.
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py conv_transpose %t.ct.onnx
+// RUN: strata-compile %t.ct.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=CT
+// ConvTranspose: the input spread by the strides into zeros (offset by
+// K - 1 - pad), then one grouped generic reading the flipped kernel.
+// CT-DAG:  #[[XMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1 + d5, d3 + -d6 + 2, d4 + -d7 + 2)>
+// CT-DAG:  #[[WMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d5, d2, d6, d7)>
+// CT:      %[[SPREAD:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 1, 1] [1, 2, 3, 3] [1, 1, 2, 2] : tensor<1x2x3x3xf32> into tensor<1x2x7x7xf32>
+// CT:      linalg.generic {indexing_maps = [#[[XMAP]], #[[WMAP]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[SPREAD]], %{{.+}} : tensor<1x2x7x7xf32>, tensor<2x1x1x3x3xf32>) outs(%{{.+}} : tensor<1x2x1x5x5xf32>)
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py resize_nearest %t.rs.onnx
+// RUN: strata-compile %t.rs.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=RS
+// Resize with scales known only at run time: read in the body, source
+// coordinate in f64 (half_pixel), round_prefer_floor, clamped.
+// RS:      linalg.generic
+// RS:      %[[S:.+]] = tensor.extract %arg1[%c2] : tensor<4xf32>
+// RS:      arith.extf %[[S]] : f32 to f64
+// RS:      math.floor %{{.+}} : f64
+// RS:      arith.cmpf ogt, %{{.+}}, %cst{{.*}} : f64
+// RS:      arith.minsi
+// RS:      tensor.extract %arg0[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : tensor<1x1x2x2xf32>
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py scatter_nd_add %t.sc.onnx
+// RUN: strata-compile %t.sc.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=SC
+// ScatterND as a gather: the result starts from a copy of the data (never
+// the argument itself) and folds in every update whose index matches.
+// SC:      %[[COPY:.+]] = linalg.generic {{.+}} ins(%arg0 : tensor<4x3xf32>)
+// SC:      linalg.generic {{.+}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2 : tensor<2x3xf32>) outs(%[[COPY]] : tensor<4x3xf32>)
+// SC:      tensor.extract %arg1[%{{.+}}, %c0] : tensor<2x1xi64>
+// SC:      %[[SUM:.+]] = arith.addf %out, %in : f32
+// SC:      arith.select %{{.+}}, %[[SUM]], %out : f32
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py einsum_batch_matmul %t.es.onnx
+// RUN: strata-compile %t.es.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=ES
+// ES-DAG:  #[[A:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// ES-DAG:  #[[B:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// ES-DAG:  #[[Y:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// ES:      linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[Y]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py top_k %t.tk.onnx
+// RUN: strata-compile %t.tk.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=TK
+// TopK: each element's rank along the axis (larger first, lower index
+// first among equals), then output position r takes the element of rank r.
+// TK:      %[[RANKS:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<3x6xi64>)
+// TK:      linalg.generic {{.+}} ins(%arg0, %[[RANKS]] : tensor<3x6xf32>, tensor<3x6xi64>) outs(%{{.+}}, %{{.+}} : tensor<3x2xf32>, tensor<3x2xi64>)
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py dropout_training %t.dr.onnx
+// RUN: not strata-compile %t.dr.onnx -o %t.smod 2>&1 | FileCheck %s --check-prefix=DR
+// DR:      error: node 'drop' (Dropout): training_mode must be a compile-time constant

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Writes a small ONNX model for the importer's lit tests (onnx-*.mlir).
+
+usage: onnx-make-model.py NAME OUT.onnx
+"""
+import sys
+
+from onnx import TensorProto, checker, helper, save
+
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def value(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def model(node, inputs, outputs, initializers=(), opset=17):
+    graph = helper.make_graph([node], node.op_type.lower(), inputs, outputs,
+                              list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    checker.check_model(m)
+    return m
+
+
+MODELS = {
+    # Stride 2, one padded pixel each side, two groups.
+    "conv_transpose": lambda: model(
+        helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up",
+                         strides=[2, 2], pads=[1, 1, 1, 1], group=2),
+        [value("x", F, [1, 2, 3, 3]), value("w", F, [2, 1, 3, 3])],
+        [value("y", F, [1, 2, 5, 5])]),
+    # Scales arrive at run time; the result shape is declared.
+    "resize_nearest": lambda: model(
+        helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize",
+                         mode="nearest"),
+        [value("x", F, [1, 1, 2, 2]), value("scales", F, [4])],
+        [value("y", F, [1, 1, 4, 4])]),
+    "scatter_nd_add": lambda: model(
+        helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"],
+                         name="scatter", reduction="add"),
+        [value("data", F, [4, 3]), value("indices", I64, [2, 1]),
+         value("updates", F, [2, 3])],
+        [value("y", F, [4, 3])]),
+    "einsum_batch_matmul": lambda: model(
+        helper.make_node("Einsum", ["a", "b"], ["y"], name="einsum",
+                         equation="bij,bjk->bik"),
+        [value("a", F, [2, 3, 4]), value("b", F, [2, 4, 5])],
+        [value("y", F, [2, 3, 5])]),
+    "top_k": lambda: model(
+        helper.make_node("TopK", ["x", "k"], ["values", "indices"],
+                         name="topk", axis=-1),
+        [value("x", F, [3, 6])], [value("values", F, [3, 2]),
+                                  value("indices", I64, [3, 2])],
+        [helper.make_tensor("k", I64, [1], [2])]),
+    # Training mode known only at run time: a diagnostic, not a guess.
+    "dropout_training": lambda: model(
+        helper.make_node("Dropout", ["x", "ratio", "training"], ["y"],
+                         name="drop"),
+        [value("x", F, [4]), value("ratio", F, []),
+         value("training", TensorProto.BOOL, [])],
+        [value("y", F, [4])]),
+}
+
+if __name__ == "__main__":
+    save(MODELS[sys.argv[1]](), sys.argv[2])
