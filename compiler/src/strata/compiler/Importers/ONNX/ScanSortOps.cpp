@@ -1,4 +1,4 @@
-//===- ScanSortOps.cpp - CumSum, Hardmax, TopK ----------------------------===//
+//===- ScanSortOps.cpp - CumSum, Hardmax, TopK, Compress, NonZero ---------===//
 //
 // Ops that relate the elements along one axis. Each is a linalg.generic
 // with the output's dims plus one reduction dim `j` running along the axis
@@ -255,9 +255,128 @@ LogicalResult lowerHardmax(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+// For each output position k in [0, count): the position i of the (k+1)-th
+// set element of the 1-D i1 `mask` (0 when there is none). Set elements are
+// numbered by an exclusive running count, then each k finds its i.
+Value createSelectedPositions(OpBuilder &b, Location loc, Value mask,
+                              int64_t count) {
+  Type i64 = b.getI64Type();
+  Value ones = createCast(b, loc, mask, i64, /*fromUnsigned=*/true, false);
+  Value before = createCumSum(b, loc, ones, 0, /*exclusive=*/true, false);
+  auto resultType = RankedTensorType::get({count}, i64);
+  Value init = createFilled(b, loc, resultType, createScalar(b, loc, i64, 0));
+  AffineMap alongMask = AffineMap::get(2, 0, b.getAffineDimExpr(1));
+  return createPairwise(
+      b, loc, 1, 0, {mask, before}, {alongMask, alongMask}, {init},
+      [&](OpBuilder &nb, Location nl, ValueRange args, Value k,
+          Value i) -> SmallVector<Value> {
+        Value isK = arith::CmpIOp::create(
+            nb, nl, arith::CmpIPredicate::eq, args[1],
+            arith::IndexCastOp::create(nb, nl, nb.getI64Type(), k));
+        Value hit = arith::AndIOp::create(nb, nl, args[0], isK);
+        Value i64Index = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), i);
+        return {arith::SelectOp::create(nb, nl, hit, i64Index, args[2])};
+      })[0];
+}
+
+// Compress: the slices along `axis` (of the flattened input without one)
+// whose condition is true; the result size is the inferred or declared one.
+LogicalResult lowerCompress(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType xt = ctx.getInputType(0), ct = ctx.getInputType(1);
+  Value x = ctx.getInput(0);
+  int64_t axis = 0;
+  if (ctx.hasAttr("axis")) {
+    axis = ctx.getIntAttr("axis", 0);
+    if (axis < -xt.getRank() || axis >= xt.getRank())
+      return ctx.fail("axis " + Twine(axis) + " is out of range");
+    axis = normalizeAxis(axis, xt.getRank());
+  } else {
+    x = createReshape(b, loc, x, {xt.getNumElements()});
+  }
+  auto flatType = cast<RankedTensorType>(x.getType());
+  if (ct.getRank() != 1 || !ct.getElementType().isInteger(1))
+    return ctx.fail("condition must be a 1-D bool tensor");
+  if (type->getRank() != flatType.getRank())
+    return ctx.fail("result rank differs from the input's");
+  if (type->getNumElements() == 0)
+    return ctx.setOutput(0, createZeroElements(b, loc, *type));
+  // Entries past the axis size are ignored (as if false).
+  Value cond = ctx.getInput(1);
+  int64_t length = std::min(ct.getDimSize(0), flatType.getDimSize(axis));
+  if (length != ct.getDimSize(0))
+    cond = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({length}, b.getI1Type()), cond,
+        ValueRange{}, ValueRange{}, ValueRange{}, b.getDenseI64ArrayAttr({0}),
+        b.getDenseI64ArrayAttr({length}), b.getDenseI64ArrayAttr({1}));
+  Value positions =
+      createSelectedPositions(b, loc, cond, type->getDimSize(axis));
+  AffineMap positionMap =
+      AffineMap::get(type->getRank(), 0, b.getAffineDimExpr(axis));
+  Value result = createIndexedGeneric(
+      b, loc, {positions}, {positionMap}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange args, ArrayRef<Value> ivs) {
+        SmallVector<Value> coords(ivs);
+        coords[axis] =
+            arith::IndexCastOp::create(nb, nl, nb.getIndexType(), args[0]);
+        return tensor::ExtractOp::create(nb, nl, x, coords).getResult();
+      });
+  return ctx.setOutput(0, result);
+}
+
+// NonZero: [rank, count] coordinates of the non-zero elements in row-major
+// order; the count is the inferred or declared one.
+LogicalResult lowerNonZero(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType xt = ctx.getInputType(0);
+  int64_t rank = xt.getRank();
+  if (type->getRank() != 2 || type->getDimSize(0) != std::max<int64_t>(rank, 1))
+    return ctx.fail("result must be [rank, count]");
+  if (type->getNumElements() == 0)
+    return ctx.setOutput(0, createZeroElements(b, loc, *type));
+  Value flat = createReshape(b, loc, ctx.getInput(0), {xt.getNumElements()});
+  bool isUnsigned = ctx.isInputUnsigned(0);
+  Value mask = createCast(b, loc, flat, b.getI1Type(), isUnsigned, false);
+  Value positions = createSelectedPositions(b, loc, mask, type->getDimSize(1));
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * xt.getDimSize(d + 1);
+  AffineMap positionMap = AffineMap::get(2, 0, b.getAffineDimExpr(1));
+  Value result = createIndexedGeneric(
+      b, loc, {positions}, {positionMap}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange args, ArrayRef<Value> ivs) {
+        // Coordinate d of the flat position: (p / stride_d) % dim_d.
+        Type i64 = nb.getI64Type();
+        Value coord = createScalar(nb, nl, i64, 0);
+        for (int64_t d = 0; d < rank; ++d) {
+          Value c = arith::RemSIOp::create(
+              nb, nl,
+              arith::DivSIOp::create(nb, nl, args[0],
+                                     createScalar(nb, nl, i64, strides[d])),
+              createScalar(nb, nl, i64, xt.getDimSize(d)));
+          Value isD =
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, ivs[0],
+                                    arith::ConstantIndexOp::create(nb, nl, d));
+          coord = arith::SelectOp::create(nb, nl, isD, c, coord);
+        }
+        return coord;
+      });
+  return ctx.setOutput(0, result);
+}
+
 } // namespace
 
 void addScanSortLowerings(LoweringTable &t) {
+  t["Compress"] = lowerCompress;
+  t["NonZero"] = lowerNonZero;
   t["CumSum"] = lowerCumSum;
   t["TopK"] = lowerTopK;
   t["Hardmax"] = lowerHardmax;
