@@ -33,12 +33,12 @@ flow.executable @neg_dispatch_0 entry @neg_dispatch_0 attributes {workgroup_coun
   }
 }
 // CHECK:     // -----// executable @mul_dispatch_0 for host //----- //
-// Bindings, then the workgroup id and count; with one workgroup, workgroup
-// 0 does the work.
-// CHECK:     llvm.func @mul_dispatch_0(%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %[[ID:.+]]: i64, %{{.+}}: i64)
+// Bindings (noalias), then the workgroup id and count; with one workgroup,
+// workgroup 0 does the work.
+// CHECK:     llvm.func @mul_dispatch_0(%{{.+}}: !llvm.ptr {llvm.noalias}, %{{.+}}: !llvm.ptr {llvm.noalias}, %{{.+}}: !llvm.ptr {llvm.noalias}, %[[ID:.+]]: i64, %{{.+}}: i64)
 // CHECK:       llvm.icmp "eq" %[[ID]]
 // CHECK:       llvm.fmul
-// CHECK:     llvm.func @neg_dispatch_0(%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %[[WG:.+]]: i64, %{{.+}}: i64)
+// CHECK:     llvm.func @neg_dispatch_0(%{{.+}}: !llvm.ptr {llvm.noalias}, %{{.+}}: !llvm.ptr {llvm.noalias}, %[[WG:.+]]: i64, %{{.+}}: i64)
 // CHECK-NOT:   llvm.icmp "eq" %[[WG]]
 // CHECK:       llvm.mul %[[WG]]
 // CHECK:     hal.executable.binary @mul_dispatch_0 format("elf-x86_64")

@@ -126,6 +126,8 @@ private:
   Type i64() { return builder.getI64Type(); }
 
   Value get(Value value) { return mapping.lookup(value); }
+  // A static or dynamic index (offsets, sizes, strides) as an i64 value.
+  Value getIndex(OpFoldResult result);
   FailureOr<StridedBuffer> getBuffer(Operation *user, Value memref);
   StridedBuffer rootBuffer(Value buffer, MemRefType type,
                            ArrayRef<Value> dynamicSizes);

@@ -44,6 +44,12 @@ StridedBuffer FunctionTranslator::rootBuffer(Value buffer, MemRefType type,
   return result;
 }
 
+Value FunctionTranslator::getIndex(OpFoldResult result) {
+  if (auto attr = dyn_cast<Attribute>(result))
+    return constI64(cast<IntegerAttr>(attr).getInt());
+  return get(cast<Value>(result));
+}
+
 FailureOr<StridedBuffer> FunctionTranslator::getBuffer(Operation *user,
                                                        Value memref) {
   auto it = buffers.find(memref);
@@ -160,11 +166,7 @@ LogicalResult FunctionTranslator::translateMemRef(Operation *op) {
         FailureOr<StridedBuffer> source = getBuffer(op, subview.getSource());
         if (failed(source))
           return failure();
-        auto value = [&](OpFoldResult result) {
-          if (auto attr = dyn_cast<Attribute>(result))
-            return constI64(cast<IntegerAttr>(attr).getInt());
-          return get(cast<Value>(result));
-        };
+        auto value = [&](OpFoldResult result) { return getIndex(result); };
         StridedBuffer result;
         result.buffer = source->buffer;
         result.offset = source->offset;
@@ -186,11 +188,7 @@ LogicalResult FunctionTranslator::translateMemRef(Operation *op) {
         FailureOr<StridedBuffer> source = getBuffer(op, cast.getSource());
         if (failed(source))
           return failure();
-        auto value = [&](OpFoldResult result) {
-          if (auto attr = dyn_cast<Attribute>(result))
-            return constI64(llvm::cast<IntegerAttr>(attr).getInt());
-          return get(llvm::cast<Value>(result));
-        };
+        auto value = [&](OpFoldResult result) { return getIndex(result); };
         // Offsets of a reinterpret_cast count from the root allocation.
         StridedBuffer result;
         result.buffer = source->buffer;
