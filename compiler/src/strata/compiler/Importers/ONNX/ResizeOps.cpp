@@ -1,4 +1,4 @@
-//===- ResizeOps.cpp - Resize (nearest, linear, cubic) --------------------===//
+//===- ResizeOps.cpp - Resize, GridSample ---------------------------------===//
 //
 // One parallel linalg.generic over the result. Per resized dim the body maps
 // the output index to a source coordinate (coordinate_transformation_mode),
@@ -12,6 +12,9 @@
 // shape always comes from shape inference or the graph's declared type.
 // Dims whose size does not change are taken as not resized (scale 1)
 // unless the scales are known at compile time.
+//
+// GridSample reuses the tap machinery with the source coordinates read from
+// its grid instead of computed from the output index.
 //
 //===----------------------------------------------------------------------===//
 #include "strata/compiler/Importers/ONNX/Builders.h"
@@ -308,8 +311,169 @@ LogicalResult lowerResize(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+// The reference's reflection of a coordinate into [lo, hi] (repeatedly
+// mirrored at both ends).
+Value reflect(ResizeBuilder &rb, Value x, double lo, double hi) {
+  OpBuilder &b = rb.b;
+  Location loc = rb.loc;
+  double range = hi - lo;
+  if (range <= 0)
+    return rb.f64(lo);
+  auto fold = [&](Value distance, bool fromLow) {
+    // n = floor(d / range), r = d - n * range; even n: near end + r.
+    Value n = math::FloorOp::create(b, loc, rb.div(distance, rb.f64(range)));
+    Value r = rb.sub(distance, rb.mul(n, rb.f64(range)));
+    Value odd = arith::TruncIOp::create(
+        b, loc, b.getI1Type(),
+        arith::FPToSIOp::create(b, loc, b.getI64Type(), n));
+    Value nearSide = fromLow ? rb.add(rb.f64(lo), r) : rb.sub(rb.f64(hi), r);
+    Value farSide = fromLow ? rb.sub(rb.f64(hi), r) : rb.add(rb.f64(lo), r);
+    return arith::SelectOp::create(b, loc, odd, farSide, nearSide).getResult();
+  };
+  Value below =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, rb.f64(lo));
+  Value above =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, rb.f64(hi));
+  Value fromLow = fold(rb.sub(rb.f64(lo), x), true);
+  Value fromHigh = fold(rb.sub(x, rb.f64(hi)), false);
+  Value r = arith::SelectOp::create(b, loc, above, fromHigh, x);
+  return arith::SelectOp::create(b, loc, below, fromLow, r);
+}
+
+// GridSample (2-D): each output pixel samples X at the grid's normalized
+// (x, y) with nearest, bilinear or bicubic taps; coordinates outside the
+// image are padded with zeros, the border or its reflection.
+LogicalResult lowerGridSample(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  RankedTensorType xt = ctx.getInputType(0), gt = ctx.getInputType(1);
+  if (xt.getRank() != 4 || gt.getRank() != 4 || gt.getDimSize(3) != 2)
+    return ctx.fail("only 2-D GridSample (X [N, C, H, W], grid [N, H, W, "
+                    "2]) is supported");
+  Type et = xt.getElementType();
+  if (!isa<FloatType>(et))
+    return ctx.fail("input must be floating-point");
+  std::string mode = ctx.getStringAttr("mode", "bilinear");
+  if (mode == "linear")
+    mode = "bilinear";
+  if (mode == "cubic")
+    mode = "bicubic";
+  std::string padding = ctx.getStringAttr("padding_mode", "zeros");
+  bool alignCorners = ctx.getIntAttr("align_corners", 0) != 0;
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+    return ctx.fail("unknown mode '" + mode + "'");
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    return ctx.fail("unknown padding_mode '" + padding + "'");
+  ResizeAttrs attrs;
+  attrs.mode = mode;
+  attrs.cubicA = -0.75;
+  attrs.excludeOutside = false;
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value x = ctx.getInput(0), grid = ctx.getInput(1);
+  int64_t sizes[2] = {xt.getDimSize(2), xt.getDimSize(3)};
+  Value result = createIndexedGeneric(
+      b, loc, {}, {}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        ResizeBuilder rb{nb, nl, attrs};
+        Type i64 = nb.getI64Type();
+        // Per dim (0: y/height from grid[..., 1], 1: x/width from [..., 0]):
+        // the taps as (float position, weight).
+        SmallVector<SmallVector<std::pair<Value, Value>>> taps(2);
+        for (int d = 0; d < 2; ++d) {
+          int64_t size = sizes[d];
+          double lo = alignCorners ? 0 : -0.5;
+          double hi = alignCorners ? size - 1 : size - 0.5;
+          Value g = tensor::ExtractOp::create(
+              nb, nl, grid,
+              ValueRange{ivs[0], ivs[2], ivs[3],
+                         arith::ConstantIndexOp::create(nb, nl, 1 - d)});
+          g = createScalarCast(nb, nl, g, nb.getF64Type(), false, false);
+          Value c =
+              alignCorners
+                  ? rb.mul(rb.div(rb.add(g, rb.f64(1)), rb.f64(2)),
+                           rb.f64(size - 1))
+                  : rb.div(rb.sub(rb.mul(rb.add(g, rb.f64(1)), rb.f64(size)),
+                                  rb.f64(1)),
+                           rb.f64(2));
+          if (mode != "bicubic") {
+            if (padding == "border" || padding == "reflection") {
+              if (padding == "reflection")
+                c = reflect(rb, c, lo, hi);
+              c = arith::MaximumFOp::create(nb, nl, c, rb.f64(0));
+              c = arith::MinimumFOp::create(nb, nl, c, rb.f64(size - 1));
+            }
+          }
+          if (mode == "nearest") {
+            taps[d].push_back({math::RoundEvenOp::create(nb, nl, c), Value()});
+            continue;
+          }
+          Value c0 = math::FloorOp::create(nb, nl, c);
+          Value r = rb.sub(c, c0);
+          if (mode == "bilinear") {
+            taps[d].push_back({c0, rb.sub(rb.f64(1), r)});
+            taps[d].push_back({rb.add(c0, rb.f64(1)), r});
+            continue;
+          }
+          SmallVector<Value> distances{rb.add(rb.f64(1), r), r,
+                                       rb.sub(rb.f64(1), r),
+                                       rb.sub(rb.f64(2), r)};
+          for (int k = 0; k < 4; ++k)
+            taps[d].push_back(
+                {rb.add(c0, rb.f64(k - 1)), rb.cubicWeight(distances[k])});
+        }
+        // A tap's pixel: zero outside (zeros) or at the clamped/reflected
+        // position.
+        auto pixel = [&](Value py, Value px) -> Value {
+          Value inside = createScalar(nb, nl, nb.getI1Type(), 1);
+          SmallVector<Value> coords{ivs[0], ivs[1]};
+          Value pos[2] = {py, px};
+          for (int d = 0; d < 2; ++d) {
+            int64_t size = sizes[d];
+            Value p = pos[d];
+            if (padding == "reflection")
+              p = reflect(rb, p, alignCorners ? 0 : -0.5,
+                          alignCorners ? size - 1 : size - 0.5);
+            Value i = arith::FPToSIOp::create(nb, nl, i64, p);
+            if (padding == "zeros") {
+              using P = arith::CmpIPredicate;
+              inside = arith::AndIOp::create(
+                  nb, nl, inside,
+                  arith::AndIOp::create(
+                      nb, nl,
+                      arith::CmpIOp::create(nb, nl, P::sge, i,
+                                            createScalar(nb, nl, i64, 0)),
+                      arith::CmpIOp::create(nb, nl, P::slt, i,
+                                            createScalar(nb, nl, i64, size))));
+            }
+            coords.push_back(rb.clampIndex(i, size));
+          }
+          Value v = tensor::ExtractOp::create(nb, nl, x, coords);
+          v = createScalarCast(nb, nl, v, nb.getF64Type(), false, false);
+          if (padding != "zeros")
+            return v;
+          return arith::SelectOp::create(nb, nl, inside, v, rb.f64(0))
+              .getResult();
+        };
+        Value acc;
+        for (auto &[py, wy] : taps[0])
+          for (auto &[px, wx] : taps[1]) {
+            Value v = pixel(py, px);
+            if (wy)
+              v = rb.mul(v, rb.mul(wy, wx));
+            acc = acc ? rb.add(acc, v) : v;
+          }
+        return createScalarCast(nb, nl, acc, et, false, false);
+      });
+  return ctx.setOutput(0, result);
+}
+
 } // namespace
 
-void addResizeLowerings(LoweringTable &t) { t["Resize"] = lowerResize; }
+void addResizeLowerings(LoweringTable &t) {
+  t["Resize"] = lowerResize;
+  t["GridSample"] = lowerGridSample;
+}
 
 } // namespace strata::onnx_importer
