@@ -1,4 +1,4 @@
-//===- ReductionOps.cpp - Reduce*, Softmax, LogSoftmax, ArgMax/ArgMin -----===//
+//===- ReductionOps.cpp - Reduce*, Softmax, LogSoftmax, ArgMax/Min, Det ---===//
 #include "strata/compiler/Importers/ONNX/Builders.h"
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 
@@ -357,9 +357,59 @@ LogicalResult lowerArgExtremum(NodeContext &ctx, bool isMax) {
   return ctx.setOutput(0, createReshape(b, loc, result, type->getShape()));
 }
 
+// Det of [..., n, n] for n <= 4 by the Leibniz formula (at most 24
+// products per matrix, no pivoting to get wrong); larger n is refused.
+LogicalResult lowerDet(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  RankedTensorType xt = ctx.getInputType(0);
+  int64_t rank = xt.getRank();
+  if (rank < 2 || xt.getDimSize(rank - 1) != xt.getDimSize(rank - 2))
+    return ctx.fail("input must be [..., n, n]");
+  int64_t n = xt.getDimSize(rank - 1);
+  if (n > 4)
+    return ctx.fail("determinants of matrices larger than 4x4 are not "
+                    "supported");
+  Type et = xt.getElementType();
+  if (!isa<FloatType>(et))
+    return ctx.fail("input must be floating-point");
+  OpBuilder &b = ctx.getBuilder();
+  Value x = ctx.getInput(0);
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, n));
+  Value result = createIndexedGeneric(
+      b, ctx.getLoc(), {}, {}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        auto at = [&](int64_t i, int64_t j) -> Value {
+          SmallVector<Value> coords(ivs);
+          coords.push_back(arith::ConstantIndexOp::create(nb, nl, i));
+          coords.push_back(arith::ConstantIndexOp::create(nb, nl, j));
+          return tensor::ExtractOp::create(nb, nl, x, coords);
+        };
+        Value det = createScalar(nb, nl, et, n == 0 ? 1 : 0);
+        SmallVector<int64_t> p(perm);
+        do {
+          // The sign of the permutation: the parity of its inversions.
+          int inversions = 0;
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = i + 1; j < n; ++j)
+              inversions += p[i] > p[j];
+          Value term = at(0, p[0]);
+          for (int64_t i = 1; i < n; ++i)
+            term = arith::MulFOp::create(nb, nl, term, at(i, p[i]));
+          det = inversions % 2
+                    ? arith::SubFOp::create(nb, nl, det, term).getResult()
+                    : arith::AddFOp::create(nb, nl, det, term).getResult();
+        } while (n > 0 && std::next_permutation(p.begin(), p.end()));
+        return det;
+      });
+  return ctx.setOutput(0, result);
+}
+
 } // namespace
 
 void addReductionLowerings(LoweringTable &t) {
+  t["Det"] = lowerDet;
   auto reg = [&](const char *name, Reduce kind) {
     t[name] = [kind](NodeContext &ctx) { return lowerReduce(ctx, kind); };
   };

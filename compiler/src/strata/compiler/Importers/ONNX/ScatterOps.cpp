@@ -1,4 +1,4 @@
-//===- ScatterOps.cpp - ScatterElements, ScatterND, GatherND --------------===//
+//===- ScatterOps.cpp - ScatterElements, ScatterND, GatherND, MaxUnpool ---===//
 //
 // Scatters are written as gathers so they stay parallel linalg.generics
 // over the result: each result element starts from `data` and folds in,
@@ -260,9 +260,81 @@ LogicalResult lowerGatherND(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+// MaxUnpool: zeros, with each X value written at its flat index (from
+// MaxPool's Indices) into the result; the result shape is the inferred one
+// (output_shape or the pooling arithmetic).
+LogicalResult lowerMaxUnpool(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType xt = ctx.getInputType(0), it = ctx.getInputType(1);
+  if (xt.getShape() != it.getShape())
+    return ctx.fail("X and I must have one shape");
+  int64_t rank = type->getRank();
+  Type et = type->getElementType();
+  int64_t count = xt.getNumElements();
+  if (count == 0 || type->getNumElements() == 0)
+    return ctx.setOutput(
+        0, createFilled(b, loc, *type, createScalar(b, loc, et, 0)));
+  // Indices count in the default unpooled shape ((in - 1) * stride +
+  // kernel - pads); a larger output_shape keeps those coordinates (the
+  // extra rows and columns stay 0).
+  SmallVector<int64_t> kernel = ctx.getIntsAttr("kernel_shape");
+  SmallVector<int64_t> strides = ctx.getIntsAttr("strides");
+  SmallVector<int64_t> pads = ctx.getIntsAttr("pads");
+  int64_t spatial = rank - 2;
+  if (rank < 3 || xt.getRank() != rank ||
+      static_cast<int64_t>(kernel.size()) != spatial ||
+      (!strides.empty() && static_cast<int64_t>(strides.size()) != spatial) ||
+      (!pads.empty() && static_cast<int64_t>(pads.size()) != 2 * spatial))
+    return ctx.fail("needs [N, C, spatial...] operands and one kernel_shape, "
+                    "strides and pads value per spatial dim");
+  SmallVector<int64_t> unpooled(type->getShape().take_front(2));
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t s = strides.empty() ? 1 : strides[i];
+    int64_t padding = pads.empty() ? 0 : pads[i] + pads[spatial + i];
+    unpooled.push_back((xt.getDimSize(2 + i) - 1) * s + kernel[i] - padding);
+  }
+  Value x = createReshape(b, loc, ctx.getInput(0), {count});
+  Value indices = createReshape(b, loc, ctx.getInput(1), {count});
+  AffineMap alongInput = AffineMap::get(rank + 1, 0, b.getAffineDimExpr(rank));
+  Value zeros = createFilled(b, loc, *type, createScalar(b, loc, et, 0));
+  Value result = createFold(
+      b, loc, zeros, {x, indices}, {alongInput, alongInput}, 1,
+      [&](OpBuilder &nb, Location nl, Value acc, ValueRange args,
+          ArrayRef<Value> ivs) -> Value {
+        // The row-major flat index of this element in the unpooled shape.
+        Type i64 = nb.getI64Type();
+        Value flat = createScalar(nb, nl, i64, 0);
+        Value inside = createScalar(nb, nl, nb.getI1Type(), 1);
+        for (int64_t d = 0; d < rank; ++d) {
+          Value i = arith::IndexCastOp::create(nb, nl, i64, ivs[d]);
+          flat = arith::AddIOp::create(
+              nb, nl,
+              arith::MulIOp::create(nb, nl, flat,
+                                    createScalar(nb, nl, i64, unpooled[d])),
+              i);
+          inside = arith::AndIOp::create(
+              nb, nl, inside,
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, i,
+                                    createScalar(nb, nl, i64, unpooled[d])));
+        }
+        Value index = createScalarCast(nb, nl, args[1], i64, false, false);
+        Value hit = arith::AndIOp::create(
+            nb, nl, inside,
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, index,
+                                  flat));
+        return arith::SelectOp::create(nb, nl, hit, args[0], acc).getResult();
+      });
+  return ctx.setOutput(0, result);
+}
+
 } // namespace
 
 void addScatterLowerings(LoweringTable &t) {
+  t["MaxUnpool"] = lowerMaxUnpool;
   t["ScatterElements"] = lowerScatterElements;
   t["Scatter"] = lowerScatterElements;
   t["ScatterND"] = lowerScatterND;
