@@ -64,6 +64,27 @@ def load_tensor(path):
     return numpy_helper.to_array(tensor)
 
 
+def bfloat16_inputs(model_path):
+    """Which graph inputs (in order, initializers left out) are bfloat16:
+    the test data stores them as uint16 (numpy has no bfloat16)."""
+    try:
+        model = onnx.load(model_path, load_external_data=False)
+    except Exception:
+        return []
+    initializers = {t.name for t in model.graph.initializer}
+    return [i.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
+            for i in model.graph.input if i.name not in initializers]
+
+
+def bfloat16_text(bits):
+    """A bfloat16 tensor (its 16-bit patterns) as strata-run tensor text:
+    each value widened to f32 exactly, printed so it parses back exactly."""
+    values = (bits.astype(np.uint32) << 16).view(np.float32).reshape(-1)
+    shape = "x".join(str(d) for d in bits.shape)
+    prefix = f"{shape}xbf16" if shape else "bf16"
+    return prefix + "=" + " ".join(repr(float(v)) for v in values)
+
+
 def as_signed(array):
     """The runtime's integers are signless: unsigned data travels as the
     signed type of the same width (same bits)."""
@@ -158,6 +179,7 @@ def run_case(case, args):
         if proc.returncode != 0:
             category, detail = categorize_compile_error(proc.stderr)
             return dict(result, ok=False, category=category, detail=detail)
+        bf16_inputs = bfloat16_inputs(os.path.join(case.dir, "model.onnx"))
         for ds in data_sets:
             inputs = sorted(glob.glob(os.path.join(ds, "input_*.pb")),
                             key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))
@@ -170,6 +192,10 @@ def run_case(case, args):
                 if value is None:
                     return dict(result, ok=False, category="import: sequence/optional value",
                                 detail=os.path.basename(p))
+                if i < len(bf16_inputs) and bf16_inputs[i]:
+                    # .npy has no bfloat16; tensor text does.
+                    command.append("--input=" + bfloat16_text(value.view(np.uint16)))
+                    continue
                 path = os.path.join(tmp, f"in{i}.npy")
                 np.save(path, as_signed(value.copy(order="C")))  # keeps rank 0
                 command.append(f"--input=@{path}")
