@@ -140,6 +140,7 @@ void addResizeLowerings(LoweringTable &table);
 void addConvTransposeLowerings(LoweringTable &table);
 void addQuantLowerings(LoweringTable &table);
 void addEinsumLowerings(LoweringTable &table);
+void addSpectralLowerings(LoweringTable &table);
 
 } // namespace strata::onnx_importer
 

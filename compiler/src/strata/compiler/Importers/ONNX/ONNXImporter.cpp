@@ -56,6 +56,7 @@ const LoweringTable &getLoweringTable() {
     addConvTransposeLowerings(t);
     addQuantLowerings(t);
     addEinsumLowerings(t);
+    addSpectralLowerings(t);
     return t;
   }();
   return table;
