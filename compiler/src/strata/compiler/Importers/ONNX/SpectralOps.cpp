@@ -1,4 +1,4 @@
-//===- SpectralOps.cpp - DFT ----------------------------------------------===//
+//===- SpectralOps.cpp - DFT, STFT ----------------------------------------===//
 //
 // DFT as a direct O(N^2) sum in one linalg.generic: the result dims (the
 // last one, real/imaginary, included) are parallel loops and the signal
@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 
@@ -120,8 +121,126 @@ LogicalResult lowerDFT(NodeContext &ctx) {
   return ctx.setOutput(0, scaled);
 }
 
+// STFT: out[b, f, k] = sum over n < len of signal[b, f * step + n] *
+// window[n] * exp(-2 pi i k n / len). The frame step (and the frame length
+// when there is no window) may arrive at run time: they are read in the
+// body, and n runs to the largest length the result's bin count allows,
+// masked by the actual one.
+LogicalResult lowerSTFT(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  RankedTensorType st = ctx.getInputType(0);
+  Type et = st.getElementType();
+  if (st.getRank() != 3 || !isa<FloatType>(et) ||
+      (st.getDimSize(2) != 1 && st.getDimSize(2) != 2) ||
+      type->getRank() != 4 || type->getDimSize(3) != 2)
+    return ctx.fail("signal must be floating-point [batch, length, 1 or 2] "
+                    "and the result [batch, frames, bins, 2]");
+  bool onesided = ctx.getIntAttr("onesided", 1) != 0;
+  bool complexInput = st.getDimSize(2) == 2;
+  int64_t bins = type->getDimSize(2);
+  bool hasWindow = ctx.hasInput(2);
+  int64_t maxLength = hasWindow ? ctx.getInputType(2).getNumElements()
+                                : (onesided ? 2 * (bins - 1) + 1 : bins);
+  if (!hasWindow && !ctx.hasInput(3))
+    return ctx.fail("needs a window or a frame_length");
+  if (maxLength < 1)
+    return ctx.fail("frame length must be positive");
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value signal = ctx.getInput(0), step = ctx.getInput(1);
+  Value window = hasWindow ? ctx.getInput(2) : Value();
+  Value frameLength = ctx.hasInput(3) ? ctx.getInput(3) : Value();
+  int64_t signalLength = st.getDimSize(1);
+  // Loops: b, f, k, c (parallel), n (reduction; bounded by a [maxLength]
+  // operand).
+  Value counter =
+      createEmpty(b, loc, RankedTensorType::get({maxLength}, b.getI1Type()));
+  SmallVector<AffineMap> maps{AffineMap::get(5, 0, b.getAffineDimExpr(4)),
+                              b.getMultiDimIdentityMap(5).getMajorSubMap(4)};
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  Value init = createFilled(b, loc, *type, createScalar(b, loc, et, 0));
+  Value result =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{*type}, ValueRange{counter}, ValueRange{init}, maps,
+          iterators,
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Type i64 = nb.getI64Type();
+            auto idx = [&](int64_t d) -> Value {
+              return arith::IndexCastOp::create(
+                  nb, nl, i64, linalg::IndexOp::create(nb, nl, d));
+            };
+            auto ci = [&](int64_t v) { return createScalar(nb, nl, i64, v); };
+            auto cf = [&](double v) { return createScalar(nb, nl, et, v); };
+            Value n = idx(4);
+            Value length = frameLength
+                               ? createScalarCast(
+                                     nb, nl, extractFirst(nb, nl, frameLength),
+                                     i64, false, false)
+                               : ci(maxLength);
+            Value stepValue = createScalarCast(
+                nb, nl, extractFirst(nb, nl, step), i64, false, false);
+            Value pos = arith::AddIOp::create(
+                nb, nl, arith::MulIOp::create(nb, nl, idx(1), stepValue), n);
+            using P = arith::CmpIPredicate;
+            Value valid = arith::AndIOp::create(
+                nb, nl, arith::CmpIOp::create(nb, nl, P::slt, n, length),
+                arith::CmpIOp::create(nb, nl, P::slt, pos, ci(signalLength)));
+            Value clamped = arith::IndexCastOp::create(
+                nb, nl, nb.getIndexType(),
+                arith::MinSIOp::create(nb, nl, pos, ci(signalLength - 1)));
+            auto read = [&](int64_t component) -> Value {
+              return tensor::ExtractOp::create(
+                  nb, nl, signal,
+                  ValueRange{
+                      linalg::IndexOp::create(nb, nl, 0), clamped,
+                      arith::ConstantIndexOp::create(nb, nl, component)});
+            };
+            Value xr = read(0);
+            Value xi = complexInput ? read(1) : cf(0);
+            if (window) {
+              Value w = tensor::ExtractOp::create(
+                  nb, nl, window,
+                  ValueRange{linalg::IndexOp::create(nb, nl, 4)});
+              xr = arith::MulFOp::create(nb, nl, xr, w);
+              xi = arith::MulFOp::create(nb, nl, xi, w);
+            }
+            // angle = 2 pi ((k * n) mod len) / len
+            Value kn = arith::RemSIOp::create(
+                nb, nl, arith::MulIOp::create(nb, nl, idx(2), n), length);
+            Value angle = arith::DivFOp::create(
+                nb, nl,
+                arith::MulFOp::create(nb, nl,
+                                      arith::SIToFPOp::create(nb, nl, et, kn),
+                                      cf(2 * M_PI)),
+                arith::SIToFPOp::create(nb, nl, et, length));
+            Value c = math::CosOp::create(nb, nl, angle);
+            Value s = math::SinOp::create(nb, nl, angle);
+            Value re = arith::AddFOp::create(
+                nb, nl, arith::MulFOp::create(nb, nl, xr, c),
+                arith::MulFOp::create(nb, nl, xi, s));
+            Value im = arith::SubFOp::create(
+                nb, nl, arith::MulFOp::create(nb, nl, xi, c),
+                arith::MulFOp::create(nb, nl, xr, s));
+            Value isIm = arith::CmpIOp::create(nb, nl, P::eq, idx(3), ci(1));
+            Value term = arith::SelectOp::create(nb, nl, isIm, im, re);
+            term = arith::SelectOp::create(nb, nl, valid, term, cf(0));
+            linalg::YieldOp::create(
+                nb, nl,
+                ValueRange{
+                    arith::AddFOp::create(nb, nl, a.back(), term).getResult()});
+          })
+          .getResult(0);
+  return ctx.setOutput(0, result);
+}
+
 } // namespace
 
-void addSpectralLowerings(LoweringTable &t) { t["DFT"] = lowerDFT; }
+void addSpectralLowerings(LoweringTable &t) {
+  t["DFT"] = lowerDFT;
+  t["STFT"] = lowerSTFT;
+}
 
 } // namespace strata::onnx_importer
