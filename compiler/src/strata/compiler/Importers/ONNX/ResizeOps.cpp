@@ -223,8 +223,9 @@ LogicalResult lowerResize(NodeContext &ctx) {
     for (const APFloat &v : c->getValues<APFloat>())
       staticScales[d++] = v.convertToDouble();
   }
-  if (cropMode && !ctx.hasInput(1))
-    return ctx.fail("tf_crop_and_resize needs roi");
+  if (cropMode &&
+      (!ctx.hasInput(1) || ctx.getInputType(1).getNumElements() != 2 * rank))
+    return ctx.fail("tf_crop_and_resize needs an roi of 2 * rank values");
 
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
