@@ -47,13 +47,63 @@ Value normalize(OpBuilder &b, Location loc, RankedTensorType type, Value x,
       });
 }
 
+std::pair<Value, Value> moments(OpBuilder &b, Location loc, Value x,
+                                ArrayRef<int64_t> axes);
+
+// Training mode normalizes with the batch's own mean and (biased) variance
+// over all dims but the channels, and also returns the running statistics
+// blended with them by `momentum` (deterministic: no random numbers).
+LogicalResult lowerBatchNormTraining(NodeContext &ctx, RankedTensorType type) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  int64_t rank = type.getRank();
+  if (rank < 2)
+    return ctx.fail("training mode needs an [N, C, ...] input");
+  SmallVector<int64_t> axes{0};
+  for (int64_t i = 2; i < rank; ++i)
+    axes.push_back(i);
+  auto [mean, var] = moments(b, loc, ctx.getInput(0), axes);
+  auto vec = [&](unsigned i) {
+    return channelVector(b, loc, ctx.getInput(i), rank);
+  };
+  Value y = normalize(b, loc, type, ctx.getInput(0), mean, var, vec(1), vec(2),
+                      ctx.getFloatAttr("epsilon", 1e-5f));
+  if (failed(ctx.setOutput(0, y)))
+    return failure();
+  double momentum = ctx.getFloatAttr("momentum", 0.9f);
+  for (unsigned i = 1; i <= 2; ++i) {
+    if (!ctx.hasOutput(i))
+      continue;
+    FailureOr<RankedTensorType> statType = ctx.getOutputType(i);
+    if (failed(statType))
+      return failure();
+    Value batch =
+        createReshape(b, loc, i == 1 ? mean : var, statType->getShape());
+    Value running = createElementwise(
+        b, loc, {ctx.getInput(2 + i), batch}, *statType,
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Type et = a[0].getType();
+          return arith::AddFOp::create(
+              nb, nl,
+              arith::MulFOp::create(nb, nl, a[0],
+                                    createScalar(nb, nl, et, momentum)),
+              arith::MulFOp::create(nb, nl, a[1],
+                                    createScalar(nb, nl, et, 1 - momentum)));
+        });
+    if (failed(ctx.setOutput(i, running)))
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult lowerBatchNorm(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
     return failure();
-  if (ctx.getIntAttr("training_mode", 0) != 0 ||
-      (ctx.getNumOutputs() > 1 && ctx.hasOutput(1)))
-    return ctx.fail("training mode is not supported");
+  if (ctx.getIntAttr("training_mode", 0) != 0)
+    return lowerBatchNormTraining(ctx, *type);
+  if (ctx.getNumOutputs() > 1 && ctx.hasOutput(1))
+    return ctx.fail("running statistics outputs need training_mode");
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
   int64_t rank = type->getRank();
