@@ -1,4 +1,4 @@
-//===- ScanSortOps.cpp - CumSum, Hardmax, TopK, Compress, NonZero ---------===//
+//===- ScanSortOps.cpp - CumSum, Hardmax, TopK, Compress, NonZero, Unique -===//
 //
 // Ops that relate the elements along one axis. Each is a linalg.generic
 // with the output's dims plus one reduction dim `j` running along the axis
@@ -372,9 +372,179 @@ LogicalResult lowerNonZero(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+// Unique: the distinct slices along `axis` (elements of the flattened
+// input without one), sorted or in order of first occurrence, with the
+// first index of each, the inverse map and the counts. The input is viewed
+// as [n, P] (n slices of P elements); all steps are pairwise generics over
+// the slices: where two slices first differ, whether a slice is the first
+// of its value, each slice's position among the unique ones, then the
+// selection. The number of unique slices is the inferred/declared one.
+LogicalResult lowerUnique(NodeContext &ctx) {
+  FailureOr<RankedTensorType> yType = ctx.getOutputType(0);
+  if (failed(yType))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType xt = ctx.getInputType(0);
+  Type et = xt.getElementType();
+  bool isFloat = isa<FloatType>(et);
+  bool isUnsigned = ctx.isInputUnsigned(0);
+  bool sorted = ctx.getIntAttr("sorted", 1) != 0;
+  Value x = ctx.getInput(0);
+  int64_t axis = -1;
+  if (ctx.hasAttr("axis")) {
+    axis = ctx.getIntAttr("axis", 0);
+    if (axis < -xt.getRank() || axis >= xt.getRank())
+      return ctx.fail("axis " + Twine(axis) + " is out of range");
+    axis = normalizeAxis(axis, xt.getRank());
+  } else {
+    x = createReshape(b, loc, x, {xt.getNumElements()});
+  }
+  auto source = cast<RankedTensorType>(x.getType());
+  int64_t sourceAxis = axis < 0 ? 0 : axis;
+  int64_t n = source.getDimSize(sourceAxis);
+  int64_t k = yType->getDimSize(sourceAxis);
+  if (n == 0 || k == 0)
+    return ctx.fail("empty inputs are not supported");
+  // [n, P]: the slices as rows.
+  SmallVector<int64_t> perm{sourceAxis};
+  for (int64_t d = 0; d < source.getRank(); ++d)
+    if (d != sourceAxis)
+      perm.push_back(d);
+  int64_t p = source.getNumElements() / n;
+  Value rows = createReshape(b, loc, createTranspose(b, loc, x, perm), {n, p});
+  Type i64 = b.getI64Type();
+  auto i64Type = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, i64);
+  };
+  auto filled = [&](RankedTensorType t, double v) {
+    return createFilled(b, loc, t, createScalar(b, loc, t.getElementType(), v));
+  };
+  auto map = [&](int64_t loops, ArrayRef<int64_t> dims) {
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d : dims)
+      exprs.push_back(b.getAffineDimExpr(d));
+    return AffineMap::get(loops, 0, exprs, b.getContext());
+  };
+  // firstDiff[i, j]: the first element where rows i and j differ (p: none).
+  Value firstDiff = createPairwise(
+      b, loc, 2, 0, {rows, rows}, {map(3, {0, 2}), map(3, {1, 2})},
+      {filled(i64Type({n, n}), p)},
+      [&](OpBuilder &nb, Location nl, ValueRange a, Value,
+          Value e) -> SmallVector<Value> {
+        Value differ =
+            isFloat ? arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNE,
+                                            a[0], a[1])
+                          .getResult()
+                    : arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne,
+                                            a[0], a[1])
+                          .getResult();
+        Value e64 = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), e);
+        Value m = arith::MinSIOp::create(nb, nl, a[2], e64);
+        return {arith::SelectOp::create(nb, nl, differ, m, a[2])};
+      })[0];
+  // cmp[i, j]: 0 equal, 1 row i < row j, 2 row i > row j.
+  Value cmp = createIndexedGeneric(
+      b, loc, {firstDiff}, {b.getMultiDimIdentityMap(2)}, i64Type({n, n}),
+      [&](OpBuilder &nb, Location nl, ValueRange a, ArrayRef<Value> ivs) {
+        Value equal = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                            a[0], createScalar(nb, nl, i64, p));
+        Value at = arith::IndexCastOp::create(
+            nb, nl, nb.getIndexType(),
+            arith::MinSIOp::create(nb, nl, a[0],
+                                   createScalar(nb, nl, i64, p - 1)));
+        Value vi =
+            tensor::ExtractOp::create(nb, nl, rows, ValueRange{ivs[0], at});
+        Value vj =
+            tensor::ExtractOp::create(nb, nl, rows, ValueRange{ivs[1], at});
+        using IP = arith::CmpIPredicate;
+        Value less =
+            isFloat ? arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLT,
+                                            vi, vj)
+                          .getResult()
+                    : arith::CmpIOp::create(
+                          nb, nl, isUnsigned ? IP::ult : IP::slt, vi, vj)
+                          .getResult();
+        Value order =
+            arith::SelectOp::create(nb, nl, less, createScalar(nb, nl, i64, 1),
+                                    createScalar(nb, nl, i64, 2));
+        return arith::SelectOp::create(nb, nl, equal,
+                                       createScalar(nb, nl, i64, 0), order)
+            .getResult();
+      });
+  // firstOf[i]: the first row equal to row i (i itself when it is first).
+  Value firstOf = createPairwise(
+      b, loc, 1, 0, {cmp}, {map(2, {0, 1})}, {filled(i64Type({n}), n)},
+      [&](OpBuilder &nb, Location nl, ValueRange a, Value,
+          Value j) -> SmallVector<Value> {
+        Value equal = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                            a[0], createScalar(nb, nl, i64, 0));
+        Value j64 = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), j);
+        return {arith::SelectOp::create(
+            nb, nl, equal, arith::MinSIOp::create(nb, nl, a[1], j64), a[1])};
+      })[0];
+  // position[i]: where row i's value goes among the unique ones: the number
+  // of first rows before it (sorted: smaller; else: earlier first).
+  Value position = createPairwise(
+      b, loc, 1, 0, {firstOf, cmp, firstOf},
+      {map(2, {1}), map(2, {1, 0}), map(2, {0})}, {filled(i64Type({n}), 0)},
+      [&](OpBuilder &nb, Location nl, ValueRange a, Value,
+          Value j) -> SmallVector<Value> {
+        Value j64 = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), j);
+        Value jFirst =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, a[0], j64);
+        Value before =
+            sorted ? arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                           a[1], createScalar(nb, nl, i64, 1))
+                         .getResult()
+                   : arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                           j64, a[2])
+                         .getResult();
+        Value counted = arith::ExtUIOp::create(
+            nb, nl, nb.getI64Type(),
+            arith::AndIOp::create(nb, nl, jFirst, before));
+        return {arith::AddIOp::create(nb, nl, a[3], counted)};
+      })[0];
+  // For each unique value r: its first row and how many rows have it.
+  SmallVector<Value> perUnique = createPairwise(
+      b, loc, 1, 0, {firstOf, position}, {map(2, {1}), map(2, {1})},
+      {filled(i64Type({k}), 0), filled(i64Type({k}), 0)},
+      [&](OpBuilder &nb, Location nl, ValueRange a, Value r,
+          Value j) -> SmallVector<Value> {
+        Value j64 = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), j);
+        Value r64 = arith::IndexCastOp::create(nb, nl, nb.getI64Type(), r);
+        Value isR =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, a[1], r64);
+        Value first = arith::AndIOp::create(
+            nb, nl, isR,
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, a[0], j64));
+        return {arith::SelectOp::create(nb, nl, first, j64, a[2]),
+                arith::AddIOp::create(
+                    nb, nl, a[3],
+                    arith::ExtUIOp::create(nb, nl, nb.getI64Type(), isR))};
+      });
+  Value firstRows = perUnique[0];
+  AffineMap rowMap =
+      AffineMap::get(yType->getRank(), 0, b.getAffineDimExpr(sourceAxis));
+  Value y = createIndexedGeneric(
+      b, loc, {firstRows}, {rowMap}, *yType,
+      [&](OpBuilder &nb, Location nl, ValueRange a, ArrayRef<Value> ivs) {
+        SmallVector<Value> coords(ivs);
+        coords[sourceAxis] =
+            arith::IndexCastOp::create(nb, nl, nb.getIndexType(), a[0]);
+        return tensor::ExtractOp::create(nb, nl, x, coords).getResult();
+      });
+  Value results[4] = {y, firstRows, position, perUnique[1]};
+  for (unsigned i = 0; i < 4; ++i)
+    if (ctx.hasOutput(i) && failed(ctx.setOutput(i, results[i])))
+      return failure();
+  return success();
+}
+
 } // namespace
 
 void addScanSortLowerings(LoweringTable &t) {
+  t["Unique"] = lowerUnique;
   t["Compress"] = lowerCompress;
   t["NonZero"] = lowerNonZero;
   t["CumSum"] = lowerCumSum;
