@@ -141,6 +141,7 @@ void addConvTransposeLowerings(LoweringTable &table);
 void addQuantLowerings(LoweringTable &table);
 void addEinsumLowerings(LoweringTable &table);
 void addSpectralLowerings(LoweringTable &table);
+void addTfIdfLowerings(LoweringTable &table);
 
 } // namespace strata::onnx_importer
 

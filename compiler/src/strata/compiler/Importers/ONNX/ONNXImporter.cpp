@@ -57,6 +57,7 @@ const LoweringTable &getLoweringTable() {
     addQuantLowerings(t);
     addEinsumLowerings(t);
     addSpectralLowerings(t);
+    addTfIdfLowerings(t);
     return t;
   }();
   return table;
