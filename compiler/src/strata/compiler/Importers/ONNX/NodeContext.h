@@ -142,6 +142,7 @@ void addQuantLowerings(LoweringTable &table);
 void addEinsumLowerings(LoweringTable &table);
 void addSpectralLowerings(LoweringTable &table);
 void addTfIdfLowerings(LoweringTable &table);
+void addRoiAlignLowerings(LoweringTable &table);
 
 } // namespace strata::onnx_importer
 

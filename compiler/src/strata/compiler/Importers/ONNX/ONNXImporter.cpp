@@ -58,6 +58,7 @@ const LoweringTable &getLoweringTable() {
     addEinsumLowerings(t);
     addSpectralLowerings(t);
     addTfIdfLowerings(t);
+    addRoiAlignLowerings(t);
     return t;
   }();
   return table;
