@@ -370,7 +370,16 @@ LARGE = f"{CASES_DIR}/large.mlir"
 TENSOR = f"{CASES_DIR}/tensor_ops.mlir"
 
 # name -> (source file, function, make inputs/references)
+def _accumulate_into_argument():
+    r = _rng(41)
+    a = r.standard_normal((64, 32)).astype(np.float32)
+    b = r.standard_normal((64, 32)).astype(np.float32)
+    return [a, b], [a + b, b * b]
+
+
 CASES = {
+    "accumulate_into_argument": (f"{CASES_DIR}/accumulate_into_argument.mlir",
+                                 "accumulate_into_argument", _accumulate_into_argument),
     "simple_mul": (f"{EXAMPLES}/simple_mul.mlir", "simple_mul", _simple_mul),
     "int_arith": (f"{CASES_DIR}/int_arith.mlir", "int_arith", _int_arith),
     "f64_max_scale": (f"{CASES_DIR}/f64_max_scale.mlir", "f64_max_scale", _f64_max_scale),

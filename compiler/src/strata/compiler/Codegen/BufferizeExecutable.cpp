@@ -3,6 +3,7 @@
 
 #include "strata/compiler/Codegen/TileAndDistribute.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -138,6 +139,14 @@ bufferizeExecutable(flow::ExecutableOp executable, PipelineRunner runPipeline) {
       failed(runPipeline(prepare, inner)))
     return executable.emitOpError("failed to prepare bufferization");
   makeResultsDistinct(entry);
+  // Arguments are input bindings: the caller's tensors, constants, or
+  // intermediates other dispatches read later. Never write them in place; an
+  // op accumulating into an argument (outs = argument) gets a copy.
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i)
+    if (isa<TensorType>(entry.getArgument(i).getType()))
+      entry.setArgAttr(i,
+                       bufferization::BufferizationDialect::kWritableAttrName,
+                       BoolAttr::get(entry.getContext(), false));
 
   OpPassManager bufferize(ModuleOp::getOperationName());
   if (failed(parsePassPipeline(kBufferizePipeline, bufferize)) ||
