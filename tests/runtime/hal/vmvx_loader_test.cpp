@@ -42,7 +42,8 @@ void AddElementwiseExport(ModuleBuilder &builder) {
 }
 
 // out (MxN) += lhs (MxK) * rhs (KxN) through vmvx.matmul.f32, row-major.
-void AddMatmulExport(ModuleBuilder &builder, int64_t m, int64_t n, int64_t k) {
+void AddMatmulExport(ModuleBuilder &builder, int64_t m, int64_t n, int64_t k,
+                     int64_t lhs_row_stride = -1) {
   builder.AddDependency(STRATA_HAL_VMVX_MODULE_NAME,
                         STRATA_HAL_VMVX_MODULE_VERSION);
   uint32_t matmul = builder.AddImport("vmvx.matmul.f32", "0rIIIrIIIrIIIIII_v");
@@ -52,7 +53,9 @@ void AddMatmulExport(ModuleBuilder &builder, int64_t m, int64_t n, int64_t k) {
   for (int i = 0; i < 5; ++i)
     f.Op(Opcode::ConstI64).Reg(6 + i).I64(constants[i]);
   f.Op(Opcode::ConstI64).Reg(11).I64(k);
-  // I6 = 0, I7 = 1, I8 = K, I9 = N, I10 = M, I11 = K
+  // I6 = 0, I7 = 1, I8 = lhs row stride (K), I9 = N, I10 = M, I11 = K
+  if (lhs_row_stride >= 0)
+    f.Op(Opcode::ConstI64).Reg(8).I64(lhs_row_stride);
   f.Op(Opcode::Call)
       .Import(matmul)
       .List({RegRef(0), RegI64(6), RegI64(8), RegI64(7), RegRef(1), RegI64(6),
@@ -180,6 +183,19 @@ TEST(VmvxLoaderTest, MatmulWindowOutsideItsBufferIsAnError) {
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("rhs window [4x3] at offset 0"));
+}
+
+TEST(VmvxLoaderTest, MatmulWindowArithmeticDoesNotOverflow) {
+  // (2^31 - 1) rows x a 2^40 stride is past 64 bits: still a clean error.
+  ModuleBuilder builder("matmul");
+  AddMatmulExport(builder, (int64_t(1) << 31) - 1, 3, 4, int64_t(1) << 40);
+  auto executable = Load(builder);
+  ASSERT_TRUE(executable.ok()) << executable.status().ToString();
+  std::vector<float> lhs(8), rhs(12), out(6);
+  Dispatch dispatch({&lhs, &rhs, &out});
+  Status status = RunWorkgroup(**executable, 0, dispatch, 0);
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("lhs window"));
 }
 
 TEST(VmvxLoaderTest, WrongBindingCountIsAnError) {

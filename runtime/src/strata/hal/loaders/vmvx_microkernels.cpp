@@ -41,10 +41,13 @@ Result<const uint8_t *> CheckWindow(vm::ByteBuffer &buffer, int64_t offset,
   const int64_t element_count = int64_t(buffer.length() / sizeof(float));
   if (rows == 0 || cols == 0)
     return buffer.data().data();
-  // Lowest and highest element the window touches.
-  int64_t low = offset, high = offset;
-  (row_stride < 0 ? low : high) += (rows - 1) * row_stride;
-  (col_stride < 0 ? low : high) += (cols - 1) * col_stride;
+  // Lowest and highest element the window touches, in 128-bit arithmetic:
+  // (2^31 rows) x (2^40 stride) does not fit 64 bits.
+  __int128 low = offset, high = offset;
+  __int128 row_span = __int128(rows - 1) * row_stride;
+  __int128 col_span = __int128(cols - 1) * col_stride;
+  (row_span < 0 ? low : high) += row_span;
+  (col_span < 0 ? low : high) += col_span;
   if (low < 0 || high >= element_count)
     return OutOfRangeError(
         "vmvx.matmul.f32: ", what, " window [", rows, "x", cols, "] at offset ",
