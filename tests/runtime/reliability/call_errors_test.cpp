@@ -37,7 +37,8 @@ OwnedBytes BuildModule() {
                     {TensorTypeInfo{{4}, kF32}, TensorTypeInfo{{-1, 2}, kF32}},
                     {TensorTypeInfo{{4}, kF32}});
   uint32_t message = builder.AddRodata("message", "deliberate failure", 1);
-  FunctionBuilder &fail = builder.AddFunction("fail", "0r_r", {.i32 = 1, .ref = 1});
+  FunctionBuilder &fail =
+      builder.AddFunction("fail", "0r_r", {.i32 = 1, .ref = 1});
   fail.Op(vm::Opcode::ConstI32).Reg(0).I32(int32_t(StatusCode::kInternal));
   fail.Op(vm::Opcode::Fail).Reg(0).Rodata(message);
   builder.AddExport("fail", fail.ordinal(), {TensorTypeInfo{{4}, kF32}},
