@@ -5,14 +5,6 @@
 namespace strata::hal {
 namespace {
 
-bool HostIsX86_64() {
-#if defined(__x86_64__)
-  return true;
-#else
-  return false;
-#endif
-}
-
 class EmbeddedElfExecutable final : public LibraryExecutable {
 public:
   explicit EmbeddedElfExecutable(std::unique_ptr<EmbeddedElfImage> image)
@@ -52,16 +44,6 @@ private:
 
 } // namespace
 
-std::vector<std::string> EmbeddedElfLoader::SupportedFormats() const {
-  if (!HostIsX86_64())
-    return {};
-  return {STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64};
-}
-
-bool EmbeddedElfLoader::CanLoad(std::string_view format) const {
-  return HostIsX86_64() && format == STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64;
-}
-
 Result<RefPtr<Executable>>
 EmbeddedElfLoader::Load(std::string_view format, std::span<const uint8_t> bytes,
                         std::span<const uint32_t> constants) {
@@ -77,7 +59,7 @@ EmbeddedElfLoader::Load(std::string_view format, std::span<const uint8_t> bytes,
                           EmbeddedElfImage::Load(bytes));
   auto executable = RefPtr<EmbeddedElfExecutable>::Adopt(
       new EmbeddedElfExecutable(std::move(image)));
-  STRATA_RETURN_IF_ERROR(executable->Initialize(resolve_import_));
+  STRATA_RETURN_IF_ERROR(executable->Initialize(resolve_import()));
   return RefPtr<Executable>(std::move(executable));
 }
 

@@ -10,16 +10,14 @@
 
 namespace strata::hal {
 
-class EmbeddedElfLoader final : public ExecutableLoader {
+class EmbeddedElfLoader final : public LibraryLoader {
 public:
   // `resolve_import` supplies the functions libraries import (may be empty:
   // then a library with imports fails to load).
   explicit EmbeddedElfLoader(ExecutableImportResolver resolve_import = {})
-      : resolve_import_(std::move(resolve_import)) {}
+      : LibraryLoader(std::move(resolve_import)) {}
 
   std::string_view name() const override { return "embedded-elf"; }
-  std::vector<std::string> SupportedFormats() const override;
-  bool CanLoad(std::string_view format) const override;
   // Loads and relocates the image, runs its initialisers, queries the
   // library and checks every descriptor pointer against the image. The
   // image is unmapped when the executable dies. `constants` must be empty
@@ -27,9 +25,6 @@ public:
   Result<RefPtr<Executable>> Load(std::string_view format,
                                   std::span<const uint8_t> bytes,
                                   std::span<const uint32_t> constants) override;
-
-private:
-  ExecutableImportResolver resolve_import_;
 };
 
 } // namespace strata::hal

@@ -14,14 +14,6 @@
 namespace strata::hal {
 namespace {
 
-bool HostIsX86_64() {
-#if defined(__x86_64__)
-  return true;
-#else
-  return false;
-#endif
-}
-
 std::string ErrnoText() { return std::strerror(errno); }
 
 Status WriteAll(int fd, std::span<const uint8_t> bytes) {
@@ -121,16 +113,6 @@ private:
 
 } // namespace
 
-std::vector<std::string> SystemLibraryLoader::SupportedFormats() const {
-  if (!HostIsX86_64())
-    return {};
-  return {STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64};
-}
-
-bool SystemLibraryLoader::CanLoad(std::string_view format) const {
-  return HostIsX86_64() && format == STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64;
-}
-
 Result<RefPtr<Executable>>
 SystemLibraryLoader::Load(std::string_view format,
                           std::span<const uint8_t> bytes,
@@ -159,7 +141,7 @@ SystemLibraryLoader::Load(std::string_view format,
   // release both through its destructor.
   auto executable = RefPtr<SystemLibraryExecutable>::Adopt(
       new SystemLibraryExecutable(std::move(file), handle));
-  STRATA_RETURN_IF_ERROR(executable->Initialize(resolve_import_));
+  STRATA_RETURN_IF_ERROR(executable->Initialize(resolve_import()));
   return RefPtr<Executable>(std::move(executable));
 }
 

@@ -10,25 +10,20 @@
 
 namespace strata::hal {
 
-class SystemLibraryLoader final : public ExecutableLoader {
+class SystemLibraryLoader final : public LibraryLoader {
 public:
   // `resolve_import` supplies the functions libraries import (may be empty:
   // then a library with imports fails to load).
   explicit SystemLibraryLoader(ExecutableImportResolver resolve_import = {})
-      : resolve_import_(std::move(resolve_import)) {}
+      : LibraryLoader(std::move(resolve_import)) {}
 
   std::string_view name() const override { return "system-library"; }
-  std::vector<std::string> SupportedFormats() const override;
-  bool CanLoad(std::string_view format) const override;
   // Validates the ELF header first, so garbage bytes never reach dlopen.
   // The library is dlclose'd when the executable dies. `constants` must be
   // empty: library ABI v0 has no specialization constants.
   Result<RefPtr<Executable>> Load(std::string_view format,
                                   std::span<const uint8_t> bytes,
                                   std::span<const uint32_t> constants) override;
-
-private:
-  ExecutableImportResolver resolve_import_;
 };
 
 } // namespace strata::hal

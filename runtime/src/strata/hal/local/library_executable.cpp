@@ -293,4 +293,20 @@ Status LibraryExecutable::IssueWorkgroup(
   return OkStatus();
 }
 
+std::vector<std::string> LibraryLoader::SupportedFormats() const {
+#if defined(__x86_64__)
+  return {STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64};
+#else
+  return {};
+#endif
+}
+
+bool LibraryLoader::CanLoad(std::string_view format) const {
+#if defined(__x86_64__)
+  return format == STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64;
+#else
+  return false;
+#endif
+}
+
 } // namespace strata::hal

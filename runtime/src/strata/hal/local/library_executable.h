@@ -76,6 +76,27 @@ private:
   strata_hal_executable_environment_v0_t environment_ = BaseEnvironment();
 };
 
+// What loaders of executable libraries share: the format (ELF for the host
+// CPU; none on other hosts) and the resolver of the libraries' imports.
+class LibraryLoader : public ExecutableLoader {
+public:
+  std::vector<std::string> SupportedFormats() const override;
+  bool CanLoad(std::string_view format) const override;
+
+protected:
+  // `resolve_import` supplies the functions libraries import (may be empty:
+  // then a library with imports fails to load).
+  explicit LibraryLoader(ExecutableImportResolver resolve_import)
+      : resolve_import_(std::move(resolve_import)) {}
+
+  const ExecutableImportResolver &resolve_import() const {
+    return resolve_import_;
+  }
+
+private:
+  ExecutableImportResolver resolve_import_;
+};
+
 } // namespace strata::hal
 
 #endif // STRATA_HAL_LOCAL_LIBRARY_EXECUTABLE_H_
