@@ -93,3 +93,33 @@ func.func @nested_constant(%a: tensor<8xf64>) -> tensor<8xf64> {
 // CHECK-DAG:    %[[HALF:.+]] = arith.constant 5.000000e-01 : f64
 // CHECK:        linalg.generic
 // CHECK:          arith.mulf %{{.+}}, %[[HALF]] : f64
+
+// -----
+
+// A sequential computation (loops over scalars in an scf.execute_region
+// that yields a tensor) is a dispatch of its own; the splat it starts from
+// is cloned in, the tensor it reads is passed in.
+// CHECK-LABEL: func.func @sequential_region
+func.func @sequential_region(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %r = scf.execute_region -> tensor<8xf32> no_inline {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %init = arith.constant dense<0.0> : tensor<8xf32>
+    %acc0 = arith.constant 0.0 : f32
+    %loop:2 = scf.for %i = %c0 to %c8 step %c1 iter_args(%t = %init, %acc = %acc0) -> (tensor<8xf32>, f32) {
+      %v = tensor.extract %x[%i] : tensor<8xf32>
+      %s = arith.addf %acc, %v : f32
+      %u = tensor.insert %s into %t[%i] : tensor<8xf32>
+      scf.yield %u, %s : tensor<8xf32>, f32
+    }
+    scf.yield %loop#0 : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
+// CHECK:      %[[R:.+]] = flow.dispatch.region -> (tensor<8xf32>) {
+// CHECK:        %[[E:.+]] = scf.execute_region -> tensor<8xf32> no_inline {
+// CHECK:          scf.for
+// CHECK:            tensor.extract %arg0
+// CHECK:        flow.return %[[E]] : tensor<8xf32>
+// CHECK:      return %[[R]]

@@ -49,3 +49,39 @@
 // RUN: /usr/bin/python3 %S/onnx-make-model.py dropout_training %t.dr.onnx
 // RUN: not strata-compile %t.dr.onnx -o %t.smod 2>&1 | FileCheck %s --check-prefix=DR
 // DR:      error: node 'drop' (Dropout): training_mode must be a compile-time constant
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py if_runtime %t.if.onnx
+// RUN: strata-compile %t.if.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=IF
+// If with a run-time condition: both branches (reading the outer x), then
+// each output selects.
+// IF:      %[[T:.+]] = linalg.generic {{.+}} ins(%arg1, %arg1 : tensor<4xf32>, tensor<4xf32>)
+// IF:        arith.addf
+// IF:      %[[E:.+]] = linalg.generic {{.+}} ins(%arg1, %arg1 : tensor<4xf32>, tensor<4xf32>)
+// IF:        arith.mulf
+// IF:      linalg.generic {{.+}} ins(%arg0, %[[T]], %[[E]] : tensor<i1>, tensor<4xf32>, tensor<4xf32>)
+// IF:        arith.select
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py scan_reverse %t.scan.onnx
+// RUN: strata-compile %t.scan.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=SCAN
+// Scan unrolled over the 3 rows, last row first; partial sums stacked.
+// SCAN:    tensor.extract_slice %arg1[2, 0] [1, 2] [1, 1] : tensor<3x2xf32> to tensor<2xf32>
+// SCAN:    arith.addf
+// SCAN:    tensor.extract_slice %arg1[1, 0] [1, 2] [1, 1]
+// SCAN:    tensor.extract_slice %arg1[0, 0] [1, 2] [1, 1]
+// SCAN:    %[[P:.+]] = tensor.concat dim(0) {{.+}} -> tensor<3x2xf32>
+// SCAN:    return %{{.+}}, %[[P]]
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py loop_unbounded %t.loop.onnx
+// RUN: not strata-compile %t.loop.onnx -o %t.smod 2>&1 | FileCheck %s --check-prefix=LOOP
+// LOOP:    error: node 'loop' (Loop): the number of iterations must be known at compile time
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py nms %t.nms.onnx
+// RUN: strata-compile %t.nms.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=NMS
+// RUN: strata-compile %t.nms.onnx --dump-after=dispatch-regions -o %t.smod | FileCheck %s --check-prefix=NMSD
+// NonMaxSuppression: batch, class and step loops in a sequential region.
+// NMS:     scf.execute_region -> tensor<4x3xi64> no_inline
+// NMS:     scf.for {{.+}} -> (tensor<4x3xi64>, tensor<6xi8>, i64)
+// NMS:     tensor.extract %arg1[%{{.+}}, %{{.+}}, %{{.+}}] : tensor<1x2x6xf32>
+// NMSD:    flow.dispatch.region -> (tensor<4x3xi64>)
+// NMSD:    scf.execute_region -> tensor<4x3xi64> no_inline
+// NMSD-NOT: flow.dispatch.region

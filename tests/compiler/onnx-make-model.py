@@ -7,7 +7,7 @@ import sys
 
 from onnx import TensorProto, checker, helper, save
 
-F, I64 = TensorProto.FLOAT, TensorProto.INT64
+F, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
 
 def value(name, elem, shape):
@@ -20,6 +20,10 @@ def model(node, inputs, outputs, initializers=(), opset=17):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     checker.check_model(m)
     return m
+
+
+def body(name, nodes, inputs, outputs):
+    return helper.make_graph(nodes, name, inputs, outputs)
 
 
 MODELS = {
@@ -59,6 +63,42 @@ MODELS = {
         [value("x", F, [4]), value("ratio", F, []),
          value("training", TensorProto.BOOL, [])],
         [value("y", F, [4])]),
+    # A condition known only at run time: both branches, then a select.
+    "if_runtime": lambda: model(
+        helper.make_node(
+            "If", ["cond"], ["y"], name="branch",
+            then_branch=body("then", [helper.make_node("Add", ["x", "x"], ["t"])],
+                             [], [value("t", F, [4])]),
+            else_branch=body("else", [helper.make_node("Mul", ["x", "x"], ["e"])],
+                             [], [value("e", F, [4])])),
+        [value("cond", BOOL, []), value("x", F, [4])], [value("y", F, [4])]),
+    # Scan backwards over x's rows, summing; the partial sums stacked.
+    "scan_reverse": lambda: model(
+        helper.make_node(
+            "Scan", ["init", "x"], ["sum", "partials"], name="scan",
+            num_scan_inputs=1, scan_input_directions=[1],
+            body=body("add", [helper.make_node("Add", ["s", "row"], ["s2"]),
+                              helper.make_node("Identity", ["s2"], ["p"])],
+                      [value("s", F, [2]), value("row", F, [2])],
+                      [value("s2", F, [2]), value("p", F, [2])])),
+        [value("init", F, [2]), value("x", F, [3, 2])],
+        [value("sum", F, [2]), value("partials", F, [3, 2])]),
+    # A trip count known only at run time and no scan output to bound it.
+    "loop_unbounded": lambda: model(
+        helper.make_node(
+            "Loop", ["n", "", "y"], ["y_final"], name="loop",
+            body=body("step", [helper.make_node("Identity", ["c"], ["c2"]),
+                               helper.make_node("Add", ["y_in", "y_in"], ["y2"])],
+                      [value("i", I64, []), value("c", BOOL, []),
+                       value("y_in", F, [1])],
+                      [value("c2", BOOL, []), value("y2", F, [1])])),
+        [value("n", I64, []), value("y", F, [1])], [value("y_final", F, [1])]),
+    # Greedy suppression: loops over scalars in one sequential region.
+    "nms": lambda: model(
+        helper.make_node("NonMaxSuppression", ["boxes", "scores", "max"],
+                         ["selected"], name="nms"),
+        [value("boxes", F, [1, 6, 4]), value("scores", F, [1, 2, 6]),
+         value("max", I64, [1])], [value("selected", I64, [4, 3])]),
 }
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
@@ -101,6 +102,25 @@ LogicalResult moveTemporariesToStack(ModuleOp module) {
   return success();
 }
 
+// A sequential region (scf.execute_region, which kept its loops one
+// dispatch) has done its job once outlined: inline it, so no target sees
+// the block argument its lowering would pass the result through.
+void inlineExecuteRegions(func::FuncOp func) {
+  SmallVector<scf::ExecuteRegionOp> regions;
+  func.walk([&](scf::ExecuteRegionOp op) { regions.push_back(op); });
+  IRRewriter rewriter(func.getContext());
+  for (scf::ExecuteRegionOp op : regions) {
+    if (!op.getRegion().hasOneBlock())
+      continue;
+    Block &body = op.getRegion().front();
+    auto yield = cast<scf::YieldOp>(body.getTerminator());
+    SmallVector<Value> results(yield.getOperands());
+    rewriter.eraseOp(yield);
+    rewriter.inlineBlockBefore(&body, op);
+    rewriter.replaceOp(op, results);
+  }
+}
+
 } // namespace
 
 void getBufferizationDependentDialects(DialectRegistry &registry) {
@@ -134,6 +154,7 @@ bufferizeExecutable(flow::ExecutableOp executable, PipelineRunner runPipeline) {
             succeeded(tileToWorkgroups(entry, *tiling));
   }
 
+  inlineExecuteRegions(entry);
   OpPassManager prepare(ModuleOp::getOperationName());
   if (failed(parsePassPipeline(kPrepareBufferizationPipeline, prepare)) ||
       failed(runPipeline(prepare, inner)))

@@ -8,12 +8,16 @@
 //   - one non-elementwise linalg producer (a matmul, a reduction) when all
 //     its uses are inside and the region has none yet, so an op and its
 //     elementwise epilogue become one dispatch.
+// A `scf.execute_region` that yields tensors is a sequential computation
+// (loops over scalars, e.g. greedy box suppression) and roots a dispatch of
+// its own, run as one workgroup.
 //
 //===----------------------------------------------------------------------===//
 
 #include "strata/compiler/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
@@ -40,6 +44,10 @@ bool hasTensorSemantics(Operation *op) {
 // become dispatches. Reshapes are not here: the host program handles them
 // as views of the same buffer.
 bool isTensorComputeOp(Operation *op) {
+  if (auto region = dyn_cast<scf::ExecuteRegionOp>(op))
+    return region->getNumResults() > 0 &&
+           llvm::all_of(region->getResultTypes(),
+                        llvm::IsaPred<RankedTensorType>);
   return isa<tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp,
              tensor::PadOp, tensor::FromElementsOp, tensor::SplatOp,
              tensor::GenerateOp, tensor::GatherOp, tensor::ScatterOp>(op);

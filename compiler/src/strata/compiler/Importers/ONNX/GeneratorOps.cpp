@@ -213,6 +213,111 @@ LogicalResult lowerWindow(NodeContext &ctx, double a0, double a1, double a2) {
   return ctx.setOutput(0, result);
 }
 
+// MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins] triangular filters.
+// The bin edges are mel-spaced between the edge frequencies (num_mel_bins +
+// 2 points) and rounded down to spectrogram bins; entry (j, i) rises from
+// edge i to edge i + 1 and falls to edge i + 2 (1 at the centre when the
+// rise is empty). The sizes come from the result shape; dft_length,
+// sample_rate and the edges are read at run time. Computed in f64.
+LogicalResult lowerMelWeightMatrix(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  if (type->getRank() != 2)
+    return ctx.fail("result must be 2-D");
+  for (unsigned i = 0; i < 5; ++i) {
+    RankedTensorType t = ctx.getInputType(i);
+    if (!t || t.getNumElements() != 1)
+      return ctx.fail("input " + Twine(i) + " must be a scalar");
+  }
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  if (type->getNumElements() == 0)
+    return ctx.setOutput(0, createZeroElements(b, loc, *type));
+  int64_t numMelBins = type->getDimSize(1);
+  Type et = type->getElementType();
+  SmallVector<Value> scalars;
+  for (unsigned i = 1; i < 5; ++i)
+    scalars.push_back(ctx.getInput(i));
+  SmallVector<bool> unsignedInputs;
+  for (unsigned i = 1; i < 5; ++i)
+    unsignedInputs.push_back(ctx.isInputUnsigned(i));
+  Value result = createIndexedGeneric(
+      b, loc, {}, {}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        Type f64 = nb.getF64Type();
+        auto cst = [&](double v) { return createScalar(nb, nl, f64, v); };
+        auto read = [&](unsigned i) {
+          return createScalarCast(nb, nl, extractFirst(nb, nl, scalars[i]), f64,
+                                  unsignedInputs[i], false);
+        };
+        Value dftLength = read(0), sampleRate = read(1), lower = read(2),
+              upper = read(3);
+        // mel(f) = 2595 log10(1 + f / 700); its inverse.
+        auto toMel = [&](Value hz) {
+          Value ratio = arith::AddFOp::create(
+              nb, nl, cst(1), arith::DivFOp::create(nb, nl, hz, cst(700)));
+          return arith::MulFOp::create(nb, nl, cst(2595 / std::log(10.0)),
+                                       math::LogOp::create(nb, nl, ratio));
+        };
+        Value lowMel = toMel(lower);
+        Value step = arith::DivFOp::create(
+            nb, nl, arith::SubFOp::create(nb, nl, toMel(upper), lowMel),
+            cst(numMelBins + 2));
+        // Edge k as a spectrogram bin: floor((dft_length + 1) * hz / rate).
+        auto edge = [&](Value k) {
+          Value mel = arith::AddFOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, k, step), lowMel);
+          Value hz = arith::MulFOp::create(
+              nb, nl, cst(700),
+              arith::SubFOp::create(
+                  nb, nl,
+                  math::ExpOp::create(
+                      nb, nl,
+                      arith::MulFOp::create(nb, nl, mel,
+                                            cst(std::log(10.0) / 2595))),
+                  cst(1)));
+          Value scaled = arith::MulFOp::create(
+              nb, nl, arith::AddFOp::create(nb, nl, dftLength, cst(1)), hz);
+          return math::FloorOp::create(
+              nb, nl, arith::DivFOp::create(nb, nl, scaled, sampleRate));
+        };
+        Value i = arith::SIToFPOp::create(nb, nl, f64, toI64(nb, nl, ivs[1]));
+        Value j = arith::SIToFPOp::create(nb, nl, f64, toI64(nb, nl, ivs[0]));
+        Value left = edge(i);
+        Value center = edge(arith::AddFOp::create(nb, nl, i, cst(1)));
+        Value right = edge(arith::AddFOp::create(nb, nl, i, cst(2)));
+        auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) {
+          return arith::CmpFOp::create(nb, nl, p, x, y).getResult();
+        };
+        auto andOf = [&](Value x, Value y) {
+          return arith::AndIOp::create(nb, nl, x, y).getResult();
+        };
+        auto select = [&](Value c, Value x, Value y) {
+          return arith::SelectOp::create(nb, nl, c, x, y).getResult();
+        };
+        Value rise = arith::SubFOp::create(nb, nl, center, left);
+        Value fall = arith::SubFOp::create(nb, nl, right, center);
+        // Rising side, [left, center]; an empty rise is 1 at the centre.
+        Value onRise = andOf(cmp(arith::CmpFPredicate::OGE, j, left),
+                             cmp(arith::CmpFPredicate::OLE, j, center));
+        Value riseValue =
+            select(cmp(arith::CmpFPredicate::OEQ, rise, cst(0)), cst(1),
+                   arith::DivFOp::create(
+                       nb, nl, arith::SubFOp::create(nb, nl, j, left), rise));
+        Value value = select(onRise, riseValue, cst(0));
+        // Falling side, [center, right), written after the rise.
+        Value onFall = andOf(cmp(arith::CmpFPredicate::OGT, fall, cst(0)),
+                             andOf(cmp(arith::CmpFPredicate::OGE, j, center),
+                                   cmp(arith::CmpFPredicate::OLT, j, right)));
+        Value fallValue = arith::DivFOp::create(
+            nb, nl, arith::SubFOp::create(nb, nl, right, j), fall);
+        value = select(onFall, fallValue, value);
+        return createScalarCast(nb, nl, value, et, false, false);
+      });
+  return ctx.setOutput(0, result);
+}
+
 } // namespace
 
 void addGeneratorLowerings(LoweringTable &t) {
@@ -229,6 +334,7 @@ void addGeneratorLowerings(LoweringTable &t) {
   t["EyeLike"] = lowerEyeLike;
   t["Range"] = lowerRange;
   t["OneHot"] = lowerOneHot;
+  t["MelWeightMatrix"] = lowerMelWeightMatrix;
 }
 
 } // namespace strata::onnx_importer

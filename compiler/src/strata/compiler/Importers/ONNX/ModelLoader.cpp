@@ -16,6 +16,7 @@
 #include "onnx/checker.h"
 #include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace strata::onnx_importer {
 namespace {
@@ -186,7 +187,15 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
     if (!checkGraphOutputsDefined(model->graph(), error))
       return result;
     int64_t opset = getDefaultDomainOpset(*model);
-    if (opset != 0 && opset != targetOpset) {
+    // libonnx's Scan 8 -> 9 adapter drops the batch dimension from the
+    // graph's inputs instead of adding one around the Scan: such models
+    // keep their opset (the Scan lowering reads the opset-8 form).
+    bool hasOpset8Scan =
+        opset != 0 && opset < 9 &&
+        llvm::any_of(model->graph().node(), [](const onnx::NodeProto &node) {
+          return node.op_type() == "Scan";
+        });
+    if (opset != 0 && opset != targetOpset && !hasOpset8Scan) {
       // Without an adapter for some node the model keeps its own opset;
       // lowerings accept the older forms of the attributes they read.
       try {

@@ -69,9 +69,14 @@ std::optional<DenseElementsAttr> NodeContext::getConstantInput(unsigned index) {
   if (!hasInput(index))
     return std::nullopt;
   auto it = state.constants.find(node.input(index));
-  if (it == state.constants.end())
-    return std::nullopt;
-  return it->second;
+  if (it != state.constants.end())
+    return it->second;
+  // A value with no elements is known whatever it holds at run time (an
+  // empty axes input, say, even when it is a graph input).
+  RankedTensorType type = getInputType(index);
+  if (type && type.hasStaticShape() && type.getNumElements() == 0)
+    return DenseElementsAttr::get(type, ArrayRef<Attribute>{});
+  return std::nullopt;
 }
 
 FailureOr<SmallVector<int64_t>> NodeContext::getConstantInts(unsigned index) {

@@ -48,6 +48,8 @@ struct GraphState {
   // Types from graph inputs, outputs and shape inference.
   llvm::StringMap<const onnx::TypeProto *> types;
   int64_t opset = 0;
+  // The model file, for node locations.
+  std::string path;
 };
 
 class NodeContext {
@@ -61,6 +63,8 @@ public:
   mlir::Location getLoc() const { return loc; }
   mlir::MLIRContext *getContext() { return builder.getContext(); }
   int64_t getOpset() const { return state.opset; }
+  // The graph's state (subgraph bodies start from a copy of it).
+  const GraphState &getState() const { return state; }
 
   // Emits "node 'NAME' (OP): reason" and returns failure.
   mlir::InFlightDiagnostic emitError();
@@ -119,6 +123,19 @@ private:
 using OpLowering = std::function<mlir::LogicalResult(NodeContext &)>;
 using LoweringTable = llvm::StringMap<OpLowering>;
 
+// Imports the nodes of a subgraph (If branch, Loop/Scan body) at the
+// builder's insertion point, its inputs bound to `inputs` (and to the
+// compile-time values in `known`, where given); the body sees the enclosing
+// scope's values. Appends the body's outputs to `results` and, when asked,
+// which of them are compile-time values (ONNXImporter.cpp).
+mlir::LogicalResult
+importSubgraph(NodeContext &ctx, const onnx::GraphProto &body,
+               llvm::ArrayRef<mlir::Value> inputs,
+               llvm::ArrayRef<std::optional<mlir::DenseElementsAttr>> known,
+               llvm::SmallVectorImpl<mlir::Value> &results,
+               llvm::SmallVectorImpl<std::optional<mlir::DenseElementsAttr>>
+                   *resultConstants = nullptr);
+
 // Slice whose starts/ends/axes/steps arrive at run time (IndexingOps.cpp).
 mlir::LogicalResult lowerRuntimeSlice(NodeContext &ctx);
 
@@ -143,6 +160,8 @@ void addEinsumLowerings(LoweringTable &table);
 void addSpectralLowerings(LoweringTable &table);
 void addTfIdfLowerings(LoweringTable &table);
 void addRoiAlignLowerings(LoweringTable &table);
+void addControlFlowLowerings(LoweringTable &table);
+void addNonMaxSuppressionLowerings(LoweringTable &table);
 
 } // namespace strata::onnx_importer
 

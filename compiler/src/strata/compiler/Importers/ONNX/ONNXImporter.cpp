@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -29,9 +30,9 @@ bool isONNXModel(StringRef path, StringRef contents) {
 }
 
 void registerONNXImporterDialects(DialectRegistry &registry) {
-  registry
-      .insert<arith::ArithDialect, func::FuncDialect, linalg::LinalgDialect,
-              math::MathDialect, tensor::TensorDialect, tosa::TosaDialect>();
+  registry.insert<arith::ArithDialect, func::FuncDialect, linalg::LinalgDialect,
+                  math::MathDialect, scf::SCFDialect, tensor::TensorDialect,
+                  tosa::TosaDialect>();
 }
 
 namespace {
@@ -59,9 +60,45 @@ const LoweringTable &getLoweringTable() {
     addSpectralLowerings(t);
     addTfIdfLowerings(t);
     addRoiAlignLowerings(t);
+    addControlFlowLowerings(t);
+    addNonMaxSuppressionLowerings(t);
     return t;
   }();
   return table;
+}
+
+Location getNodeLoc(MLIRContext *context, StringRef path,
+                    const onnx::NodeProto &node) {
+  auto fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  std::string name = node.name().empty() ? node.op_type() : node.name();
+  return NameLoc::get(StringAttr::get(context, name), fileLoc);
+}
+
+LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
+                         GraphState &state) {
+  Location loc = getNodeLoc(builder.getContext(), state.path, node);
+  NodeContext ctx(node, builder, loc, state);
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return ctx.fail("unsupported op: domain '" + node.domain() +
+                    "' is not supported");
+  const LoweringTable &table = getLoweringTable();
+  auto it = table.find(node.op_type());
+  if (it == table.end())
+    return ctx.fail("unsupported op " + node.op_type());
+  for (int i = 0; i < node.input_size(); ++i)
+    if (ctx.hasInput(i) && !ctx.getInput(i))
+      return ctx.fail("input '" + node.input(i) + "' is not defined");
+  // A subgraph may reuse a name of its enclosing scope for its own value:
+  // no stale outer constant may stand for it.
+  for (const std::string &output : node.output())
+    if (!output.empty())
+      state.constants.erase(output);
+  if (failed(it->second(ctx)))
+    return failure();
+  for (int i = 0; i < node.output_size(); ++i)
+    if (ctx.hasOutput(i) && !state.values.count(node.output(i)))
+      return ctx.fail("output '" + node.output(i) + "' was not lowered");
+  return success();
 }
 
 class GraphImporter {
@@ -69,19 +106,13 @@ public:
   GraphImporter(MLIRContext *context, StringRef path, int64_t opset)
       : context(context), builder(context), path(path.str()) {
     state.opset = opset;
+    state.path = this->path;
   }
 
   OwningOpRef<ModuleOp> import(const onnx::GraphProto &graph,
                                StringRef functionName);
 
 private:
-  Location getNodeLoc(const onnx::NodeProto &node) {
-    auto fileLoc = FileLineColLoc::get(context, path, 0, 0);
-    std::string name = node.name().empty() ? node.op_type() : node.name();
-    return NameLoc::get(StringAttr::get(context, name), fileLoc);
-  }
-  LogicalResult importNode(const onnx::NodeProto &node);
-
   MLIRContext *context;
   OpBuilder builder;
   std::string path;
@@ -142,7 +173,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
   builder.setInsertionPointToEnd(entry);
 
   for (const auto &node : graph.node())
-    if (failed(importNode(node)))
+    if (failed(importNode(node, builder, state)))
       return {};
 
   SmallVector<Value> results;
@@ -168,28 +199,67 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
   return module;
 }
 
-LogicalResult GraphImporter::importNode(const onnx::NodeProto &node) {
-  Location loc = getNodeLoc(node);
-  NodeContext ctx(node, builder, loc, state);
-  if (!node.domain().empty() && node.domain() != "ai.onnx")
-    return ctx.fail("unsupported op: domain '" + node.domain() +
-                    "' is not supported");
-  const LoweringTable &table = getLoweringTable();
-  auto it = table.find(node.op_type());
-  if (it == table.end())
-    return ctx.fail("unsupported op " + node.op_type());
-  for (int i = 0; i < node.input_size(); ++i)
-    if (ctx.hasInput(i) && !ctx.getInput(i))
-      return ctx.fail("input '" + node.input(i) + "' is not defined");
-  if (failed(it->second(ctx)))
-    return failure();
-  for (int i = 0; i < node.output_size(); ++i)
-    if (ctx.hasOutput(i) && !state.values.count(node.output(i)))
-      return ctx.fail("output '" + node.output(i) + "' was not lowered");
+} // namespace
+
+namespace onnx_importer {
+
+LogicalResult importSubgraph(
+    NodeContext &ctx, const onnx::GraphProto &body, ArrayRef<Value> inputs,
+    ArrayRef<std::optional<DenseElementsAttr>> known,
+    SmallVectorImpl<Value> &results,
+    SmallVectorImpl<std::optional<DenseElementsAttr>> *resultConstants) {
+  if (body.input_size() != static_cast<int>(inputs.size()))
+    return ctx.fail("subgraph '" + body.name() + "' takes " +
+                    Twine(body.input_size()) + " inputs, the node gives " +
+                    Twine(inputs.size()));
+  // The body sees the enclosing scope's values by name; its own names
+  // shadow them and do not leak out.
+  GraphState inner = ctx.getState();
+  for (const auto &info : body.value_info())
+    inner.types[info.name()] = &info.type();
+  for (const auto &info : body.output())
+    inner.types[info.name()] = &info.type();
+  std::string error;
+  for (const auto &tensor : body.initializer()) {
+    DenseElementsAttr value =
+        convertTensorProto(ctx.getContext(), tensor, error);
+    if (!value)
+      return ctx.fail("subgraph initializer '" + tensor.name() + "': " + error);
+    inner.values.erase(tensor.name());
+    inner.constants[tensor.name()] = value;
+  }
+  for (auto [i, info] : llvm::enumerate(body.input())) {
+    inner.types[info.name()] = &info.type();
+    inner.values[info.name()] = inputs[i];
+    if (i < known.size() && known[i])
+      inner.constants[info.name()] = *known[i];
+    else
+      inner.constants.erase(info.name());
+  }
+  for (const auto &node : body.node())
+    if (failed(importNode(node, ctx.getBuilder(), inner)))
+      return failure();
+  for (const auto &info : body.output()) {
+    Value value;
+    auto c = inner.constants.find(info.name());
+    bool isKnown = c != inner.constants.end();
+    if (resultConstants)
+      resultConstants->push_back(isKnown ? std::optional(c->second)
+                                         : std::nullopt);
+    if (auto it = inner.values.find(info.name()); it != inner.values.end())
+      value = it->second;
+    else if (isKnown)
+      value =
+          arith::ConstantOp::create(ctx.getBuilder(), ctx.getLoc(), c->second);
+    if (!value)
+      return ctx.fail("subgraph '" + body.name() + "' output '" + info.name() +
+                      "' is not produced by any node");
+    results.push_back(value);
+  }
   return success();
 }
 
-} // namespace
+} // namespace onnx_importer
 
 OwningOpRef<ModuleOp> importONNXModel(StringRef path, StringRef contents,
                                       MLIRContext *context,
@@ -202,9 +272,10 @@ OwningOpRef<ModuleOp> importONNXModel(StringRef path, StringRef contents,
     emitError(fileLoc) << error;
     return {};
   }
-  context->loadDialect<arith::ArithDialect, func::FuncDialect,
-                       linalg::LinalgDialect, math::MathDialect,
-                       tensor::TensorDialect, tosa::TosaDialect>();
+  context
+      ->loadDialect<arith::ArithDialect, func::FuncDialect,
+                    linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
+                    tensor::TensorDialect, tosa::TosaDialect>();
   GraphImporter importer(context, path, loaded.opset);
   return importer.import(loaded.model->graph(), options.functionName);
 }

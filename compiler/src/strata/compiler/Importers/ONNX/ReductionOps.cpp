@@ -39,17 +39,19 @@ Value mul(OpBuilder &b, Location loc, Value x, Value y) {
 
 // Axes that arrive at run time, recovered from the static result shape:
 // with keepdims, the dims that become 1 (a dim already 1 reduces to
-// itself, so whether it is named does not matter); without, the one set of
-// dims whose removal leaves the result shape. Ambiguous shapes fail.
-FailureOr<SmallVector<int64_t>> getAxesFromShapes(NodeContext &ctx,
-                                                  RankedTensorType inputType,
-                                                  RankedTensorType resultType) {
+// itself, so whether it is named does not matter); without, every set of
+// dims whose removal leaves the result shape (several when dims of one
+// size could be either: the lowering then picks at run time).
+FailureOr<SmallVector<SmallVector<int64_t>>>
+getAxesFromShapes(NodeContext &ctx, RankedTensorType inputType,
+                  RankedTensorType resultType) {
   ArrayRef<int64_t> in = inputType.getShape(), out = resultType.getShape();
   int64_t rank = in.size();
-  SmallVector<int64_t> axes;
+  SmallVector<SmallVector<int64_t>> candidates;
   if (ctx.getIntAttr("keepdims", 1) != 0) {
     if (static_cast<int64_t>(out.size()) != rank)
       return ctx.fail("result rank differs from the input's with keepdims");
+    SmallVector<int64_t> axes;
     for (int64_t d = 0; d < rank; ++d) {
       if (out[d] == in[d])
         continue;
@@ -57,41 +59,70 @@ FailureOr<SmallVector<int64_t>> getAxesFromShapes(NodeContext &ctx,
         return ctx.fail("result shape does not match a reduction");
       axes.push_back(d);
     }
-    return axes;
+    candidates.push_back(axes);
+    return candidates;
   }
   int64_t removed = rank - static_cast<int64_t>(out.size());
   if (removed < 0 || rank > 16)
     return ctx.fail("result shape does not match a reduction");
-  int matches = 0;
   for (uint32_t mask = 0; mask < (1u << rank); ++mask) {
     if (llvm::popcount(mask) != removed)
       continue;
-    SmallVector<int64_t> kept;
-    for (int64_t d = 0; d < rank; ++d)
-      if (!(mask & (1u << d)))
-        kept.push_back(in[d]);
-    if (ArrayRef<int64_t>(kept) != out)
-      continue;
-    if (++matches > 1)
-      return ctx.fail("axes known only at run time and the result shape "
-                      "does not tell which dims are reduced");
-    axes.clear();
-    for (int64_t d = 0; d < rank; ++d)
+    SmallVector<int64_t> kept, axes;
+    for (int64_t d = 0; d < rank; ++d) {
       if (mask & (1u << d))
         axes.push_back(d);
+      else
+        kept.push_back(in[d]);
+    }
+    if (ArrayRef<int64_t>(kept) == out)
+      candidates.push_back(axes);
   }
-  if (matches == 0)
+  if (candidates.empty())
     return ctx.fail("result shape does not match a reduction");
-  return axes;
+  // Each candidate is a reduction of its own at run time.
+  if (candidates.size() > 8)
+    return ctx.fail("axes known only at run time and the result shape "
+                    "leaves " +
+                    Twine(candidates.size()) + " ways to reduce");
+  return candidates;
+}
+
+// The rank-0 i64 bit mask of the dims named by a run-time axes tensor
+// (negative axes count from the end).
+Value createAxesMask(OpBuilder &b, Location loc, Value axes, int64_t rank) {
+  auto axesType = cast<RankedTensorType>(axes.getType());
+  Type i64 = b.getI64Type();
+  Value bits = createElementwise(
+      b, loc, {axes}, RankedTensorType::get(axesType.getShape(), i64),
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value axis = createScalarCast(nb, nl, a[0], i64, false, false);
+        Value zero = createScalar(nb, nl, i64, 0);
+        Value wrapped = arith::AddIOp::create(nb, nl, axis,
+                                              createScalar(nb, nl, i64, rank));
+        Value isNegative = arith::CmpIOp::create(
+            nb, nl, arith::CmpIPredicate::slt, axis, zero);
+        Value d = arith::SelectOp::create(nb, nl, isNegative, wrapped, axis);
+        return arith::ShLIOp::create(nb, nl, createScalar(nb, nl, i64, 1), d);
+      });
+  SmallVector<int64_t> all;
+  for (int64_t d = 0; d < axesType.getRank(); ++d)
+    all.push_back(d);
+  return createReduction(b, loc, bits, all, /*keepDims=*/false,
+                         createScalar(b, loc, i64, 0),
+                         [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                           return arith::OrIOp::create(nb, nl, a[0], a[1]);
+                         });
 }
 
 // The reduced axes of a Reduce* node: the `axes` input (opset >= 13 for
 // ReduceSum, >= 18 for the others) or attribute; all axes when empty unless
 // noop_with_empty_axes.
-FailureOr<SmallVector<int64_t>> getReduceAxes(NodeContext &ctx,
-                                              RankedTensorType inputType,
-                                              RankedTensorType resultType,
-                                              bool &noop) {
+// Several candidates when the axes arrive at run time and the shapes leave
+// a choice.
+FailureOr<SmallVector<SmallVector<int64_t>>>
+getReduceAxes(NodeContext &ctx, RankedTensorType inputType,
+              RankedTensorType resultType, bool &noop) {
   int64_t rank = inputType.getRank();
   SmallVector<int64_t> axes = ctx.getIntsAttr("axes");
   if (ctx.hasInput(1) && !ctx.getConstantInput(1)) {
@@ -108,14 +139,14 @@ FailureOr<SmallVector<int64_t>> getReduceAxes(NodeContext &ctx,
   if (axes.empty()) {
     if (ctx.getIntAttr("noop_with_empty_axes", 0)) {
       noop = true;
-      return axes;
+      return SmallVector<SmallVector<int64_t>>{axes};
     }
     for (int64_t i = 0; i < rank; ++i)
       axes.push_back(i);
   }
   for (int64_t &a : axes)
     a = normalizeAxis(a, rank);
-  return axes;
+  return SmallVector<SmallVector<int64_t>>{axes};
 }
 
 LogicalResult lowerReduce(NodeContext &ctx, Reduce kind) {
@@ -129,8 +160,8 @@ LogicalResult lowerReduce(NodeContext &ctx, Reduce kind) {
   bool isFloat = isa<FloatType>(et);
   bool isUnsigned = ctx.isInputUnsigned(0);
   bool noop;
-  auto axes = getReduceAxes(ctx, xt, *type, noop);
-  if (failed(axes))
+  auto candidates = getReduceAxes(ctx, xt, *type, noop);
+  if (failed(candidates))
     return failure();
   Value x = ctx.getInput(0);
   // Elementwise prologue.
@@ -165,53 +196,75 @@ LogicalResult lowerReduce(NodeContext &ctx, Reduce kind) {
                        : std::ldexp(1.0, et.getIntOrFloatBitWidth() - 1) - 1);
   if (kind == Reduce::Prod)
     initValue = 1;
-  Value init = createScalar(b, loc, et, initValue);
-  Value r = createReduction(
-      b, loc, x, *axes, keepDims, init,
-      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        switch (kind) {
-        case Reduce::Max:
-          if (isFloat)
-            return arith::MaximumFOp::create(nb, nl, a[0], a[1]);
-          return isUnsigned
-                     ? arith::MaxUIOp::create(nb, nl, a[0], a[1]).getResult()
-                     : arith::MaxSIOp::create(nb, nl, a[0], a[1]).getResult();
-        case Reduce::Min:
-          if (isFloat)
-            return arith::MinimumFOp::create(nb, nl, a[0], a[1]);
-          return isUnsigned
-                     ? arith::MinUIOp::create(nb, nl, a[0], a[1]).getResult()
-                     : arith::MinSIOp::create(nb, nl, a[0], a[1]).getResult();
-        case Reduce::Prod:
-          return mul(nb, nl, a[0], a[1]);
-        default:
-          return add(nb, nl, a[0], a[1]);
-        }
-      });
-  int64_t count = 1;
-  for (int64_t axis : *axes)
-    count *= xt.getDimSize(axis);
-  if (kind == Reduce::Mean || kind == Reduce::L2 || kind == Reduce::LogSum ||
-      kind == Reduce::LogSumExp) {
-    r = createElementwise(
-        b, loc, {r}, *type,
+  auto reduceOver = [&](ArrayRef<int64_t> axes) -> Value {
+    Value init = createScalar(b, loc, et, initValue);
+    Value r = createReduction(
+        b, loc, x, axes, keepDims, init,
         [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          if (kind == Reduce::Mean) {
-            Value n = createScalar(nb, nl, et, count);
+          switch (kind) {
+          case Reduce::Max:
             if (isFloat)
-              return arith::DivFOp::create(nb, nl, a[0], n);
-            return arith::DivSIOp::create(nb, nl, a[0], n);
-          }
-          if (kind == Reduce::L2) {
+              return arith::MaximumFOp::create(nb, nl, a[0], a[1]);
+            return isUnsigned
+                       ? arith::MaxUIOp::create(nb, nl, a[0], a[1]).getResult()
+                       : arith::MaxSIOp::create(nb, nl, a[0], a[1]).getResult();
+          case Reduce::Min:
             if (isFloat)
-              return math::SqrtOp::create(nb, nl, a[0]);
-            Value f = createScalarCast(nb, nl, a[0], nb.getF64Type(),
-                                       isUnsigned, false);
-            return createScalarCast(nb, nl, math::SqrtOp::create(nb, nl, f), et,
-                                    false, isUnsigned);
+              return arith::MinimumFOp::create(nb, nl, a[0], a[1]);
+            return isUnsigned
+                       ? arith::MinUIOp::create(nb, nl, a[0], a[1]).getResult()
+                       : arith::MinSIOp::create(nb, nl, a[0], a[1]).getResult();
+          case Reduce::Prod:
+            return mul(nb, nl, a[0], a[1]);
+          default:
+            return add(nb, nl, a[0], a[1]);
           }
-          return math::LogOp::create(nb, nl, a[0]);
         });
+    int64_t count = 1;
+    for (int64_t axis : axes)
+      count *= xt.getDimSize(axis);
+    if (kind == Reduce::Mean || kind == Reduce::L2 || kind == Reduce::LogSum ||
+        kind == Reduce::LogSumExp) {
+      r = createElementwise(
+          b, loc, {r}, *type,
+          [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+            if (kind == Reduce::Mean) {
+              Value n = createScalar(nb, nl, et, count);
+              if (isFloat)
+                return arith::DivFOp::create(nb, nl, a[0], n);
+              return arith::DivSIOp::create(nb, nl, a[0], n);
+            }
+            if (kind == Reduce::L2) {
+              if (isFloat)
+                return math::SqrtOp::create(nb, nl, a[0]);
+              Value f = createScalarCast(nb, nl, a[0], nb.getF64Type(),
+                                         isUnsigned, false);
+              return createScalarCast(nb, nl, math::SqrtOp::create(nb, nl, f),
+                                      et, false, isUnsigned);
+            }
+            return math::LogOp::create(nb, nl, a[0]);
+          });
+    }
+    return r;
+  };
+  Value r = reduceOver(candidates->back());
+  if (candidates->size() > 1) {
+    // The shapes leave a choice: reduce each way, keep the one the run-time
+    // axes name.
+    Value mask = createAxesMask(b, loc, ctx.getInput(1), xt.getRank());
+    for (ArrayRef<int64_t> axes : ArrayRef(*candidates).drop_back()) {
+      int64_t axesMask = 0;
+      for (int64_t d : axes)
+        axesMask |= int64_t(1) << d;
+      r = createElementwise(
+          b, loc, {mask, reduceOver(axes), r}, *type,
+          [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+            Value named = arith::CmpIOp::create(
+                nb, nl, arith::CmpIPredicate::eq, a[0],
+                createScalar(nb, nl, nb.getI64Type(), axesMask));
+            return arith::SelectOp::create(nb, nl, named, a[1], a[2]);
+          });
+    }
   }
   return ctx.setOutput(0, r);
 }
