@@ -308,6 +308,9 @@ void addElementwiseLowerings(LoweringTable &t) {
   t["Cast"] = [](NodeContext &ctx) { return lowerCast(ctx, 0); };
   t["CastLike"] = [](NodeContext &ctx) { return lowerCast(ctx, 1); };
   t["Identity"] = [](NodeContext &ctx) {
+    // A known value stays known (a loop body's condition passed through).
+    if (std::optional<DenseElementsAttr> known = ctx.getConstantInput(0))
+      return ctx.setConstantOutput(0, *known);
     return ctx.setOutput(0, ctx.getInput(0));
   };
 

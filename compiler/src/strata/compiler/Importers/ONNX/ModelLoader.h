@@ -28,6 +28,13 @@ struct LoadedModel {
 LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
                       int targetOpset, std::string &error);
 
+// Infers the types of a standalone graph's values (a subgraph whose inputs
+// carry the types of one use, with the outer-scope values it reads added as
+// typed inputs or initializers) into its value_info and outputs. False with
+// `error` when inference fails; the graph is kept either way.
+bool inferGraphShapes(onnx::GraphProto &graph, int64_t opset,
+                      std::string &error);
+
 } // namespace strata::onnx_importer
 
 #endif // STRATA_COMPILER_IMPORTERS_ONNX_MODELLOADER_H_

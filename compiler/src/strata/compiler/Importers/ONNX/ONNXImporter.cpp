@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 
 using namespace mlir;
@@ -202,6 +204,153 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
 } // namespace
 
 namespace onnx_importer {
+namespace {
+
+// The ONNX element type of a value: the one its ONNX type names when known
+// (keeps signedness), else from the MLIR element type.
+int32_t getONNXElementType(const onnx::TypeProto *known, Type elementType) {
+  if (known && known->has_tensor_type() && known->tensor_type().elem_type())
+    return known->tensor_type().elem_type();
+  if (elementType.isF32())
+    return onnx::TensorProto::FLOAT;
+  if (elementType.isF64())
+    return onnx::TensorProto::DOUBLE;
+  if (elementType.isF16())
+    return onnx::TensorProto::FLOAT16;
+  if (elementType.isBF16())
+    return onnx::TensorProto::BFLOAT16;
+  switch (elementType.isInteger() ? elementType.getIntOrFloatBitWidth() : 0) {
+  case 1:
+    return onnx::TensorProto::BOOL;
+  case 8:
+    return onnx::TensorProto::INT8;
+  case 16:
+    return onnx::TensorProto::INT16;
+  case 32:
+    return onnx::TensorProto::INT32;
+  case 64:
+    return onnx::TensorProto::INT64;
+  default:
+    return onnx::TensorProto::UNDEFINED;
+  }
+}
+
+void setTensorType(onnx::TypeProto &type, int32_t elementType,
+                   RankedTensorType shape) {
+  auto *tensor = type.mutable_tensor_type();
+  tensor->set_elem_type(elementType);
+  auto *dims = tensor->mutable_shape();
+  dims->clear_dim();
+  for (int64_t d : shape.getShape())
+    dims->add_dim()->set_dim_value(d);
+}
+
+// Names a graph (and the graphs nested in its nodes) reads but does not
+// define: values of an enclosing scope.
+void collectOuterNames(const onnx::GraphProto &graph,
+                       const llvm::StringSet<> &defined,
+                       llvm::MapVector<StringRef, bool> &outer) {
+  llvm::StringSet<> local = defined;
+  for (const auto &info : graph.input())
+    local.insert(info.name());
+  for (const auto &tensor : graph.initializer())
+    local.insert(tensor.name());
+  for (const auto &node : graph.node()) {
+    for (const std::string &name : node.input())
+      if (!name.empty() && !local.contains(name))
+        outer.insert({name, true});
+    for (const auto &attr : node.attribute())
+      if (attr.has_g())
+        collectOuterNames(attr.g(), local, outer);
+    for (const std::string &name : node.output())
+      local.insert(name);
+  }
+  for (const auto &info : graph.output())
+    if (!local.contains(info.name()))
+      outer.insert({info.name(), true});
+}
+
+// A copy of `body` typed for this use: its inputs with the types of the
+// values bound to them, the outer values it reads as initializers (small
+// integer constants, so shape computations fold) or typed inputs, and the
+// types of its values inferred afresh. Inference that fails leaves the
+// types the whole-model inference gave.
+onnx::GraphProto typeSubgraph(const onnx::GraphProto &body,
+                              ArrayRef<Value> inputs,
+                              ArrayRef<std::optional<DenseElementsAttr>> known,
+                              const GraphState &state) {
+  onnx::GraphProto typed = body;
+  typed.clear_value_info();
+  for (auto [i, info] : llvm::enumerate(*typed.mutable_input())) {
+    auto type = dyn_cast<RankedTensorType>(inputs[i].getType());
+    if (!type)
+      return body;
+    setTensorType(*info.mutable_type(),
+                  getONNXElementType(&info.type(), type.getElementType()),
+                  type);
+    // Known scalars (a loop's iteration number) fold shape computations.
+    if (i < known.size() && known[i] &&
+        isa<IntegerType>(type.getElementType()) &&
+        type.getElementTypeBitWidth() == 64 && type.getNumElements() <= 16) {
+      auto *tensor = typed.add_initializer();
+      tensor->set_name(info.name());
+      tensor->set_data_type(onnx::TensorProto::INT64);
+      for (int64_t d : type.getShape())
+        tensor->add_dims(d);
+      for (const APInt &v : known[i]->getValues<APInt>())
+        tensor->add_int64_data(v.getSExtValue());
+    }
+  }
+  llvm::StringSet<> defined;
+  llvm::MapVector<StringRef, bool> outer;
+  collectOuterNames(body, defined, outer);
+  for (StringRef name : llvm::make_first_range(outer)) {
+    auto typeIt = state.types.find(name);
+    const onnx::TypeProto *onnxType =
+        typeIt == state.types.end() ? nullptr : typeIt->second;
+    auto constant = state.constants.find(name);
+    if (constant != state.constants.end()) {
+      DenseElementsAttr attr = constant->second;
+      auto type = cast<RankedTensorType>(attr.getType());
+      if (type.getElementType().isInteger(64) &&
+          type.getNumElements() <= 1024) {
+        auto *tensor = typed.add_initializer();
+        tensor->set_name(name.str());
+        tensor->set_data_type(onnx::TensorProto::INT64);
+        for (int64_t d : type.getShape())
+          tensor->add_dims(d);
+        for (const APInt &v : attr.getValues<APInt>())
+          tensor->add_int64_data(v.getSExtValue());
+        continue;
+      }
+    }
+    RankedTensorType type;
+    if (auto value = state.values.find(name); value != state.values.end())
+      type = dyn_cast<RankedTensorType>(value->second.getType());
+    else if (constant != state.constants.end())
+      type = cast<RankedTensorType>(constant->second.getType());
+    if (!type)
+      continue;
+    auto *info = typed.add_input();
+    info->set_name(name.str());
+    setTensorType(*info->mutable_type(),
+                  getONNXElementType(onnxType, type.getElementType()), type);
+  }
+  std::string error;
+  if (!inferGraphShapes(typed, state.opset, error))
+    return body;
+  // What this inference could not type keeps the whole-model type.
+  llvm::StringSet<> typedNames;
+  for (const auto &info : typed.value_info())
+    if (info.type().has_tensor_type() && info.type().tensor_type().has_shape())
+      typedNames.insert(info.name());
+  for (const auto &info : body.value_info())
+    if (!typedNames.contains(info.name()))
+      *typed.add_value_info() = info;
+  return typed;
+}
+
+} // namespace
 
 LogicalResult importSubgraph(
     NodeContext &ctx, const onnx::GraphProto &body, ArrayRef<Value> inputs,
@@ -215,9 +364,12 @@ LogicalResult importSubgraph(
   // The body sees the enclosing scope's values by name; its own names
   // shadow them and do not leak out.
   GraphState inner = ctx.getState();
-  for (const auto &info : body.value_info())
+  // Types for this use of the body (a loop's shapes may change between
+  // iterations); the whole-model inference gave only what holds for all.
+  onnx::GraphProto typed = typeSubgraph(body, inputs, known, inner);
+  for (const auto &info : typed.value_info())
     inner.types[info.name()] = &info.type();
-  for (const auto &info : body.output())
+  for (const auto &info : typed.output())
     inner.types[info.name()] = &info.type();
   std::string error;
   for (const auto &tensor : body.initializer()) {
@@ -228,7 +380,9 @@ LogicalResult importSubgraph(
     inner.values.erase(tensor.name());
     inner.constants[tensor.name()] = value;
   }
-  for (auto [i, info] : llvm::enumerate(body.input())) {
+  for (auto [i, info] : llvm::enumerate(typed.input())) {
+    if (i >= inputs.size())
+      break; // outer values added for inference
     inner.types[info.name()] = &info.type();
     inner.values[info.name()] = inputs[i];
     if (i < known.size() && known[i])

@@ -1,0 +1,307 @@
+#!/usr/bin/python3
+"""ONNX models built here (control flow, NonMaxSuppression, run-time reduce
+axes), compiled with strata-compile, run with strata-run and checked against
+numpy implementations written from the ONNX operator definitions: larger and
+more varied than the backend suite's few hand-made cases.
+
+usage: generated_models_test.py --bin BUILD/bin [--compile-arg=...]
+Prints each case and the closing line `N passed, M failed`."""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from onnx import TensorProto, checker, helper, save
+
+F, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+
+
+def value(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def make_model(nodes, inputs, outputs, opset=17, initializers=()):
+    graph = helper.make_graph(nodes, "generated", inputs, outputs,
+                              list(initializers))
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", opset)])
+    checker.check_model(model)
+    return model
+
+
+# --- numpy references -----------------------------------------------------
+
+def nms_reference(boxes, scores, max_per_class, iou_threshold,
+                  score_threshold, center_point_box):
+    """Greedy suppression as the ONNX operator defines it."""
+    def corners(b):
+        if center_point_box:
+            xc, yc, w, h = b
+            return yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2
+        y1, x1, y2, x2 = b
+        return min(y1, y2), min(x1, x2), max(y1, y2), max(x1, x2)
+
+    def overlaps(a, b):
+        ay1, ax1, ay2, ax2 = corners(a)
+        by1, bx1, by2, bx2 = corners(b)
+        ih = max(0.0, min(ay2, by2) - max(ay1, by1))
+        iw = max(0.0, min(ax2, bx2) - max(ax1, bx1))
+        inter = ih * iw
+        area_a = (ay2 - ay1) * (ax2 - ax1)
+        area_b = (by2 - by1) * (bx2 - bx1)
+        union = area_a + area_b - inter
+        if inter <= 0 or area_a <= 0 or area_b <= 0 or union <= 0:
+            return False
+        return inter / union > iou_threshold
+
+    rows = []
+    for b in range(scores.shape[0]):
+        for c in range(scores.shape[1]):
+            # Descending score, lower index first among equals.
+            order = sorted(range(scores.shape[2]),
+                           key=lambda i: (-scores[b, c, i], i))
+            kept = []
+            for i in order:
+                if len(kept) >= max_per_class:
+                    break
+                if score_threshold is not None and \
+                        not scores[b, c, i] > score_threshold:
+                    continue
+                if any(overlaps(boxes[b, k], boxes[b, i]) for k in kept):
+                    continue
+                kept.append(i)
+                rows.append([b, c, i])
+    return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+
+# --- cases: (name, model, inputs, expected outputs, compare) ---------------
+
+def nms_case(rng, name, batches, classes, count, center_point_box,
+             score_threshold):
+    if center_point_box:
+        boxes = np.concatenate(
+            [rng.uniform(0, 10, (batches, count, 2)),
+             rng.uniform(0.5, 4, (batches, count, 2))], axis=2)
+    else:
+        # Corners in either order (flipped boxes are allowed).
+        boxes = rng.uniform(0, 10, (batches, count, 4))
+    boxes = boxes.astype(np.float32)
+    # Coarse scores so that ties occur.
+    scores = (rng.integers(0, 20, (batches, classes, count)) / 20.0).astype(
+        np.float32)
+    max_per_class = np.array([4], dtype=np.int64)
+    iou = np.array([0.3], dtype=np.float32)
+    inputs = [boxes, scores, max_per_class, iou]
+    names = ["boxes", "scores", "max", "iou"]
+    if score_threshold is not None:
+        inputs.append(np.array([score_threshold], dtype=np.float32))
+        names.append("score_threshold")
+    want = nms_reference(boxes.astype(np.float64), scores, 4, 0.3,
+                         score_threshold, center_point_box)
+    model = make_model(
+        [helper.make_node("NonMaxSuppression", names, ["selected"],
+                          center_point_box=center_point_box)],
+        [value(n, I64 if n == "max" else F, list(a.shape))
+         for n, a in zip(names, inputs)],
+        [value("selected", I64, list(want.shape))])
+    return name, model, inputs, [want]
+
+
+def loop_case(trip, bound):
+    """y doubles and adds the iteration number each step while y < 100;
+    the trip count arrives at run time, bounded by the scan output's rows.
+    Only the carried value is compared (the scan output has `bound` rows
+    whatever the run-time count)."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["i_f"], to=F),
+         helper.make_node("Add", ["y_in", "y_in"], ["twice"]),
+         helper.make_node("Add", ["twice", "i_f"], ["y_out"]),
+         helper.make_node("Less", ["y_out", "limit"], ["cond_out"]),
+         helper.make_node("Identity", ["y_out"], ["scan_out"])],
+        "body",
+        [value("i", I64, []), value("cond_in", BOOL, []),
+         value("y_in", F, [])],
+        [value("cond_out", BOOL, []), value("y_out", F, []),
+         value("scan_out", F, [])])
+    model = make_model(
+        [helper.make_node("Loop", ["trip", "cond", "y"], ["y_final", "ys"],
+                          body=body)],
+        [value("trip", I64, []), value("cond", BOOL, []), value("y", F, [])],
+        [value("y_final", F, []), value("ys", F, [bound])],
+        initializers=[helper.make_tensor("limit", F, [], [100.0])])
+    y = np.float32(1.5)
+    for i in range(trip):
+        y = np.float32(2 * y + i)
+        if not y < 100:
+            break
+    inputs = [np.array(trip, dtype=np.int64), np.array(True),
+              np.array(1.5, dtype=np.float32)]
+    return (f"loop_runtime_trip_{trip}_of_{bound}", model, inputs,
+            [np.array(y, dtype=np.float32), None])
+
+
+def growing_loop_case():
+    """A carried value that grows by one element each iteration (so its
+    shape differs between iterations); constant trip count."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["i_f"], to=F),
+         helper.make_node("Unsqueeze", ["i_f", "zero"], ["i_1"]),
+         helper.make_node("Concat", ["y_in", "i_1"], ["y_out"], axis=0),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body",
+        [value("i", I64, []), value("cond_in", BOOL, []),
+         value("y_in", F, ["n"])],
+        [value("cond_out", BOOL, []), value("y_out", F, ["m"])])
+    model = make_model(
+        [helper.make_node("Loop", ["trip", "", "y"], ["y_final"], body=body)],
+        [value("y", F, [2])], [value("y_final", F, [5])],
+        initializers=[helper.make_tensor("trip", I64, [], [3]),
+                      helper.make_tensor("zero", I64, [1], [0])])
+    y = np.array([7.0, 8.0], dtype=np.float32)
+    want = np.concatenate([y, np.arange(3, dtype=np.float32)])
+    return "loop_growing_carried_value", model, [y], [want]
+
+
+def if_case(cond):
+    then_branch = helper.make_graph(
+        [helper.make_node("Mul", ["x", "x"], ["t"])], "then", [],
+        [value("t", F, [3, 4])])
+    else_branch = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x", "axes"], ["s"], keepdims=1),
+         helper.make_node("Sub", ["x", "s"], ["e"])], "else", [],
+        [value("e", F, [3, 4])])
+    model = make_model(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then_branch,
+                          else_branch=else_branch)],
+        [value("c", BOOL, []), value("x", F, [3, 4])], [value("y", F, [3, 4])],
+        initializers=[helper.make_tensor("axes", I64, [1], [1])])
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 3
+    want = x * x if cond else x - x.sum(axis=1, keepdims=True)
+    return f"if_runtime_{str(cond).lower()}", model, [np.array(cond), x], [want]
+
+
+def scan_case(rng):
+    """Two states (running sum and running max), one input scanned
+    backwards along axis 1, one forwards along axis 0; the scan output
+    stacked along axis 1, reversed."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["sum_in", "a"], ["sum_out"]),
+         helper.make_node("Max", ["max_in", "b"], ["max_out"]),
+         helper.make_node("Mul", ["sum_out", "max_out"], ["product"])],
+        "body",
+        [value("sum_in", F, [2]), value("max_in", F, [2]),
+         value("a", F, [2]), value("b", F, [2])],
+        [value("sum_out", F, [2]), value("max_out", F, [2]),
+         value("product", F, [2])])
+    steps = 5
+    model = make_model(
+        [helper.make_node("Scan", ["s0", "m0", "a", "b"],
+                          ["s", "m", "products"], body=body,
+                          num_scan_inputs=2, scan_input_axes=[1, 0],
+                          scan_input_directions=[1, 0],
+                          scan_output_axes=[1], scan_output_directions=[1])],
+        [value("s0", F, [2]), value("m0", F, [2]), value("a", F, [2, steps]),
+         value("b", F, [steps, 2])],
+        [value("s", F, [2]), value("m", F, [2]),
+         value("products", F, [2, steps])])
+    s0 = rng.standard_normal(2).astype(np.float32)
+    m0 = rng.standard_normal(2).astype(np.float32)
+    a = rng.standard_normal((2, steps)).astype(np.float32)
+    b = rng.standard_normal((steps, 2)).astype(np.float32)
+    s, m, products = s0.copy(), m0.copy(), []
+    for t in range(steps):
+        s = s + a[:, steps - 1 - t]
+        m = np.maximum(m, b[t])
+        products.append(s * m)
+    products = np.stack(products[::-1], axis=1)
+    return "scan_axes_and_directions", model, [s0, m0, a, b], [s, m, products]
+
+
+def reduce_case(rng, axes):
+    """ReduceSum without keepdims, axes at run time, on a shape where dims
+    1 and 2 (both 3) could each be the one reduced."""
+    model = make_model(
+        [helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)],
+        [value("x", F, [2, 3, 3]), value("axes", I64, [1])],
+        [value("y", F, [2, 3])])
+    x = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    want = x.sum(axis=axes)
+    return (f"reduce_sum_runtime_axes_{axes}".replace("-", "minus"), model,
+            [x, np.array([axes], dtype=np.int64)], [want])
+
+
+def cases():
+    rng = np.random.default_rng(7)
+    yield nms_case(rng, "nms_corners", 2, 3, 40, 0, 0.2)
+    yield nms_case(rng, "nms_center_point", 1, 2, 60, 1, None)
+    yield nms_case(rng, "nms_one_class_many_boxes", 1, 1, 200, 0, 0.5)
+    yield loop_case(3, 6)
+    yield loop_case(6, 6)
+    yield loop_case(0, 4)
+    yield growing_loop_case()
+    yield if_case(True)
+    yield if_case(False)
+    yield scan_case(rng)
+    yield reduce_case(rng, 1)
+    yield reduce_case(rng, 2)
+    yield reduce_case(rng, -1)
+
+
+def run(bin_dir, compile_args, name, model, inputs, wants, tmp):
+    path = os.path.join(tmp, name + ".onnx")
+    module = os.path.join(tmp, name + ".smod")
+    save(model, path)
+    proc = subprocess.run([os.path.join(bin_dir, "strata-compile"), path,
+                           "-o", module] + compile_args,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return "compile error: " + proc.stderr.strip()[:400]
+    command = [os.path.join(bin_dir, "strata-run"), f"--module={module}",
+               "--function=main"]
+    for i, array in enumerate(inputs):
+        p = os.path.join(tmp, f"{name}_in{i}.npy")
+        np.save(p, array)
+        command.append(f"--input=@{p}")
+    outs = [os.path.join(tmp, f"{name}_out{i}.npy") for i in range(len(wants))]
+    command += [f"--output=@{p}" for p in outs]
+    proc = subprocess.run(command, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return "run error: " + proc.stderr.strip()[:400]
+    for i, (p, want) in enumerate(zip(outs, wants)):
+        if want is None:
+            continue
+        got = np.load(p)
+        if got.shape != want.shape:
+            return f"output {i}: shape {got.shape}, want {want.shape}"
+        if want.dtype.kind == "f":
+            if not np.allclose(got, want, rtol=1e-5, atol=1e-5):
+                return f"output {i}: max error {np.abs(got - want).max():.3g}"
+        elif not np.array_equal(got, want):
+            return f"output {i}: got {got.tolist()}, want {want.tolist()}"
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--compile-arg", action="append", default=[])
+    args = parser.parse_args()
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="strata-generated-") as tmp:
+        for name, model, inputs, wants in cases():
+            problem = run(args.bin, args.compile_arg, name, model, inputs,
+                          wants, tmp)
+            print(f"{'FAIL' if problem else 'ok  '} {name}"
+                  + (f": {problem}" if problem else ""))
+            if problem:
+                failed += 1
+            else:
+                passed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
