@@ -12,6 +12,9 @@ namespace strata {
 // the core counts we target.
 static constexpr int64_t kMinIterationsPerWorkgroup = 1 << 14;
 static constexpr int64_t kMaxWorkgroups = 64;
+// Tiles of the vectorized (output-innermost) loop narrower than this lose
+// the vector loop.
+static constexpr int64_t kMinVectorLoopTileSize = 64;
 
 linalg::LinalgOp findDispatchRoot(Operation *terminator) {
   if (!terminator || terminator->getNumOperands() != 1)
@@ -76,16 +79,36 @@ std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root) {
   // workgroup reads only its part of the large operands (for an NCHW
   // convolution that is the output rows, not the output channels: every
   // channel needs the whole input). Ties go to the outermost loop.
+  // The output's innermost loop is the one kernels vectorize, and a fused
+  // producer computed on an operand it does not index (the activation of
+  // a matmul's input, say) would be recomputed by every tile: it is split
+  // only into wide tiles, or when no other loop can be.
   SmallVector<utils::IteratorType> iterators = root.getIteratorTypesArray();
+  std::optional<unsigned> vectorLoop;
+  if (root.getNumDpsInits() == 1) {
+    AffineMap outputMap =
+        root.getMatchingIndexingMap(root.getDpsInitOperand(0));
+    if (outputMap.getNumResults() > 0)
+      if (auto dim = dyn_cast<AffineDimExpr>(outputMap.getResults().back()))
+        vectorLoop = dim.getPosition();
+  }
   std::optional<unsigned> best;
   int64_t bestScore = -1;
+  bool bestIsNarrowVectorSplit = true;
   for (auto [loop, range] : llvm::enumerate(ranges)) {
     if (iterators[loop] != utils::IteratorType::parallel || range < 2)
       continue;
+    bool narrowVectorSplit =
+        vectorLoop == loop && llvm::divideCeil(range, std::min(range, wanted)) <
+                                  kMinVectorLoopTileSize;
     int64_t score = splitDataSize(root, loop, /*depth=*/1);
-    if (score > bestScore) {
+    if (best && narrowVectorSplit && !bestIsNarrowVectorSplit)
+      continue;
+    if (!best || score > bestScore ||
+        (bestIsNarrowVectorSplit && !narrowVectorSplit)) {
       bestScore = score;
       best = loop;
+      bestIsNarrowVectorSplit = narrowVectorSplit;
     }
   }
   if (!best)
