@@ -232,6 +232,23 @@ def _large_conv():
     return [x, w], [np.maximum(_conv2d_nhwc(x, w), 0).astype(np.float32)]
 
 
+def _conv_nchw(x, w, stride):
+    ref = _conv2d_nhwc(x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), stride=stride)
+    return ref.transpose(0, 3, 1, 2).astype(np.float32)
+
+
+def _large_conv_nchw():
+    r = _rng(44)
+    x, w = _f32(r, 1, 64, 30, 30), _f32(r, 64, 64, 3, 3)
+    return [x, w], [_conv_nchw(x, w, 1)]
+
+
+def _large_conv_nchw_strided():
+    r = _rng(45)
+    x, w = _f32(r, 1, 512, 9, 9), _f32(r, 96, 512, 3, 3)
+    return [x, w], [_conv_nchw(x, w, 2)]
+
+
 def _pad_nhwc(x, p):
     return np.pad(x, ((0, 0), (p, p), (p, p), (0, 0)))
 
@@ -412,6 +429,9 @@ CASES = {
     "large_matmul_bias": (LARGE, "large_matmul_bias", _large_matmul_bias),
     "large_softmax": (LARGE, "large_softmax", _large_softmax),
     "large_conv": (LARGE, "large_conv", _large_conv),
+    "large_conv_nchw": (LARGE, "large_conv_nchw", _large_conv_nchw),
+    "large_conv_nchw_strided": (LARGE, "large_conv_nchw_strided",
+                                _large_conv_nchw_strided),
     "tosa_conv2d": (TOSA, "tosa_conv2d", _tosa_conv2d),
     "tosa_depthwise": (TOSA, "tosa_depthwise", _tosa_depthwise),
     "tosa_matmul": (TOSA, "tosa_matmul", _tosa_matmul),

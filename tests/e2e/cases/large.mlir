@@ -34,3 +34,25 @@ func.func @large_conv(%x: tensor<1x34x34x8xf32>, %w: tensor<3x3x8x16xf32>) -> te
   %relu = arith.maximumf %r, %zeros : tensor<1x32x32x16xf32>
   return %relu : tensor<1x32x32x16xf32>
 }
+
+// NCHW convolutions large enough to be split over workgroups, as im2col +
+// matrix product: 3x3 stride 1 with 28x28 outputs (784 pixels, a tile
+// count that does not divide into whole rows), and 3x3 stride 2 over 512
+// input channels (4608 patch rows).
+func.func @large_conv_nchw(%x: tensor<1x64x30x30xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<1x64x28x28xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x64x28x28xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x64x28x28xf32>) -> tensor<1x64x28x28xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x64x30x30xf32>, tensor<64x64x3x3xf32>) outs(%f : tensor<1x64x28x28xf32>) -> tensor<1x64x28x28xf32>
+  return %r : tensor<1x64x28x28xf32>
+}
+
+func.func @large_conv_nchw_strided(%x: tensor<1x512x9x9xf32>, %w: tensor<96x512x3x3xf32>) -> tensor<1x96x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x96x4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x96x4x4xf32>) -> tensor<1x96x4x4xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x512x9x9xf32>, tensor<96x512x3x3xf32>) outs(%f : tensor<1x96x4x4xf32>) -> tensor<1x96x4x4xf32>
+  return %r : tensor<1x96x4x4xf32>
+}

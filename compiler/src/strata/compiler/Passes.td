@@ -13,6 +13,15 @@ def DecomposeAggregateOpsPass : Pass<"strata-decompose-aggregate-ops",
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ConvertConvToIm2ColPass : Pass<"strata-convert-conv-to-im2col",
+                                   "mlir::func::FuncOp"> {
+  let summary = "Rewrites NCHW convolutions with several filter taps as an "
+                "im2col gather and a matrix product";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def FormDispatchRegionsPass : Pass<"strata-form-dispatch-regions",
                                    "mlir::func::FuncOp"> {
   let summary = "Groups linalg ops and their fusable producers into "

@@ -1,6 +1,8 @@
 //===- WorkgroupTiling.cpp ------------------------------------------------===//
 #include "strata/compiler/Codegen/WorkgroupTiling.h"
 
+#include <functional>
+
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
@@ -55,6 +57,31 @@ static int64_t splitDataSize(linalg::LinalgOp op, unsigned loop, int depth) {
   return size;
 }
 
+// Whether `loop` appears under a floordiv, ceildiv or mod in an indexing
+// map of `op` (an im2col gather's `(c * 9 + t) floordiv 9`). Tiling slices
+// an operand by the map's value at the tile's first iteration and applies
+// the same map to tile-local indices, which is only right for sums of
+// scaled loops: such a loop is never split.
+static bool isUsedNonlinearly(linalg::LinalgOp op, unsigned loop) {
+  std::function<bool(AffineExpr, bool)> visit = [&](AffineExpr expr,
+                                                    bool underDivision) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr))
+      return underDivision && dim.getPosition() == loop;
+    auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+    if (!binary)
+      return false;
+    bool divides = expr.getKind() == AffineExprKind::FloorDiv ||
+                   expr.getKind() == AffineExprKind::CeilDiv ||
+                   expr.getKind() == AffineExprKind::Mod;
+    return visit(binary.getLHS(), underDivision || divides) ||
+           visit(binary.getRHS(), underDivision || divides);
+  };
+  return llvm::any_of(op.getIndexingMapsArray(), [&](AffineMap map) {
+    return llvm::any_of(map.getResults(),
+                        [&](AffineExpr e) { return visit(e, false); });
+  });
+}
+
 std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root) {
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
@@ -82,7 +109,8 @@ std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root) {
   // The output's innermost loop is the one kernels vectorize, and a fused
   // producer computed on an operand it does not index (the activation of
   // a matmul's input, say) would be recomputed by every tile: it is split
-  // only into wide tiles, or when no other loop can be.
+  // only into tiles of at least kMinVectorLoopTileSize, or when no other
+  // loop can be.
   SmallVector<utils::IteratorType> iterators = root.getIteratorTypesArray();
   std::optional<unsigned> vectorLoop;
   if (root.getNumDpsInits() == 1) {
@@ -92,29 +120,41 @@ std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root) {
       if (auto dim = dyn_cast<AffineDimExpr>(outputMap.getResults().back()))
         vectorLoop = dim.getPosition();
   }
+  // The best other loop, and the vector loop's own score.
   std::optional<unsigned> best;
-  int64_t bestScore = -1;
-  bool bestIsNarrowVectorSplit = true;
+  int64_t bestScore = -1, vectorScore = -1;
   for (auto [loop, range] : llvm::enumerate(ranges)) {
-    if (iterators[loop] != utils::IteratorType::parallel || range < 2)
+    if (iterators[loop] != utils::IteratorType::parallel || range < 2 ||
+        isUsedNonlinearly(root, loop))
       continue;
-    bool narrowVectorSplit =
-        vectorLoop == loop && llvm::divideCeil(range, std::min(range, wanted)) <
-                                  kMinVectorLoopTileSize;
     int64_t score = splitDataSize(root, loop, /*depth=*/1);
-    if (best && narrowVectorSplit && !bestIsNarrowVectorSplit)
+    if (vectorLoop == loop) {
+      vectorScore = score;
       continue;
-    if (!best || score > bestScore ||
-        (bestIsNarrowVectorSplit && !narrowVectorSplit)) {
+    }
+    if (score > bestScore) {
       bestScore = score;
       best = loop;
-      bestIsNarrowVectorSplit = narrowVectorSplit;
     }
   }
+  // The vector loop when no other loop splits, or when splitting it divides
+  // far more data (the im2col matrix of a convolution, streamed once per
+  // output channel otherwise) and its tiles stay wide.
+  bool wideVectorSplit =
+      vectorScore >= 0 && ranges[*vectorLoop] / kMinVectorLoopTileSize >= 2;
+  bool useVectorLoop =
+      vectorScore >= 0 &&
+      (!best || (wideVectorSplit && vectorScore > 2 * bestScore));
+  if (useVectorLoop)
+    best = vectorLoop;
   if (!best)
     return std::nullopt;
   int64_t range = ranges[*best];
   int64_t count = std::min(range, wanted);
+  // The vectorized loop splits into tiles of at least a vector loop's worth
+  // (fewer workgroups rather than narrow ones).
+  if (vectorLoop == *best && wideVectorSplit)
+    count = std::min(count, range / kMinVectorLoopTileSize);
   // Prefer a count that divides the loop evenly: every tile then has a
   // static shape (better code, no dynamically sized temporaries).
   for (int64_t candidate = count; candidate >= std::max<int64_t>(2, count / 2);

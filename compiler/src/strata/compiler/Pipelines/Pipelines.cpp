@@ -32,6 +32,7 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
   if (phase == "input")
     return parsePassPipeline(kInputPipeline, pm);
   if (phase == "dispatch-regions") {
+    pm.addNestedPass<func::FuncOp>(createConvertConvToIm2ColPass());
     pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass());
     return success();
   }

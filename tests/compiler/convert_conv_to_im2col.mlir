@@ -1,0 +1,31 @@
+// RUN: strata-opt %s --pass-pipeline='builtin.module(func.func(strata-convert-conv-to-im2col))' --split-input-file | FileCheck %s
+
+// A 3x3 NCHW convolution becomes a gather of the 3x3 patches of every
+// output pixel ([N, C*9, Oh*Ow]) and a product with the filter viewed as
+// [F, C*9]; the accumulator fill is of the collapsed shape.
+// CHECK-LABEL: func.func @conv3x3
+// CHECK-DAG:   %[[W:.+]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x3x3xf32> into tensor<16x72xf32>
+// CHECK-DAG:   %[[COL:.+]] = linalg.generic {{.+}} ins(%arg0 : tensor<1x8x10x10xf32>) outs(%{{.+}} : tensor<1x72x64xf32>)
+// CHECK-DAG:   %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x16x64xf32>)
+// CHECK:       %[[MM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[COL]] : tensor<16x72xf32>, tensor<1x72x64xf32>) outs(%[[ACC]] : tensor<1x16x64xf32>)
+// CHECK:       tensor.expand_shape %[[MM]] {{\[}}[0], [1], [2, 3]] output_shape [1, 16, 8, 8]
+func.func @conv3x3(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x8x8xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x10x10xf32>, tensor<16x8x3x3xf32>) outs(%f : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  return %r : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// A 1x1 convolution is a matrix product already: unchanged.
+// CHECK-LABEL: func.func @conv1x1
+// CHECK:       linalg.conv_2d_nchw_fchw
+func.func @conv1x1(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<1x16x10x10xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x10x10xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x10x10xf32>) -> tensor<1x16x10x10xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x10x10xf32>, tensor<16x8x1x1xf32>) outs(%f : tensor<1x16x10x10xf32>) -> tensor<1x16x10x10xf32>
+  return %r : tensor<1x16x10x10xf32>
+}
