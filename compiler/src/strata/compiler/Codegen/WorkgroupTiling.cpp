@@ -97,6 +97,16 @@ std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root) {
           ShapedType::isDynamic(range) ? 1 : std::max<int64_t>(range, 1);
     iterations += opIterations;
   }
+  // A fused producer is sliced through its own maps: with a loop under a
+  // division it would be sliced wrongly whatever loop the root splits.
+  for (Operation &op : *root->getBlock()) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || linalgOp == root)
+      continue;
+    for (unsigned loop = 0; loop < linalgOp.getNumLoops(); ++loop)
+      if (isUsedNonlinearly(linalgOp, loop))
+        return std::nullopt;
+  }
   int64_t wanted =
       std::min(kMaxWorkgroups, iterations / kMinIterationsPerWorkgroup);
   if (wanted < 2)
