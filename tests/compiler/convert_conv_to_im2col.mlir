@@ -19,13 +19,31 @@ func.func @conv3x3(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x3x3xf32>) -> tenso
 
 // -----
 
-// A 1x1 convolution is a matrix product already: unchanged.
+// A 1x1 convolution with unit strides needs no patch matrix: the input
+// viewed as [N, C, H*W] is multiplied directly.
 // CHECK-LABEL: func.func @conv1x1
-// CHECK:       linalg.conv_2d_nchw_fchw
+// CHECK-DAG:   %[[X:.+]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<1x8x10x10xf32> into tensor<1x8x100xf32>
+// CHECK-DAG:   %[[W:.+]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x1x1xf32> into tensor<16x8xf32>
+// CHECK:       %[[MM:.+]] = linalg.generic {{.+}} ins(%[[W]], %[[X]] : tensor<16x8xf32>, tensor<1x8x100xf32>) outs(%{{.+}} : tensor<1x16x100xf32>)
+// CHECK:       tensor.expand_shape %[[MM]]
+// CHECK-NOT:   linalg.conv_2d_nchw_fchw
 func.func @conv1x1(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<1x16x10x10xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x16x10x10xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x10x10xf32>) -> tensor<1x16x10x10xf32>
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x10x10xf32>, tensor<16x8x1x1xf32>) outs(%f : tensor<1x16x10x10xf32>) -> tensor<1x16x10x10xf32>
   return %r : tensor<1x16x10x10xf32>
+}
+
+// -----
+
+// A strided 1x1 convolution is left as it is.
+// CHECK-LABEL: func.func @conv1x1_strided
+// CHECK:       linalg.conv_2d_nchw_fchw
+func.func @conv1x1_strided(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<1x16x5x5xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x5x5xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x5x5xf32>) -> tensor<1x16x5x5xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x8x10x10xf32>, tensor<16x8x1x1xf32>) outs(%f : tensor<1x16x5x5xf32>) -> tensor<1x16x5x5xf32>
+  return %r : tensor<1x16x5x5xf32>
 }

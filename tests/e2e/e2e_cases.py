@@ -249,6 +249,12 @@ def _large_conv_nchw_strided():
     return [x, w], [_conv_nchw(x, w, 2)]
 
 
+def _large_conv_pointwise():
+    r = _rng(46)
+    x, w = _f32(r, 1, 96, 14, 14), _f32(r, 144, 96, 1, 1)
+    return [x, w], [_conv_nchw(x, w, 1)]
+
+
 def _pad_nhwc(x, p):
     return np.pad(x, ((0, 0), (p, p), (p, p), (0, 0)))
 
@@ -432,6 +438,7 @@ CASES = {
     "large_conv_nchw": (LARGE, "large_conv_nchw", _large_conv_nchw),
     "large_conv_nchw_strided": (LARGE, "large_conv_nchw_strided",
                                 _large_conv_nchw_strided),
+    "large_conv_pointwise": (LARGE, "large_conv_pointwise", _large_conv_pointwise),
     "tosa_conv2d": (TOSA, "tosa_conv2d", _tosa_conv2d),
     "tosa_depthwise": (TOSA, "tosa_depthwise", _tosa_depthwise),
     "tosa_matmul": (TOSA, "tosa_matmul", _tosa_matmul),

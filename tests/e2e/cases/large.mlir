@@ -56,3 +56,14 @@ func.func @large_conv_nchw_strided(%x: tensor<1x512x9x9xf32>, %w: tensor<96x512x
        ins(%x, %w : tensor<1x512x9x9xf32>, tensor<96x512x3x3xf32>) outs(%f : tensor<1x96x4x4xf32>) -> tensor<1x96x4x4xf32>
   return %r : tensor<1x96x4x4xf32>
 }
+
+// A pointwise (1x1) NCHW convolution: a product over the 196 flattened
+// pixels.
+func.func @large_conv_pointwise(%x: tensor<1x96x14x14xf32>, %w: tensor<144x96x1x1xf32>) -> tensor<1x144x14x14xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x144x14x14xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x144x14x14xf32>) -> tensor<1x144x14x14xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x96x14x14xf32>, tensor<144x96x1x1xf32>) outs(%f : tensor<1x144x14x14xf32>) -> tensor<1x144x14x14xf32>
+  return %r : tensor<1x144x14x14xf32>
+}
