@@ -13,6 +13,15 @@ def DecomposeAggregateOpsPass : Pass<"strata-decompose-aggregate-ops",
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FuseElementwiseOpsPass : Pass<"strata-fuse-elementwise-ops",
+                                  "mlir::func::FuncOp"> {
+  let summary = "Fuses elementwise linalg producers into their consumers, "
+                "except transcendental math a consumer reads across a loop";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def ConvertConvToIm2ColPass : Pass<"strata-convert-conv-to-im2col",
                                    "mlir::func::FuncOp"> {
   let summary = "Rewrites NCHW convolutions with several filter taps as an "

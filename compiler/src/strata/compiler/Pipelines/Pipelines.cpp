@@ -24,7 +24,7 @@ static constexpr const char *kInputPipeline =
     "tosa-to-arith{include-apply-rescale=true},"
     "tosa-to-tensor),"
     "func.func(convert-elementwise-to-linalg,strata-decompose-aggregate-ops),"
-    "func.func(linalg-fuse-elementwise-ops),canonicalize,cse";
+    "func.func(strata-fuse-elementwise-ops),canonicalize,cse";
 
 LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
                                  const CompileOptions &options,

@@ -1,0 +1,94 @@
+//===- FuseElementwiseOps.cpp - elementwise fusion with a cost check ------===//
+//
+// Upstream elementwise fusion (producers into consumers, reshapes folded by
+// expansion, constant folding) with one exception: a producer computing
+// transcendental math (erf, exp, tanh, ...) is not fused into a consumer
+// that reads it across one of its loops. Fused, the math would run once
+// per iteration of that loop: the GELU before a matmul once per output
+// column instead of once per element, and inside the matmul's scalar
+// reduction instead of in a loop of its own that vectorizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/compiler/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace strata {
+#define GEN_PASS_DEF_FUSEELEMENTWISEOPSPASS
+#include "strata/compiler/Passes.h.inc"
+} // namespace strata
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+// Math costing tens of instructions per element.
+bool hasTranscendentalMath(Operation *op) {
+  WalkResult result = op->walk([](Operation *nested) {
+    if (isa<math::MathDialect>(nested->getDialect()) &&
+        !isa<math::AbsFOp, math::AbsIOp, math::FmaOp, math::SqrtOp,
+             math::CopySignOp, math::FloorOp, math::CeilOp, math::RoundOp,
+             math::RoundEvenOp, math::TruncOp>(nested))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+// Whether the consumer reads `operand` through a map leaving out one of its
+// parallel loops (of more than one iteration).
+bool isReadAcrossALoop(OpOperand *operand) {
+  auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
+  if (!consumer)
+    return false;
+  AffineMap map = consumer.getMatchingIndexingMap(operand);
+  SmallVector<utils::IteratorType> iterators = consumer.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = consumer.getStaticLoopRanges();
+  for (unsigned loop = 0; loop < iterators.size(); ++loop)
+    if (iterators[loop] == utils::IteratorType::parallel &&
+        !map.isFunctionOfDim(loop) && ranges[loop] != 1)
+      return true;
+  return false;
+}
+
+bool shouldFuse(OpOperand *fusedOperand) {
+  Operation *producer = fusedOperand->get().getDefiningOp();
+  if (!producer || !producer->hasOneUse())
+    return false;
+  return !(hasTranscendentalMath(producer) && isReadAcrossALoop(fusedOperand));
+}
+
+struct FuseElementwiseOpsPass
+    : public impl::FuseElementwiseOpsPassBase<FuseElementwiseOpsPass> {
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    RewritePatternSet patterns(context);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
+    linalg::ControlFusionFn oneUse = [](OpOperand *fusedOperand) {
+      Operation *producer = fusedOperand->get().getDefiningOp();
+      return producer && producer->hasOneUse();
+    };
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, oneUse);
+    linalg::populateConstantFoldLinalgOperations(patterns, oneUse);
+    linalg::populateEraseUnnecessaryInputsPatterns(patterns);
+    affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, context);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, context);
+    context->getLoadedDialect<linalg::LinalgDialect>()
+        ->getCanonicalizationPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace strata

@@ -1,0 +1,54 @@
+// RUN: strata-opt %s --pass-pipeline='builtin.module(func.func(strata-fuse-elementwise-ops))' --split-input-file | FileCheck %s
+
+// An activation (erf) on a matmul's input stays its own op: fused, it would
+// run once per output column inside the reduction.
+#id = affine_map<(i, k) -> (i, k)>
+#a = affine_map<(i, j, k) -> (i, k)>
+#b = affine_map<(i, j, k) -> (k, j)>
+#c = affine_map<(i, j, k) -> (i, j)>
+// CHECK-LABEL: func.func @activation_then_matmul
+// CHECK:       %[[ACT:.+]] = linalg.generic
+// CHECK:         math.erf
+// CHECK:       linalg.generic {{.+}} ins(%[[ACT]], %arg1 : tensor<8x16xf32>, tensor<16x4xf32>)
+// CHECK-NOT:     math.erf
+func.func @activation_then_matmul(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %acc: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.erf %v : f32
+    linalg.yield %r : f32
+  } -> tensor<8x16xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%act, %w : tensor<8x16xf32>, tensor<16x4xf32>) outs(%acc : tensor<8x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %t = arith.addf %s, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<8x4xf32>
+  return %mm : tensor<8x4xf32>
+}
+
+// -----
+
+// Read once per element (elementwise consumer, or a row reduction), the
+// same math fuses.
+#id2 = affine_map<(i, k) -> (i, k)>
+#row = affine_map<(i, k) -> (i)>
+// CHECK-LABEL: func.func @exp_then_row_sum
+// CHECK:       linalg.generic
+// CHECK-SAME:    iterator_types = ["parallel", "reduction"]
+// CHECK:         math.exp
+// CHECK-NOT:   linalg.generic
+func.func @exp_then_row_sum(%x: tensor<8x16xf32>, %acc: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %ex = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.exp %v : f32
+    linalg.yield %r : f32
+  } -> tensor<8x16xf32>
+  %sum = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%ex : tensor<8x16xf32>) outs(%acc : tensor<8xf32>) {
+  ^bb0(%p: f32, %s: f32):
+    %t = arith.addf %s, %p : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  return %sum : tensor<8xf32>
+}
