@@ -21,6 +21,40 @@ namespace {
 using ScalarFn =
     std::function<Value(OpBuilder &, Location, ValueRange, bool unsignedInts)>;
 
+// Checks that the inputs broadcast (numpy rules) to exactly `shape`. Shape
+// inference does not check every legacy form (an opset-4 Add whose inputs
+// do not broadcast, say), and a generic built from such shapes is invalid IR.
+LogicalResult checkBroadcast(NodeContext &ctx, ArrayRef<Value> inputs,
+                             ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> broadcast;
+  auto describe = [](ArrayRef<int64_t> dims) {
+    std::string text = "[";
+    for (auto [i, d] : llvm::enumerate(dims))
+      text += (i ? "," : "") + std::to_string(d);
+    return text + "]";
+  };
+  for (Value input : inputs) {
+    ArrayRef<int64_t> dims = cast<RankedTensorType>(input.getType()).getShape();
+    if (dims.size() > broadcast.size())
+      broadcast.insert(broadcast.begin(), dims.size() - broadcast.size(), 1);
+    int64_t offset = broadcast.size() - dims.size();
+    for (auto [i, d] : llvm::enumerate(dims)) {
+      int64_t &e = broadcast[offset + i];
+      if (e == 1)
+        e = d;
+      else if (d != 1 && d != e)
+        return ctx.fail("inputs of shapes that do not broadcast (" +
+                        describe(dims) + " against " + describe(broadcast) +
+                        ")");
+    }
+  }
+  if (ArrayRef<int64_t>(broadcast) != shape)
+    return ctx.fail("the result shape " + describe(shape) +
+                    " is not the broadcast of the inputs (" +
+                    describe(broadcast) + ")");
+  return success();
+}
+
 LogicalResult lowerElementwise(NodeContext &ctx, const ScalarFn &fn) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
@@ -29,6 +63,8 @@ LogicalResult lowerElementwise(NodeContext &ctx, const ScalarFn &fn) {
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
     if (ctx.hasInput(i))
       inputs.push_back(ctx.getInput(i));
+  if (failed(checkBroadcast(ctx, inputs, type->getShape())))
+    return failure();
   bool isUnsigned = ctx.isInputUnsigned(0);
   Value result =
       createElementwise(ctx.getBuilder(), ctx.getLoc(), inputs, *type,
