@@ -132,12 +132,15 @@ Status CommandBuffer::Dispatch(Executable *executable, uint32_t export_ordinal,
     if (!binding.buffer)
       return InvalidArgumentError("dispatch of '", export_name, "': binding ",
                                   i, " has a null buffer");
-    auto length =
-        ResolveByteRange(binding.buffer->byte_length(), binding.offset,
-                         binding.length, StrCat("binding ", i));
+    // The message names the binding only when the range is bad (this runs
+    // for every binding of every dispatch).
+    auto length = ResolveByteRange(binding.buffer->byte_length(),
+                                   binding.offset, binding.length, "binding");
     if (!length.ok())
-      return length.status().Annotate(
-          StrCat("dispatch of '", export_name, "'"));
+      return ResolveByteRange(binding.buffer->byte_length(), binding.offset,
+                              binding.length, StrCat("binding ", i))
+          .status()
+          .Annotate(StrCat("dispatch of '", export_name, "'"));
     resolved[i].buffer = RefPtr<Buffer>::Retain(binding.buffer);
     resolved[i].offset = binding.offset;
     resolved[i].length = *length;

@@ -105,11 +105,11 @@ Status NativeModule::Call(Stack &stack, ModuleState *state,
   const ModuleExport &module_export = exports_[export_ordinal];
   const Signature &signature = module_export.signature;
   // Checks are cheap next to what native functions do, and they let every
-  // native function trust its argument types.
-  if (Status status = signature.CheckArguments(
-          arguments, StrCat(name(), ".", module_export.name));
-      !status.ok())
-    return stack.AnnotateWithBacktrace(status);
+  // native function trust its argument types. The qualified name for the
+  // message is only built when a check fails (this runs for every call).
+  if (!signature.CheckArguments(arguments, module_export.name).ok())
+    return stack.AnnotateWithBacktrace(signature.CheckArguments(
+        arguments, StrCat(name(), ".", module_export.name)));
   if (results.size() != signature.result_types().size())
     return InvalidArgumentError("'", name(), ".", module_export.name, "' has ",
                                 signature.result_types().size(),
@@ -142,7 +142,7 @@ Status NativeModule::Call(Stack &stack, ModuleState *state,
         InternalError("'", name(), ".", module_export.name,
                       "' returned DEFERRED without yielding"));
   }
-  if (status.ok())
+  if (status.ok() && !signature.CheckResults(results, module_export.name).ok())
     status = signature.CheckResults(results,
                                     StrCat(name(), ".", module_export.name));
   status = stack.AnnotateWithBacktrace(status);

@@ -30,6 +30,24 @@ public:
   std::vector<RefPtr<hal::Device>> devices;
 };
 
+// What an argument is, for its error messages ("binding 3 offset"). Only
+// formatted when an error needs it: calls are hot, and building a string per
+// argument cost more than the dispatches of small models.
+struct Role {
+  Role(const char *text) : prefix(text) {}
+  Role(std::string_view text) : prefix(text) {}
+  Role(std::string_view prefix, size_t index, std::string_view suffix = {})
+      : prefix(prefix), index(index), suffix(suffix) {}
+
+  std::string str() const {
+    return index ? StrCat(prefix, *index, suffix) : StrCat(prefix, suffix);
+  }
+
+  std::string_view prefix;
+  std::optional<size_t> index;
+  std::string_view suffix;
+};
+
 // One call of a hal function: reads the arguments in calling-convention
 // order and sets the results. NativeModule::Call has already checked the
 // argument types and variadic counts against the table, so the scalar
@@ -47,8 +65,8 @@ public:
   HalModuleState &state() const { return state_; }
 
   // "hal.buffer_view.create: byte offset", the prefix of argument errors.
-  std::string Describe(std::string_view role) const {
-    return StrCat(function_, ": ", role);
+  std::string Describe(const Role &role) const {
+    return StrCat(function_, ": ", role.str());
   }
 
   const Value &Next() {
@@ -62,35 +80,46 @@ public:
   size_t SegmentCount() { return static_cast<size_t>(I32()); }
 
   // A non-null ref of type T (borrowed from the arguments).
-  template <typename T> Result<T *> Ref(std::string_view role) {
-    return vm::CastRef<T>(Next(), Describe(role));
+  template <typename T> Result<T *> Ref(const Role &role) {
+    const Value &value = Next();
+    if (value.type() == vm::ValueType::kRef && value.ref())
+      if (T *typed = RefCast<T>(value.ref()))
+        return typed;
+    return vm::CastRef<T>(value, Describe(role));
   }
   // Like Ref but null is allowed (and returned as nullptr).
-  template <typename T> Result<T *> OptionalRef(std::string_view role) {
-    return vm::CastOptionalRef<T>(Next(), Describe(role));
+  template <typename T> Result<T *> OptionalRef(const Role &role) {
+    const Value &value = Next();
+    if (value.type() == vm::ValueType::kRef) {
+      if (!value.ref())
+        return static_cast<T *>(nullptr);
+      if (T *typed = RefCast<T>(value.ref()))
+        return typed;
+    }
+    return vm::CastOptionalRef<T>(value, Describe(role));
   }
   // A vm.buffer holding UTF-8 text.
-  Result<std::string_view> String(std::string_view role) {
+  Result<std::string_view> String(const Role &role) {
     STRATA_ASSIGN_OR_RETURN(vm::ByteBuffer * text, Ref<vm::ByteBuffer>(role));
     return text->AsStringView();
   }
 
   // An i32 that must not be negative (ordinals, counts, capacities).
-  Result<uint32_t> NonNegativeI32(std::string_view role) {
+  Result<uint32_t> NonNegativeI32(const Role &role) {
     int32_t value = I32();
     if (value < 0)
       return InvalidArgumentError(Describe(role), " must be >= 0, got ", value);
     return static_cast<uint32_t>(value);
   }
   // An i64 byte offset or size: >= 0.
-  Result<uint64_t> ByteOffset(std::string_view role) {
+  Result<uint64_t> ByteOffset(const Role &role) {
     int64_t value = I64();
     if (value < 0)
       return InvalidArgumentError(Describe(role), " must be >= 0, got ", value);
     return static_cast<uint64_t>(value);
   }
   // An i64 byte length: >= 0, or -1 for "to the end of the buffer".
-  Result<uint64_t> ByteLength(std::string_view role) {
+  Result<uint64_t> ByteLength(const Role &role) {
     int64_t value = I64();
     if (value == -1)
       return hal::kWholeBuffer;
@@ -212,7 +241,7 @@ Status DeviceQueueExecute(Call &call) {
   for (size_t i = 0; i < count; ++i) {
     STRATA_ASSIGN_OR_RETURN(
         command_buffers[i],
-        call.Ref<hal::CommandBuffer>(StrCat("command buffer ", i)));
+        call.Ref<hal::CommandBuffer>(Role("command buffer ", i)));
   }
   // On failure the device also fails `signal_fence`, so a later await
   // reports the same error.
@@ -467,12 +496,12 @@ Status CommandBufferDispatch(Call &call) {
   std::vector<hal::BufferBinding> bindings(binding_count);
   for (size_t i = 0; i < binding_count; ++i) {
     hal::BufferBinding &binding = bindings[i];
-    STRATA_ASSIGN_OR_RETURN(binding.buffer, call.Ref<hal::Buffer>(StrCat(
-                                                "binding ", i, " buffer")));
+    STRATA_ASSIGN_OR_RETURN(
+        binding.buffer, call.Ref<hal::Buffer>(Role("binding ", i, " buffer")));
     STRATA_ASSIGN_OR_RETURN(binding.offset,
-                            call.ByteOffset(StrCat("binding ", i, " offset")));
+                            call.ByteOffset(Role("binding ", i, " offset")));
     STRATA_ASSIGN_OR_RETURN(binding.length,
-                            call.ByteLength(StrCat("binding ", i, " length")));
+                            call.ByteLength(Role("binding ", i, " length")));
   }
   return command_buffer->Dispatch(executable, export_ordinal, workgroup_count,
                                   constants, bindings);
@@ -586,7 +615,7 @@ Status FenceAwait(Call &call) {
   std::vector<hal::Fence *> fences;
   for (size_t i = 0; i < count; ++i) {
     STRATA_ASSIGN_OR_RETURN(hal::Fence * fence,
-                            call.OptionalRef<hal::Fence>(StrCat("fence ", i)));
+                            call.OptionalRef<hal::Fence>(Role("fence ", i)));
     if (!fence)
       continue; // A null fence has nothing to wait for.
     fences.push_back(fence);
