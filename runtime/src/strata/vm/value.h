@@ -88,10 +88,20 @@ private:
   RefPtr<RefObject> ref_;
 };
 
+// The non-null ref of type T that `value` holds (borrowed), or nullptr. For
+// hot paths that build their error message only on failure.
+template <typename T> T *TryCastRef(const Value &value) {
+  if (value.type() != ValueType::kRef || !value.ref())
+    return nullptr;
+  return RefCast<T>(value.ref());
+}
+
 // Checks that `value` is a non-null ref of type T and returns it (borrowed).
 // `what` names the value in the error ("argument 2", "buffer view").
 template <typename T>
 Result<T *> CastRef(const Value &value, std::string_view what) {
+  if (T *typed = TryCastRef<T>(value))
+    return typed;
   if (value.type() != ValueType::kRef)
     return InvalidArgumentError(what, " must be a ref to ", T::kRefType.name,
                                 ", got ", ValueTypeName(value.type()));
@@ -99,11 +109,8 @@ Result<T *> CastRef(const Value &value, std::string_view what) {
   if (!object)
     return InvalidArgumentError(what, " must be a ", T::kRefType.name,
                                 ", got a null ref");
-  T *typed = RefCast<T>(object);
-  if (!typed)
-    return InvalidArgumentError(what, " must be a ", T::kRefType.name, ", got ",
-                                object->ref_type()->name);
-  return typed;
+  return InvalidArgumentError(what, " must be a ", T::kRefType.name, ", got ",
+                              object->ref_type()->name);
 }
 
 // Like CastRef but a null ref gives nullptr instead of an error.

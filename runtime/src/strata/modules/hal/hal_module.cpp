@@ -82,20 +82,17 @@ public:
   // A non-null ref of type T (borrowed from the arguments).
   template <typename T> Result<T *> Ref(const Role &role) {
     const Value &value = Next();
-    if (value.type() == vm::ValueType::kRef && value.ref())
-      if (T *typed = RefCast<T>(value.ref()))
-        return typed;
+    if (T *typed = vm::TryCastRef<T>(value))
+      return typed;
     return vm::CastRef<T>(value, Describe(role));
   }
   // Like Ref but null is allowed (and returned as nullptr).
   template <typename T> Result<T *> OptionalRef(const Role &role) {
     const Value &value = Next();
-    if (value.type() == vm::ValueType::kRef) {
-      if (!value.ref())
-        return static_cast<T *>(nullptr);
-      if (T *typed = RefCast<T>(value.ref()))
-        return typed;
-    }
+    if (T *typed = vm::TryCastRef<T>(value))
+      return typed;
+    if (value.type() == vm::ValueType::kRef && !value.ref())
+      return static_cast<T *>(nullptr);
     return vm::CastOptionalRef<T>(value, Describe(role));
   }
   // A vm.buffer holding UTF-8 text.

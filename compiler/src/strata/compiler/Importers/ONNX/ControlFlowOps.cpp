@@ -32,6 +32,10 @@ namespace {
 // rejected with a diagnostic rather than built for minutes.
 constexpr int64_t kMaxUnrolledNodes = 1 << 16;
 
+constexpr const char *kUnboundedLoop =
+    "the number of iterations must be known at compile time (a constant "
+    "trip count, or a scan output of static shape)";
+
 const onnx::GraphProto *getGraphAttr(NodeContext &ctx, StringRef name) {
   const onnx::AttributeProto *attr = ctx.findAttr(name);
   if (!attr || !attr->has_g())
@@ -408,11 +412,11 @@ LogicalResult lowerLoop(NodeContext &ctx) {
       bound = t->getDimSize(0);
   }
   if (!bound && (runtimeTrip || !knownCond))
-    return ctx.fail("the number of iterations must be known at compile time "
-                    "(a constant trip count, or a scan output of static "
-                    "shape)");
+    return ctx.fail(kUnboundedLoop);
   if (bound && *bound < 0)
     return ctx.fail("negative trip count " + Twine(*bound));
+  if (bound && failed(checkUnrollSize(ctx, *body, *bound)))
+    return failure();
 
   SmallVector<Value> carried;
   SmallVector<std::optional<DenseElementsAttr>> carriedKnown;
@@ -428,9 +432,10 @@ LogicalResult lowerLoop(NodeContext &ctx) {
       break;
     if (knownCond && !*knownCond)
       break;
-    // Without a trip count, a compile-time condition must turn false.
-    if (iteration * std::max(body->node_size(), 1) > kMaxUnrolledNodes)
-      return checkUnrollSize(ctx, *body, iteration);
+    // Without a trip count, a compile-time condition must turn false in
+    // time.
+    if (!bound && failed(checkUnrollSize(ctx, *body, iteration + 1)))
+      return failure();
 
     // Whether this iteration runs, when only the run time knows.
     Value active = cond;
@@ -507,9 +512,7 @@ LogicalResult lowerLoop(NodeContext &ctx) {
       cond = nextCond;
     }
     if (!knownCond && !bound)
-      return ctx.fail("the number of iterations must be known at compile "
-                      "time (a constant trip count, or a scan output of "
-                      "static shape)");
+      return ctx.fail(kUnboundedLoop);
   }
 
   SmallVector<Value> outputs(carried);

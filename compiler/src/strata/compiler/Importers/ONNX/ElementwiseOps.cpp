@@ -26,27 +26,26 @@ using ScalarFn =
 // do not broadcast, say), and a generic built from such shapes is invalid IR.
 LogicalResult checkBroadcast(NodeContext &ctx, ArrayRef<Value> inputs,
                              ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> broadcast;
   auto describe = [](ArrayRef<int64_t> dims) {
     std::string text = "[";
     for (auto [i, d] : llvm::enumerate(dims))
       text += (i ? "," : "") + std::to_string(d);
     return text + "]";
   };
+  SmallVector<int64_t> broadcast;
+  for (Value input : inputs)
+    broadcast = broadcastShapes(
+        broadcast, cast<RankedTensorType>(input.getType()).getShape());
+  // Every input dim is 1 or the broadcast one (trailing alignment).
   for (Value input : inputs) {
     ArrayRef<int64_t> dims = cast<RankedTensorType>(input.getType()).getShape();
-    if (dims.size() > broadcast.size())
-      broadcast.insert(broadcast.begin(), dims.size() - broadcast.size(), 1);
-    int64_t offset = broadcast.size() - dims.size();
-    for (auto [i, d] : llvm::enumerate(dims)) {
-      int64_t &e = broadcast[offset + i];
-      if (e == 1)
-        e = d;
-      else if (d != 1 && d != e)
+    ArrayRef<int64_t> aligned =
+        ArrayRef<int64_t>(broadcast).take_back(dims.size());
+    for (auto [d, e] : llvm::zip(dims, aligned))
+      if (d != 1 && d != e)
         return ctx.fail("inputs of shapes that do not broadcast (" +
                         describe(dims) + " against " + describe(broadcast) +
                         ")");
-    }
   }
   if (ArrayRef<int64_t>(broadcast) != shape)
     return ctx.fail("the result shape " + describe(shape) +

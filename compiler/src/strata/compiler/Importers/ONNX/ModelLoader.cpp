@@ -233,32 +233,30 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
 
 bool inferGraphShapes(onnx::GraphProto &graph, int64_t opset,
                       std::string &error) {
+  onnx::ModelProto model;
+  model.set_ir_version(onnx::IR_VERSION);
+  auto *import = model.add_opset_import();
+  import->set_domain("");
+  import->set_version(opset);
+  *model.mutable_graph() = std::move(graph);
+  // Not strict: a node inference cannot type keeps no type (its lowering
+  // then computes one or says it needs one), the others still get theirs.
+  onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
+                                      /*strict_mode_val=*/0,
+                                      /*data_prop_val=*/true);
+  bool inferred = true;
   try {
-    onnx::ModelProto model;
-    model.set_ir_version(onnx::IR_VERSION);
-    auto *import = model.add_opset_import();
-    import->set_domain("");
-    import->set_version(opset);
-    *model.mutable_graph() = std::move(graph);
-    // Not strict: a node inference cannot type keeps no type (its lowering
-    // then computes one or says it needs one), the others still get theirs.
-    onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
-                                        /*strict_mode_val=*/0,
-                                        /*data_prop_val=*/true);
-    try {
-      onnx::shape_inference::InferShapes(
-          model, onnx::OpSchemaRegistry::Instance(), options);
-    } catch (const std::exception &e) {
-      error = e.what();
-      graph = std::move(*model.mutable_graph());
-      return false;
-    }
-    graph = std::move(*model.mutable_graph());
-    return true;
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception &e) {
+    error = e.what();
+    inferred = false;
   } catch (...) {
     error = "libonnx failed with an unknown error";
-    return false;
+    inferred = false;
   }
+  graph = std::move(*model.mutable_graph());
+  return inferred;
 }
 
 } // namespace strata::onnx_importer

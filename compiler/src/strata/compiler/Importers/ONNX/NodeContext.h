@@ -27,6 +27,10 @@ namespace strata::onnx_importer {
 // i1 for bool), or null when the importer has none for it.
 mlir::Type convertElementType(mlir::MLIRContext *context, int32_t onnxType);
 bool isUnsignedElementType(int32_t onnxType);
+// The ONNX data type of a value: the one `known` (its ONNX type, if any)
+// names, which keeps signedness, else the one of the MLIR element type.
+int32_t getONNXElementType(const onnx::TypeProto *known,
+                           mlir::Type elementType);
 
 // The static ranked tensor type of an ONNX type; sets `error` and returns
 // null for non-tensor types, unknown element types and dynamic dimensions.

@@ -206,35 +206,6 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
 namespace onnx_importer {
 namespace {
 
-// The ONNX element type of a value: the one its ONNX type names when known
-// (keeps signedness), else from the MLIR element type.
-int32_t getONNXElementType(const onnx::TypeProto *known, Type elementType) {
-  if (known && known->has_tensor_type() && known->tensor_type().elem_type())
-    return known->tensor_type().elem_type();
-  if (elementType.isF32())
-    return onnx::TensorProto::FLOAT;
-  if (elementType.isF64())
-    return onnx::TensorProto::DOUBLE;
-  if (elementType.isF16())
-    return onnx::TensorProto::FLOAT16;
-  if (elementType.isBF16())
-    return onnx::TensorProto::BFLOAT16;
-  switch (elementType.isInteger() ? elementType.getIntOrFloatBitWidth() : 0) {
-  case 1:
-    return onnx::TensorProto::BOOL;
-  case 8:
-    return onnx::TensorProto::INT8;
-  case 16:
-    return onnx::TensorProto::INT16;
-  case 32:
-    return onnx::TensorProto::INT32;
-  case 64:
-    return onnx::TensorProto::INT64;
-  default:
-    return onnx::TensorProto::UNDEFINED;
-  }
-}
-
 void setTensorType(onnx::TypeProto &type, int32_t elementType,
                    RankedTensorType shape) {
   auto *tensor = type.mutable_tensor_type();
@@ -243,6 +214,23 @@ void setTensorType(onnx::TypeProto &type, int32_t elementType,
   dims->clear_dim();
   for (int64_t d : shape.getShape())
     dims->add_dim()->set_dim_value(d);
+}
+
+// Adds `value` as an initializer named `name` when it is a small int64
+// tensor (a shape computation inference can fold); false otherwise.
+bool addShapeInitializer(onnx::GraphProto &graph, StringRef name,
+                         DenseElementsAttr value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!type.getElementType().isInteger(64) || type.getNumElements() > 1024)
+    return false;
+  auto *tensor = graph.add_initializer();
+  tensor->set_name(name.str());
+  tensor->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : type.getShape())
+    tensor->add_dims(d);
+  for (const APInt &v : value.getValues<APInt>())
+    tensor->add_int64_data(v.getSExtValue());
+  return true;
 }
 
 // Names a graph (and the graphs nested in its nodes) reads but does not
@@ -289,17 +277,8 @@ onnx::GraphProto typeSubgraph(const onnx::GraphProto &body,
                   getONNXElementType(&info.type(), type.getElementType()),
                   type);
     // Known scalars (a loop's iteration number) fold shape computations.
-    if (i < known.size() && known[i] &&
-        isa<IntegerType>(type.getElementType()) &&
-        type.getElementTypeBitWidth() == 64 && type.getNumElements() <= 16) {
-      auto *tensor = typed.add_initializer();
-      tensor->set_name(info.name());
-      tensor->set_data_type(onnx::TensorProto::INT64);
-      for (int64_t d : type.getShape())
-        tensor->add_dims(d);
-      for (const APInt &v : known[i]->getValues<APInt>())
-        tensor->add_int64_data(v.getSExtValue());
-    }
+    if (i < known.size() && known[i])
+      addShapeInitializer(typed, info.name(), *known[i]);
   }
   llvm::StringSet<> defined;
   llvm::MapVector<StringRef, bool> outer;
@@ -309,21 +288,9 @@ onnx::GraphProto typeSubgraph(const onnx::GraphProto &body,
     const onnx::TypeProto *onnxType =
         typeIt == state.types.end() ? nullptr : typeIt->second;
     auto constant = state.constants.find(name);
-    if (constant != state.constants.end()) {
-      DenseElementsAttr attr = constant->second;
-      auto type = cast<RankedTensorType>(attr.getType());
-      if (type.getElementType().isInteger(64) &&
-          type.getNumElements() <= 1024) {
-        auto *tensor = typed.add_initializer();
-        tensor->set_name(name.str());
-        tensor->set_data_type(onnx::TensorProto::INT64);
-        for (int64_t d : type.getShape())
-          tensor->add_dims(d);
-        for (const APInt &v : attr.getValues<APInt>())
-          tensor->add_int64_data(v.getSExtValue());
-        continue;
-      }
-    }
+    if (constant != state.constants.end() &&
+        addShapeInitializer(typed, name, constant->second))
+      continue;
     RankedTensorType type;
     if (auto value = state.values.find(name); value != state.values.end())
       type = dyn_cast<RankedTensorType>(value->second.getType());

@@ -39,6 +39,33 @@ Type convertElementType(MLIRContext *context, int32_t onnxType) {
   }
 }
 
+int32_t getONNXElementType(const onnx::TypeProto *known, Type elementType) {
+  if (known && known->has_tensor_type() && known->tensor_type().elem_type())
+    return known->tensor_type().elem_type();
+  if (elementType.isF32())
+    return onnx::TensorProto::FLOAT;
+  if (elementType.isF64())
+    return onnx::TensorProto::DOUBLE;
+  if (elementType.isF16())
+    return onnx::TensorProto::FLOAT16;
+  if (elementType.isBF16())
+    return onnx::TensorProto::BFLOAT16;
+  switch (elementType.isInteger() ? elementType.getIntOrFloatBitWidth() : 0) {
+  case 1:
+    return onnx::TensorProto::BOOL;
+  case 8:
+    return onnx::TensorProto::INT8;
+  case 16:
+    return onnx::TensorProto::INT16;
+  case 32:
+    return onnx::TensorProto::INT32;
+  case 64:
+    return onnx::TensorProto::INT64;
+  default:
+    return onnx::TensorProto::UNDEFINED;
+  }
+}
+
 bool isUnsignedElementType(int32_t onnxType) {
   return onnxType == onnx::TensorProto::UINT8 ||
          onnxType == onnx::TensorProto::UINT16 ||
