@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """ONNX models built here (control flow, NonMaxSuppression, run-time reduce
-axes), compiled with strata-compile, run with strata-run and checked against
+axes, external data in a subfolder), compiled with strata-compile, run with strata-run and checked against
 numpy implementations written from the ONNX operator definitions: larger and
 more varied than the backend suite's few hand-made cases.
 
@@ -22,12 +22,14 @@ def value(name, elem, shape):
     return helper.make_tensor_value_info(name, elem, shape)
 
 
-def make_model(nodes, inputs, outputs, opset=17, initializers=()):
+def make_model(nodes, inputs, outputs, opset=17, initializers=(),
+               check=True):
     graph = helper.make_graph(nodes, "generated", inputs, outputs,
                               list(initializers))
     model = helper.make_model(graph,
                               opset_imports=[helper.make_opsetid("", opset)])
-    checker.check_model(model)
+    if check:  # external data is checked where the model is saved
+        checker.check_model(model)
     return model
 
 
@@ -232,6 +234,37 @@ def reduce_case(rng, axes):
             [x, np.array([axes], dtype=np.int64)], [want])
 
 
+def external_data_case(rng):
+    """MatMul + Add whose weights live in a file in a subfolder of the
+    model's folder: the bias at an offset with its length, the matrix after
+    it with no length (the rest of the file)."""
+    w = rng.standard_normal((3, 4)).astype(np.float32)
+    b = rng.standard_normal((4,)).astype(np.float32)
+    blob = b.tobytes() + w.tobytes()
+
+    def external(name, dims, entries):
+        tensor = TensorProto(name=name, data_type=F, dims=dims)
+        tensor.data_location = TensorProto.EXTERNAL
+        for key, text in entries:
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, text
+        return tensor
+
+    model = make_model(
+        [helper.make_node("MatMul", ["x", "w"], ["t"]),
+         helper.make_node("Add", ["t", "b"], ["y"])],
+        [value("x", F, [2, 3])], [value("y", F, [2, 4])],
+        initializers=[
+            external("b", [4], [("location", "weights/data.bin"),
+                                ("offset", "0"), ("length", "16")]),
+            external("w", [3, 4], [("location", "weights/data.bin"),
+                                   ("offset", "16")])],
+        check=False)
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    return ("external_data_in_subfolder", model, [x], [x @ w + b],
+            {"weights/data.bin": blob})
+
+
 def cases():
     rng = np.random.default_rng(7)
     yield nms_case(rng, "nms_corners", 2, 3, 40, 0, 0.2)
@@ -247,12 +280,18 @@ def cases():
     yield reduce_case(rng, 1)
     yield reduce_case(rng, 2)
     yield reduce_case(rng, -1)
+    yield external_data_case(rng)
 
 
-def run(bin_dir, compile_args, name, model, inputs, wants, tmp):
+def run(bin_dir, compile_args, name, model, inputs, wants, files, tmp):
     path = os.path.join(tmp, name + ".onnx")
     module = os.path.join(tmp, name + ".smod")
     save(model, path)
+    for relative, data in files.items():
+        os.makedirs(os.path.dirname(os.path.join(tmp, relative)),
+                    exist_ok=True)
+        with open(os.path.join(tmp, relative), "wb") as f:
+            f.write(data)
     proc = subprocess.run([os.path.join(bin_dir, "strata-compile"), path,
                            "-o", module] + compile_args,
                           capture_output=True, text=True)
@@ -290,9 +329,9 @@ def main():
     args = parser.parse_args()
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="strata-generated-") as tmp:
-        for name, model, inputs, wants in cases():
+        for name, model, inputs, wants, *files in cases():
             problem = run(args.bin, args.compile_arg, name, model, inputs,
-                          wants, tmp)
+                          wants, files[0] if files else {}, tmp)
             print(f"{'FAIL' if problem else 'ok  '} {name}"
                   + (f": {problem}" if problem else ""))
             if problem:

@@ -41,6 +41,12 @@ static cl::opt<std::string> dumpAfter(
              "imported, before legalization), input, dispatch-regions, "
              "executables, host, target, vm"),
     cl::cat(category));
+static cl::opt<std::string> externalDataRoot(
+    "external-data-root",
+    cl::desc("Folder ONNX external data files must resolve inside (default: "
+             "the model's folder; absolute locations and '..' are always "
+             "refused)"),
+    cl::value_desc("dir"), cl::cat(category));
 static cl::opt<std::string>
     functionName("function-name",
                  cl::desc("Name of the function an ONNX model becomes"),
@@ -93,6 +99,7 @@ int main(int argc, char **argv) {
   if (isONNX) {
     strata::ONNXImportOptions importOptions;
     importOptions.functionName = functionName;
+    importOptions.externalDataRoot = externalDataRoot;
     module =
         strata::importONNXModel(inputFile, contents, &context, importOptions);
   } else {

@@ -6,9 +6,10 @@
 //===----------------------------------------------------------------------===//
 #include "strata/compiler/Importers/ONNX/ModelLoader.h"
 
+#include "strata/compiler/Importers/ONNX/ExternalData.h"
+
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -98,74 +99,11 @@ int64_t getDefaultDomainOpset(const onnx::ModelProto &model) {
   return 0;
 }
 
-// Reads one tensor's external data into its raw_data field.
-bool inlineExternalData(onnx::TensorProto &tensor,
-                        const std::filesystem::path &directory,
-                        std::string &error) {
-  std::string location;
-  int64_t offset = 0, length = -1;
-  for (const auto &entry : tensor.external_data()) {
-    if (entry.key() == "location")
-      location = entry.value();
-    else if (entry.key() == "offset")
-      offset = std::stoll(entry.value());
-    else if (entry.key() == "length")
-      length = std::stoll(entry.value());
-  }
-  std::string what =
-      "tensor '" + tensor.name() + "': external data file '" + location + "'";
-  if (location.empty()) {
-    error = "tensor '" + tensor.name() + "' has external data but no location";
-    return false;
-  }
-  std::filesystem::path file = directory / location;
-  std::ifstream stream(file, std::ios::binary);
-  if (!stream) {
-    error = what + " not found (looked for " + file.string() + ")";
-    return false;
-  }
-  stream.seekg(0, std::ios::end);
-  int64_t size = stream.tellg();
-  if (length < 0)
-    length = size - offset;
-  if (offset < 0 || offset + length > size) {
-    error = what + " is too short for offset " + std::to_string(offset) +
-            " and length " + std::to_string(length);
-    return false;
-  }
-  std::string data(length, '\0');
-  stream.seekg(offset);
-  stream.read(data.data(), length);
-  tensor.set_raw_data(std::move(data));
-  tensor.clear_external_data();
-  tensor.set_data_location(onnx::TensorProto_DataLocation_DEFAULT);
-  return true;
-}
-
-bool inlineGraphExternalData(onnx::GraphProto &graph,
-                             const std::filesystem::path &directory,
-                             std::string &error) {
-  for (auto &tensor : *graph.mutable_initializer())
-    if (tensor.data_location() == onnx::TensorProto_DataLocation_EXTERNAL &&
-        !inlineExternalData(tensor, directory, error))
-      return false;
-  for (auto &node : *graph.mutable_node())
-    for (auto &attr : *node.mutable_attribute()) {
-      if (attr.has_t() &&
-          attr.t().data_location() == onnx::TensorProto_DataLocation_EXTERNAL &&
-          !inlineExternalData(*attr.mutable_t(), directory, error))
-        return false;
-      if (attr.has_g() &&
-          !inlineGraphExternalData(*attr.mutable_g(), directory, error))
-        return false;
-    }
-  return true;
-}
-
 } // namespace
 
 LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
-                      int targetOpset, std::string &error) {
+                      int targetOpset, const std::string &externalDataRoot,
+                      std::string &error) {
   LoadedModel result;
   auto model = std::make_unique<onnx::ModelProto>();
   try {
@@ -177,9 +115,11 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
       error = "not a valid ONNX model: it has no graph";
       return result;
     }
-    std::filesystem::path directory =
+    ExternalDataOptions externalData;
+    externalData.modelDirectory =
         std::filesystem::path(modelPath).parent_path();
-    if (!inlineGraphExternalData(*model->mutable_graph(), directory, error))
+    externalData.allowedRoot = externalDataRoot;
+    if (!loadExternalData(*model, externalData, error))
       return result;
     onnx::checker::check_model(*model);
     // libonnx's version converter and shape inference crash on some

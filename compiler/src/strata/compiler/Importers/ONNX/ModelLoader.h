@@ -21,12 +21,14 @@ struct LoadedModel {
   int64_t opset = 0;
 };
 
-// Parses `contents`, inlines external data found next to `modelPath`, checks
+// Parses `contents`, inlines external data found next to `modelPath` (and
+// inside `externalDataRoot` when given, else inside the model's folder), checks
 // the model, converts it to `targetOpset` (keeping the original opset when
 // libonnx has no adapter) and infers the type of every value. On failure
 // returns null and sets `error`.
 LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
-                      int targetOpset, std::string &error);
+                      int targetOpset, const std::string &externalDataRoot,
+                      std::string &error);
 
 // Infers the types of a standalone graph's values (a subgraph whose inputs
 // carry the types of one use, with the outer-scope values it reads added as

@@ -387,7 +387,8 @@ OwningOpRef<ModuleOp> importONNXModel(StringRef path, StringRef contents,
                                       const ONNXImportOptions &options) {
   std::string error;
   LoadedModel loaded =
-      loadModel(path.str(), contents.str(), options.targetOpset, error);
+      loadModel(path.str(), contents.str(), options.targetOpset,
+                options.externalDataRoot, error);
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
   if (!loaded.model) {
     emitError(fileLoc) << error;

@@ -24,6 +24,9 @@ struct ONNXImportOptions {
   std::string functionName = "main";
   // Opset every node is converted to before lowering.
   int targetOpset = 17;
+  // External data files must resolve inside this folder; empty = the
+  // model's own folder (ExternalData.h).
+  std::string externalDataRoot;
 };
 
 // True when `path` names an ONNX model (`.onnx`) or `contents` starts like
