@@ -11,6 +11,7 @@
 
 #include "strata/hal/api.h"
 #include "strata/vm/byte_buffer.h"
+#include "strata/vm/call_contract.h"
 #include "strata/vm/native_module.h"
 #include "strata/vm/value.h"
 #include "strata/vm/wait_source.h"
@@ -678,9 +679,49 @@ Status FenceAwait(Call &call) {
 #include "strata/modules/hal/hal_imports.def"
 #undef STRATA_HAL_IMPORT
 
+// The contract of each function for the module verifier, from
+// hal_import_contracts.def (empty for functions without a row).
+constexpr vm::CallContract ContractOf(std::string_view identifier) {
+  vm::CallContract contract;
+#define STRATA_HAL_BOUNDED_COUNTS(function, first, count, max_each,            \
+                                  max_product, name, each_unit, product_unit)  \
+  if (identifier == #function)                                                 \
+    contract.bounded_counts = {first, count,     max_each,    max_product,     \
+                               name,  each_unit, product_unit};
+#define STRATA_HAL_CREATES_WAITABLE(function, result)                          \
+  if (identifier == #function)                                                 \
+    contract.creates_waitable_result = result;
+#define STRATA_HAL_AWAITS(function, argument)                                  \
+  if (identifier == #function)                                                 \
+    contract.awaits_argument = argument;
+#include "strata/modules/hal/hal_import_contracts.def"
+#undef STRATA_HAL_BOUNDED_COUNTS
+#undef STRATA_HAL_CREATES_WAITABLE
+#undef STRATA_HAL_AWAITS
+  return contract;
+}
+
+// Every row must name a function of hal_imports.def (a typo would silently
+// drop the check otherwise).
+#define STRATA_HAL_BOUNDED_COUNTS(function, ...)                               \
+  static_assert(sizeof(&function) != 0);
+#define STRATA_HAL_CREATES_WAITABLE(function, ...)                             \
+  static_assert(sizeof(&function) != 0);
+#define STRATA_HAL_AWAITS(function, ...) static_assert(sizeof(&function) != 0);
+#include "strata/modules/hal/hal_import_contracts.def"
+#undef STRATA_HAL_BOUNDED_COUNTS
+#undef STRATA_HAL_CREATES_WAITABLE
+#undef STRATA_HAL_AWAITS
+
+#define STRATA_HAL_IMPORT(identifier, full_name, calling_convention)           \
+  constexpr vm::CallContract identifier##Contract = ContractOf(#identifier);
+#include "strata/modules/hal/hal_imports.def"
+#undef STRATA_HAL_IMPORT
+
 const vm::NativeFunctionDef kFunctions[] = {
 #define STRATA_HAL_IMPORT(identifier, full_name, calling_convention)           \
-  {full_name, calling_convention, identifier##Entry},
+  {full_name, calling_convention, identifier##Entry,                           \
+   identifier##Contract.empty() ? nullptr : &identifier##Contract},
 #include "strata/modules/hal/hal_imports.def"
 #undef STRATA_HAL_IMPORT
 };
