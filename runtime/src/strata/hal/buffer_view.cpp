@@ -55,6 +55,9 @@ BufferView::Allocate(Allocator &allocator, std::span<const int64_t> shape,
                      ElementType element_type, MemoryTypeBitfield memory_type,
                      BufferUsageBitfield usage,
                      std::span<const uint8_t> initial_data) {
+  if (shape.size() > kMaxRank)
+    return InvalidArgumentError("rank ", shape.size(),
+                                " exceeds the maximum of ", kMaxRank);
   STRATA_ASSIGN_OR_RETURN(uint64_t byte_length,
                           ComputeByteLength(shape, element_type));
   if (!initial_data.empty() && initial_data.size() != byte_length)

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "strata/base/checked_math.h"
 #include "strata/hal/api.h"
 #include "strata/vm/byte_buffer.h"
 #include "strata/vm/call_contract.h"
@@ -258,9 +259,11 @@ Status AllocatorAllocate(Call &call) {
   auto memory_type = static_cast<hal::MemoryTypeBitfield>(call.I32());
   auto usage = static_cast<hal::BufferUsageBitfield>(call.I32());
   STRATA_ASSIGN_OR_RETURN(uint64_t size, call.ByteOffset("allocation size"));
-  STRATA_ASSIGN_OR_RETURN(RefPtr<hal::Buffer> buffer,
-                          allocator->AllocateBuffer(memory_type, usage, size));
-  call.ReturnRef(0, std::move(buffer));
+  Result<RefPtr<hal::Buffer>> buffer =
+      allocator->AllocateBuffer(memory_type, usage, size);
+  if (!buffer.ok())
+    return buffer.status().Annotate(call.function());
+  call.ReturnRef(0, std::move(buffer).value());
   return OkStatus();
 }
 
@@ -274,9 +277,9 @@ Status AllocatorImport(Call &call) {
   STRATA_ASSIGN_OR_RETURN(uint64_t offset, call.ByteOffset("source offset"));
   STRATA_ASSIGN_OR_RETURN(uint64_t length, call.ByteOffset("source length"));
   std::span<const uint8_t> bytes = source->data();
-  if (offset > bytes.size() || length > bytes.size() - offset)
-    return OutOfRangeError("hal.allocator.import: range [", offset, ", ",
-                           offset + length, ") is outside the ", bytes.size(),
+  if (!RangeInBounds(offset, length, bytes.size()))
+    return OutOfRangeError(call.function(), ": ", length, " bytes at offset ",
+                           offset, " are outside the ", bytes.size(),
                            "-byte source");
   // The buffer borrows the bytes and holds a reference to their owner.
   RefPtr<vm::ByteBuffer> owner = RefPtr<vm::ByteBuffer>::Retain(source);
@@ -449,8 +452,9 @@ Status CommandBufferFillBuffer(Call &call) {
   auto pattern = static_cast<uint32_t>(call.I32());
   STRATA_ASSIGN_OR_RETURN(uint32_t pattern_length,
                           call.NonNegativeI32("pattern length"));
-  return command_buffer->FillBuffer(target, offset, length, pattern,
-                                    pattern_length);
+  return command_buffer
+      ->FillBuffer(target, offset, length, pattern, pattern_length)
+      .Annotate(call.function());
 }
 
 Status CommandBufferCopyBuffer(Call &call) {
@@ -465,8 +469,9 @@ Status CommandBufferCopyBuffer(Call &call) {
   STRATA_ASSIGN_OR_RETURN(uint64_t target_offset,
                           call.ByteOffset("target offset"));
   STRATA_ASSIGN_OR_RETURN(uint64_t length, call.ByteLength("length"));
-  return command_buffer->CopyBuffer(source, source_offset, target,
-                                    target_offset, length);
+  return command_buffer
+      ->CopyBuffer(source, source_offset, target, target_offset, length)
+      .Annotate(call.function());
 }
 
 Status CommandBufferDispatch(Call &call) {
@@ -501,8 +506,10 @@ Status CommandBufferDispatch(Call &call) {
     STRATA_ASSIGN_OR_RETURN(binding.length,
                             call.ByteLength(Role("binding ", i, " length")));
   }
-  return command_buffer->Dispatch(executable, export_ordinal, workgroup_count,
-                                  constants, bindings);
+  return command_buffer
+      ->Dispatch(executable, export_ordinal, workgroup_count, constants,
+                 bindings)
+      .Annotate(call.function());
 }
 
 //===----------------------------------------------------------------------===//
