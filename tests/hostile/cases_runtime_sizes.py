@@ -359,14 +359,18 @@ def make_cases(out_dir):
         r"'hal\.fence\.create' at \+0x[0-9a-f]{4}, which nothing can signal")
 
     # --- tool inputs ---------------------------------------------------------
-    simple_mul = out_dir / "simple_mul.smod"
-    compile_simple_mul = ["strata-compile", REPO / "examples/simple_mul.mlir",
-                          "-o", simple_mul]
+    # Each case compiles its own copy: cases run in parallel, and a module
+    # file rewritten while another process maps it is not what is tested.
+    def compile_simple_mul(name):
+        smod = out_dir / f"{name}_simple_mul.smod"
+        return smod, ["strata-compile", REPO / "examples/simple_mul.mlir",
+                      "-o", smod]
 
     def input_case(name, argument, error, flags=()):
+        smod, compile_step = compile_simple_mul(name)
         cases.append(Case(name, [
-            compile_simple_mul,
-            ["strata-run", f"--module={simple_mul}", "--function=simple_mul",
+            compile_step,
+            ["strata-run", f"--module={smod}", "--function=simple_mul",
              f"--input={argument}", "--input=4xf32=1", *flags]], error))
 
     input_case("input_shape_wraps_64_bits", "4294967296x4294967296xf32=0",
@@ -387,9 +391,10 @@ def make_cases(out_dir):
                r"RESOURCE_EXHAUSTED: input 0: allocation of 4096 bytes "
                r"exceeds the limit of allocator 'local-sync' \(1024 bytes\)",
                flags=["--device-memory-limit=1K"])
+    smod, compile_step = compile_simple_mul("memory_limit_flag_past_2_64")
     cases.append(Case("memory_limit_flag_past_2_64", [
-        compile_simple_mul,
-        ["strata-run", f"--module={simple_mul}", "--function=simple_mul",
+        compile_step,
+        ["strata-run", f"--module={smod}", "--function=simple_mul",
          "--device-memory-limit=16777216T"]],
         r"--device-memory-limit: byte count '16777216T' does not fit 64 bits"))
 
