@@ -142,7 +142,7 @@ public:
     STRATA_RETURN_IF_ERROR(Decode());
     if (!CallsContractedImport())
       return OkStatus();
-    SplitBlocks();
+    STRATA_RETURN_IF_ERROR(SplitBlocks());
     Propagate();
     // Check each reachable block once with its final entry facts.
     for (size_t block = 0; block < block_starts_.size(); ++block) {
@@ -195,17 +195,24 @@ private:
   }
 
   // Blocks start at offset 0, at branch targets and after terminators.
-  void SplitBlocks() {
+  Status SplitBlocks() {
     std::vector<bool> starts(instructions_.size(), false);
     for (size_t i = 0; i < instructions_.size(); ++i)
       index_of_offset_[instructions_[i].offset] = i;
     starts[0] = true;
     for (size_t i = 0; i < instructions_.size(); ++i) {
       const DecodedInstruction &instruction = instructions_[i];
-      for (uint8_t k = 0; k < instruction.operand_count; ++k)
-        if (instruction.operands[k].kind == 'b')
-          starts[index_of_offset_.at(uint32_t(instruction.operands[k].value))] =
-              true;
+      for (uint8_t k = 0; k < instruction.operand_count; ++k) {
+        if (instruction.operands[k].kind != 'b')
+          continue;
+        auto target =
+            index_of_offset_.find(uint32_t(instruction.operands[k].value));
+        // Verified already; a failure here would be a verifier bug.
+        if (target == index_of_offset_.end())
+          return InternalError("unverified branch target in function '",
+                               function_.name, "'");
+        starts[target->second] = true;
+      }
       if (IsTerminator(instruction.opcode) && i + 1 < instructions_.size())
         starts[i + 1] = true;
     }
@@ -216,6 +223,7 @@ private:
       block_of_instruction_[i] = block_starts_.size() - 1;
     }
     entry_facts_.resize(block_starts_.size());
+    return OkStatus();
   }
 
   size_t BlockEnd(size_t block) const {
@@ -262,9 +270,9 @@ private:
     }
   }
 
-  // Branch targets are verified instruction starts.
+  // `offset` is a branch target, checked by SplitBlocks.
   size_t BlockOfOffset(uint32_t offset) const {
-    return block_of_instruction_[index_of_offset_.at(offset)];
+    return block_of_instruction_[index_of_offset_.find(offset)->second];
   }
 
   // `facts` after a branch's remap list (parallel copies).
@@ -440,9 +448,12 @@ private:
           continue;
         char where[16];
         std::snprintf(where, sizeof(where), "+0x%04x", it->second);
+        auto creator = creators_.find(it->second);
+        std::string_view created_by =
+            creator == creators_.end() ? "?" : creator->second;
         return Error(instruction.offset,
-                     StrCat(prefix, "waits on the result of '",
-                            creators_.at(it->second), "' at ", where,
+                     StrCat(prefix, "waits on the result of '", created_by,
+                            "' at ", where,
                             ", which nothing can signal: it is not passed to "
                             "any other call, stored or returned before the "
                             "wait"));
