@@ -100,6 +100,17 @@ strata_status_t strata_device_create(strata_instance_t *instance,
                                      strata_device_t **out_device);
 void strata_device_release(strata_device_t *device);
 
+/* The memory limit of the device's allocator: the most bytes live in it at
+ * once, across every session on the device. A request past it (programs
+ * allocating, strata_buffer_view_create) fails with
+ * STRATA_STATUS_RESOURCE_EXHAUSTED naming the byte count and the limit, as
+ * does memory the system refuses. By default the machine's physical memory;
+ * 0 restores that. Buffers already live stay. */
+strata_status_t strata_device_set_memory_limit(strata_device_t *device,
+                                               uint64_t bytes);
+/* The current limit in bytes (0 for NULL). */
+uint64_t strata_device_memory_limit(const strata_device_t *device);
+
 /* A session over `device` with the `hal` module added. The session keeps
  * the instance and device alive. */
 strata_status_t strata_session_create(strata_instance_t *instance,

@@ -204,6 +204,54 @@ static void RunSimpleMul(strata_instance_t *instance, const char *uri,
   strata_session_release(session);
 }
 
+/* The device's memory limit and sizes from user shapes. */
+static void CheckSizesAndMemoryLimit(strata_instance_t *instance) {
+  strata_device_t *device = NULL;
+  if (!Ok(strata_device_create(instance, "local-sync", &device), "device"))
+    return;
+  CHECK(strata_device_memory_limit(device) > 0); /* physical memory */
+  Ok(strata_device_set_memory_limit(device, 1024), "set memory limit");
+  CHECK(strata_device_memory_limit(device) == 1024);
+  strata_session_t *session = NULL;
+  if (Ok(strata_session_create(instance, device, &session), "session")) {
+    static float data[512];
+    int64_t fits_shape[1] = {200};
+    int64_t over_shape[1] = {512};
+    strata_buffer_view_t *kept = NULL, *view = NULL;
+    Ok(strata_buffer_view_create(session, fits_shape, 1,
+                                 STRATA_ELEMENT_TYPE_FLOAT_32, data,
+                                 sizeof(float) * 200, &kept),
+       "view within the limit");
+    /* 800 bytes live: another 800 would pass 1024. */
+    ExpectError(strata_buffer_view_create(session, fits_shape, 1,
+                                          STRATA_ELEMENT_TYPE_FLOAT_32, data,
+                                          sizeof(float) * 200, &view),
+                STRATA_STATUS_RESOURCE_EXHAUSTED,
+                "over its memory limit of 1024 bytes", "live bytes");
+    ExpectError(strata_buffer_view_create(session, over_shape, 1,
+                                          STRATA_ELEMENT_TYPE_FLOAT_32, data,
+                                          sizeof(data), &view),
+                STRATA_STATUS_RESOURCE_EXHAUSTED,
+                "allocation of 2048 bytes exceeds the limit", "single request");
+    /* 2^32 x 2^32 floats: 0 bytes after wrapping in 64 bits. */
+    int64_t wrapping[2] = {(int64_t)1 << 32, (int64_t)1 << 32};
+    ExpectError(strata_buffer_view_create(session, wrapping, 2,
+                                          STRATA_ELEMENT_TYPE_FLOAT_32, data, 0,
+                                          &view),
+                STRATA_STATUS_INVALID_ARGUMENT,
+                "shape 4294967296x4294967296 x 4 bytes overflows 64 bits",
+                "shape overflow");
+    CHECK(view == NULL);
+    strata_buffer_view_release(kept);
+    strata_session_release(session);
+  }
+  Ok(strata_device_set_memory_limit(device, 0), "default memory limit");
+  CHECK(strata_device_memory_limit(device) > 1024);
+  ExpectError(strata_device_set_memory_limit(NULL, 1),
+              STRATA_STATUS_INVALID_ARGUMENT, "device", "null device");
+  strata_device_release(device);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: c_api_test SIMPLE_MUL.smod\n");
@@ -245,6 +293,7 @@ int main(int argc, char **argv) {
     }
     strata_device_release(device);
   }
+  CheckSizesAndMemoryLimit(instance);
   CHECK(strata_status_code(NULL) == STRATA_STATUS_OK);
   CHECK(strcmp(strata_status_message(NULL), "") == 0);
   strata_instance_release(instance);

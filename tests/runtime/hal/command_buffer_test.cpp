@@ -214,6 +214,57 @@ TEST_F(CommandBufferTest, DispatchValidation) {
       << run.ToString();
 }
 
+TEST_F(CommandBufferTest, WorkgroupCountLimits) {
+  RefPtr<CommandBuffer> cb = Create();
+  RefPtr<Executable> executable = MakeRef<FakeExecutable>();
+  const uint32_t kMax = kMaxWorkgroupCountPerDimension;
+  EXPECT_TRUE(ValidateWorkgroupCount({kMax, 1, 1}).ok());
+  EXPECT_TRUE(ValidateWorkgroupCount({0, kMax, 0}).ok());
+  // 4096 x 4096 = 2^24 exactly.
+  EXPECT_TRUE(ValidateWorkgroupCount({4096, 4096, 1}).ok());
+
+  Status x = cb->Dispatch(executable.get(), 1, {kMax + 1, 1, 1}, {}, {});
+  EXPECT_EQ(x.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(x.message(), "dispatch of 'no_bindings': workgroup count "
+                         "65536x1x1 exceeds the limit of 65535 per dimension");
+  // The largest i32 in z, as a hostile program would pass it; a zero
+  // elsewhere does not make it acceptable.
+  Status z = cb->Dispatch(executable.get(), 1, {0, 1, 0x7FFFFFFF}, {}, {});
+  EXPECT_EQ(z.message(), "dispatch of 'no_bindings': workgroup count "
+                         "0x1x2147483647 exceeds the limit of 65535 per "
+                         "dimension");
+  Status total = cb->Dispatch(executable.get(), 1, {4096, 4096, 2}, {}, {});
+  EXPECT_EQ(total.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(total.message(),
+            "dispatch of 'no_bindings': workgroup count 4096x4096x2 "
+            "(33554432 workgroups) exceeds the limit of 16777216 workgroups "
+            "per dispatch");
+  // Nothing was recorded by the refused dispatches.
+  auto *deferred = static_cast<DeferredCommandBuffer *>(cb.get());
+  EXPECT_TRUE(deferred->commands().empty());
+}
+
+TEST_F(CommandBufferTest, RangesThatWrapAreOutOfRange) {
+  RefPtr<CommandBuffer> cb = Create();
+  RefPtr<Executable> executable = MakeRef<FakeExecutable>();
+  constexpr uint64_t kHuge = ~uint64_t{0} - 3; // offset + kHuge wraps to 4
+  EXPECT_EQ(cb->FillBuffer(buffer_.get(), 8, kHuge, 0, 1).code(),
+            StatusCode::kOutOfRange);
+  EXPECT_EQ(cb->CopyBuffer(buffer_.get(), 8, other_.get(), 0, kHuge).code(),
+            StatusCode::kOutOfRange);
+  EXPECT_EQ(cb->CopyBuffer(buffer_.get(), 0, other_.get(), kHuge, 8).code(),
+            StatusCode::kOutOfRange);
+  uint8_t bytes[8] = {};
+  EXPECT_EQ(cb->UpdateBuffer(bytes, other_.get(), kHuge).code(),
+            StatusCode::kOutOfRange);
+  BufferBinding wraps[] = {{buffer_.get(), 8, kHuge}, {other_.get()}};
+  Status binding = cb->Dispatch(executable.get(), 0, {1, 1, 1}, {}, wraps);
+  EXPECT_EQ(binding.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(binding.message().find("binding 0"), std::string_view::npos);
+  auto *deferred = static_cast<DeferredCommandBuffer *>(cb.get());
+  EXPECT_TRUE(deferred->commands().empty());
+}
+
 TEST_F(CommandBufferTest, CategoryValidation) {
   RefPtr<CommandBuffer> transfer_only =
       Create(STRATA_HAL_COMMAND_CATEGORY_TRANSFER);

@@ -39,6 +39,17 @@ enum {
 /* Queue affinity: -1 (all bits) means any queue. */
 #define STRATA_HAL_QUEUE_AFFINITY_ANY (-1LL)
 
+/* Workgroup grid limits of one dispatch, shared by every driver (command
+ * buffer validation) and the module verifier (constant counts passed to
+ * hal.command_buffer.dispatch). Per dimension: what GPU APIs guarantee
+ * (Vulkan's minimum maxComputeWorkGroupCount), so a program valid here stays
+ * valid on them. In total: bounds one dispatch's cost per workgroup (2^24
+ * near-empty native workgroups take about 0.2 s on one core, VMVX ones about
+ * 14 s) while leaving 2^18 times the compiler's largest static grid (64)
+ * for dynamic shapes. */
+#define STRATA_HAL_MAX_WORKGROUP_COUNT_PER_DIMENSION 65535u
+#define STRATA_HAL_MAX_WORKGROUPS_PER_DISPATCH (1u << 24)
+
 /* Timeout in milliseconds for hal.fence.await; -1 waits forever. */
 #define STRATA_HAL_WAIT_FOREVER (-1)
 

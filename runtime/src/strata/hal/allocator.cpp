@@ -1,8 +1,11 @@
 #include "strata/hal/allocator.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <unistd.h>
+
+#include "strata/base/checked_math.h"
 
 namespace strata::hal {
 
@@ -27,24 +30,26 @@ public:
         allocator_(std::move(allocator)) {}
   ~HeapBuffer() override {
     std::free(host_data());
-    allocator_->OnFree(byte_length());
+    allocator_->OnFree(byte_length(), /*counts_as_free=*/true);
   }
 
 private:
   RefPtr<HeapAllocator> allocator_;
 };
 
-namespace {
+Status Allocator::SetMemoryLimit(uint64_t bytes) {
+  return UnimplementedError("allocator '", name(),
+                            "' does not support a memory limit");
+}
 
-uint64_t PhysicalMemorySize() {
+uint64_t DefaultMemoryLimit() {
   long pages = sysconf(_SC_PHYS_PAGES);
   long page_size = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page_size <= 0)
     return uint64_t{1} << 40;
-  return uint64_t(pages) * uint64_t(page_size);
+  return CheckedMul(uint64_t(pages), uint64_t(page_size))
+      .value_or(~uint64_t{0});
 }
-
-} // namespace
 
 RefPtr<HeapAllocator> HeapAllocator::Create(std::string name,
                                             HeapAllocatorOptions options) {
@@ -54,36 +59,78 @@ RefPtr<HeapAllocator> HeapAllocator::Create(std::string name,
 
 HeapAllocator::HeapAllocator(std::string name, HeapAllocatorOptions options)
     : name_(std::move(name)),
-      max_allocation_size_(options.max_allocation_size
-                               ? options.max_allocation_size
-                               : PhysicalMemorySize()) {}
+      max_allocation_size_option_(options.max_allocation_size),
+      memory_limit_(options.memory_limit ? options.memory_limit
+                                         : DefaultMemoryLimit()) {}
+
+uint64_t HeapAllocator::memory_limit() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return memory_limit_;
+}
+
+Status HeapAllocator::SetMemoryLimit(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  memory_limit_ = bytes ? bytes : DefaultMemoryLimit();
+  return OkStatus();
+}
+
+uint64_t HeapAllocator::max_allocation_size() const {
+  uint64_t limit = memory_limit();
+  return max_allocation_size_option_
+             ? std::min(max_allocation_size_option_, limit)
+             : limit;
+}
+
+Status HeapAllocator::Reserve(uint64_t byte_length) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  uint64_t single_limit =
+      max_allocation_size_option_
+          ? std::min(max_allocation_size_option_, memory_limit_)
+          : memory_limit_;
+  if (byte_length > single_limit)
+    return ResourceExhaustedError("allocation of ", byte_length,
+                                  " bytes exceeds the limit of allocator '",
+                                  name_, "' (", single_limit, " bytes)");
+  uint64_t live = statistics_.bytes_live;
+  if (live > memory_limit_ || byte_length > memory_limit_ - live)
+    return ResourceExhaustedError(
+        "allocation of ", byte_length, " bytes would bring allocator '", name_,
+        "' to ", CheckedAdd(live, byte_length).value_or(~uint64_t{0}),
+        " live bytes, over its memory limit of ", memory_limit_, " bytes (",
+        live, " bytes already live)");
+  statistics_.bytes_live += byte_length;
+  return OkStatus();
+}
 
 Result<RefPtr<Buffer>>
 HeapAllocator::AllocateBuffer(MemoryTypeBitfield memory_type,
                               BufferUsageBitfield usage, uint64_t byte_length) {
-  if (byte_length > max_allocation_size_ ||
-      byte_length > ~uint64_t{0} - kAlignment)
-    return ResourceExhaustedError("allocation of ", byte_length,
-                                  " bytes exceeds the limit of allocator '",
-                                  name_, "' (", max_allocation_size_,
-                                  " bytes)");
   // aligned_alloc needs a size that is a multiple of the alignment; a zero
   // request still gets a real block so host_data() is never null.
-  uint64_t padded = (byte_length + kAlignment - 1) / kAlignment * kAlignment;
-  if (padded == 0)
-    padded = kAlignment;
-  void *data = std::aligned_alloc(kAlignment, size_t(padded));
-  if (!data)
-    return ResourceExhaustedError("out of host memory allocating ", byte_length,
-                                  " bytes in allocator '", name_, "'");
+  std::optional<uint64_t> padded = CheckedAdd(byte_length, kAlignment - 1);
+  std::optional<size_t> size =
+      padded ? CheckedCast<size_t>(*padded / kAlignment * kAlignment)
+             : std::nullopt;
+  if (!size)
+    return ResourceExhaustedError("allocation of ", byte_length,
+                                  " bytes in allocator '", name_,
+                                  "' exceeds the address space");
+  STRATA_RETURN_IF_ERROR(Reserve(byte_length));
+  void *data = std::aligned_alloc(kAlignment, *size ? *size : kAlignment);
+  if (!data) {
+    OnFree(byte_length, /*counts_as_free=*/false);
+    return ResourceExhaustedError("the system refused ", byte_length,
+                                  " bytes to allocator '", name_,
+                                  "' (out of host memory; its memory limit is ",
+                                  memory_limit(), " bytes)");
+  }
   // Host memory is always visible to and coherent with the host.
   memory_type |= STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE |
                  STRATA_HAL_MEMORY_TYPE_HOST_COHERENT;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    statistics_.bytes_live += byte_length;
-    if (statistics_.bytes_live > statistics_.bytes_peak)
-      statistics_.bytes_peak = statistics_.bytes_live;
+    statistics_.bytes_peak =
+        std::max(statistics_.bytes_peak, statistics_.bytes_live);
     ++statistics_.allocation_count;
   }
   return RefPtr<Buffer>::Adopt(
@@ -96,10 +143,40 @@ AllocatorStatistics HeapAllocator::statistics() const {
   return statistics_;
 }
 
-void HeapAllocator::OnFree(uint64_t byte_length) {
+void HeapAllocator::OnFree(uint64_t byte_length, bool counts_as_free) {
   std::lock_guard<std::mutex> lock(mutex_);
   statistics_.bytes_live -= byte_length;
-  ++statistics_.free_count;
+  if (counts_as_free)
+    ++statistics_.free_count;
 }
 
 } // namespace strata::hal
+
+// Under a sanitizer, memory the system refuses must come back as null (and
+// so as RESOURCE_EXHAUSTED above) as it does without one, instead of the
+// sanitizer's allocator aborting the process. Options in the environment
+// (ASAN_OPTIONS, TSAN_OPTIONS) still take precedence.
+#if defined(__SANITIZE_ADDRESS__)
+#define STRATA_HAL_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STRATA_HAL_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define STRATA_HAL_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define STRATA_HAL_UNDER_TSAN 1
+#endif
+#endif
+#ifdef STRATA_HAL_UNDER_ASAN
+extern "C" const char *__asan_default_options() {
+  return "allocator_may_return_null=1";
+}
+#endif
+#ifdef STRATA_HAL_UNDER_TSAN
+extern "C" const char *__tsan_default_options() {
+  return "allocator_may_return_null=1";
+}
+#endif

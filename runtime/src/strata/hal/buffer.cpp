@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "strata/base/checked_math.h"
+
 namespace strata::hal {
 namespace {
 
@@ -83,7 +85,7 @@ Result<uint64_t> ResolveByteRange(uint64_t range_length, uint64_t offset,
                            " bytes");
   if (length == kWholeBuffer)
     return range_length - offset;
-  if (length > range_length - offset)
+  if (!RangeInBounds(offset, length, range_length))
     return OutOfRangeError(what, ": range [", offset, ", ", offset, " + ",
                            length, ") exceeds a buffer of ", range_length,
                            " bytes");

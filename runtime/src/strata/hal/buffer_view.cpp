@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "strata/base/checked_math.h"
+
 namespace strata::hal {
 
 Result<uint64_t> BufferView::ComputeByteLength(std::span<const int64_t> shape,
@@ -9,19 +11,7 @@ Result<uint64_t> BufferView::ComputeByteLength(std::span<const int64_t> shape,
   if (!IsKnownElementType(element_type))
     return InvalidArgumentError("unsupported element type ",
                                 ElementTypeName(element_type));
-  uint64_t length = ElementTypeByteSize(element_type);
-  for (int64_t dim : shape) {
-    if (dim < 0)
-      return InvalidArgumentError(
-          "negative dimension ", dim, " in shape ",
-          FormatShapeAndElementType(shape, element_type));
-    if (dim != 0 && length > ~uint64_t{0} / uint64_t(dim))
-      return InvalidArgumentError(
-          "byte size of shape ", FormatShapeAndElementType(shape, element_type),
-          " overflows");
-    length *= uint64_t(dim);
-  }
-  return length;
+  return CheckedShapeByteSize(shape, ElementTypeByteSize(element_type));
 }
 
 Result<RefPtr<BufferView>> BufferView::Create(RefPtr<Buffer> buffer,
@@ -65,6 +55,9 @@ BufferView::Allocate(Allocator &allocator, std::span<const int64_t> shape,
                      ElementType element_type, MemoryTypeBitfield memory_type,
                      BufferUsageBitfield usage,
                      std::span<const uint8_t> initial_data) {
+  if (shape.size() > kMaxRank)
+    return InvalidArgumentError("rank ", shape.size(),
+                                " exceeds the maximum of ", kMaxRank);
   STRATA_ASSIGN_OR_RETURN(uint64_t byte_length,
                           ComputeByteLength(shape, element_type));
   if (!initial_data.empty() && initial_data.size() != byte_length)
@@ -89,6 +82,8 @@ BufferView::BufferView(RefPtr<Buffer> buffer, std::span<const int64_t> shape,
 }
 
 uint64_t BufferView::element_count() const {
+  // Fits 64 bits: Create checked the byte size (a zero dimension makes the
+  // product 0 even if the others wrapped).
   uint64_t count = 1;
   for (size_t i = 0; i < rank_; ++i)
     count *= uint64_t(shape_[i]);

@@ -12,6 +12,25 @@ const char *CategoryName(CommandCategoryBitfield category) {
 
 } // namespace
 
+Status ValidateWorkgroupCount(WorkgroupCount count) {
+  for (uint32_t dimension : {count.x, count.y, count.z}) {
+    if (dimension > kMaxWorkgroupCountPerDimension)
+      return InvalidArgumentError("workgroup count ", count.x, "x", count.y,
+                                  "x", count.z, " exceeds the limit of ",
+                                  kMaxWorkgroupCountPerDimension,
+                                  " per dimension");
+  }
+  static_assert(kMaxWorkgroupCountPerDimension < (1u << 21),
+                "the product of three checked counts must fit 64 bits");
+  uint64_t total = uint64_t(count.x) * count.y * count.z;
+  if (total > kMaxWorkgroupsPerDispatch)
+    return InvalidArgumentError(
+        "workgroup count ", count.x, "x", count.y, "x", count.z, " (", total,
+        " workgroups) exceeds the limit of ", kMaxWorkgroupsPerDispatch,
+        " workgroups per dispatch");
+  return OkStatus();
+}
+
 Status ValidateCommandBufferCreation(CommandBufferModeBitfield mode,
                                      CommandCategoryBitfield categories) {
   constexpr CommandCategoryBitfield kAllCategories =
@@ -121,6 +140,8 @@ Status CommandBuffer::Dispatch(Executable *executable, uint32_t export_ordinal,
                                 executable->name(), "' has ",
                                 executable->export_count(), " exports");
   std::string_view export_name = executable->export_name(export_ordinal);
+  if (Status status = ValidateWorkgroupCount(workgroup_count); !status.ok())
+    return status.Annotate(StrCat("dispatch of '", export_name, "'"));
   uint32_t expected_bindings = executable->export_binding_count(export_ordinal);
   if (bindings.size() != expected_bindings)
     return InvalidArgumentError("dispatch of '", export_name, "': expects ",

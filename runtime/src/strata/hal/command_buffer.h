@@ -44,6 +44,18 @@ struct WorkgroupCount {
   uint32_t z = 1;
 };
 
+// The grid limits of one dispatch (abi_enums.h): each count at most
+// kMaxWorkgroupCountPerDimension, their product at most
+// kMaxWorkgroupsPerDispatch.
+inline constexpr uint32_t kMaxWorkgroupCountPerDimension =
+    STRATA_HAL_MAX_WORKGROUP_COUNT_PER_DIMENSION;
+inline constexpr uint64_t kMaxWorkgroupsPerDispatch =
+    STRATA_HAL_MAX_WORKGROUPS_PER_DISPATCH;
+
+// INVALID_ARGUMENT naming the counts and the limit they pass:
+//   "workgroup count 100000x1x1 exceeds the limit of 65535 per dimension"
+Status ValidateWorkgroupCount(WorkgroupCount count);
+
 class CommandBuffer : public RefObject {
 public:
   static const RefTypeDescriptor kRefType;
@@ -73,7 +85,8 @@ public:
 
   // Runs export `export_ordinal` over a grid of workgroups. `bindings` must
   // have exactly the export's binding count; `constants` are the push
-  // constants every workgroup sees. A zero count in any dimension makes the
+  // constants every workgroup sees. The counts must pass
+  // ValidateWorkgroupCount; a zero count in any dimension makes the
   // dispatch a no-op.
   Status Dispatch(Executable *executable, uint32_t export_ordinal,
                   WorkgroupCount workgroup_count,

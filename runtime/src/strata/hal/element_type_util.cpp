@@ -118,6 +118,9 @@ Result<ShapeAndElementType> ParseShapeAndElementType(std::string_view text) {
     int64_t dim = 0;
     auto [end, error] = std::from_chars(dim_text.data(),
                                         dim_text.data() + dim_text.size(), dim);
+    if (error == std::errc::result_out_of_range)
+      return InvalidArgumentError("dimension ", dim_text, " in '", text,
+                                  "' does not fit 64 bits");
     if (error != std::errc() || end != dim_text.data() + dim_text.size())
       return InvalidArgumentError("invalid dimension '", dim_text, "' in '",
                                   text, "'");

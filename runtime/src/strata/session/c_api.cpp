@@ -104,6 +104,24 @@ strata_status_t strata_device_create(strata_instance_t *instance,
 
 void strata_device_release(strata_device_t *device) { delete device; }
 
+strata_status_t strata_device_set_memory_limit(strata_device_t *device,
+                                               uint64_t bytes) {
+  if (!device)
+    return NullArgument("device");
+  RefPtr<hal::Allocator> allocator = device->device->allocator();
+  if (!allocator)
+    return ToC(FailedPreconditionError("device '", device->device->id(),
+                                       "' has no allocator to limit"));
+  return ToC(allocator->SetMemoryLimit(bytes));
+}
+
+uint64_t strata_device_memory_limit(const strata_device_t *device) {
+  if (!device)
+    return 0;
+  RefPtr<hal::Allocator> allocator = device->device->allocator();
+  return allocator ? allocator->memory_limit() : 0;
+}
+
 strata_status_t strata_session_create(strata_instance_t *instance,
                                       strata_device_t *device,
                                       strata_session_t **out_session) {

@@ -21,6 +21,14 @@ Result<RefPtr<Session>> Session::Create(RefPtr<Instance> instance,
                                         SessionOptions options) {
   if (!instance || !device)
     return InvalidArgumentError("a session needs an instance and a device");
+  if (options.device_memory_limit) {
+    RefPtr<hal::Allocator> allocator = device->allocator();
+    if (!allocator)
+      return FailedPreconditionError("device '", device->id(),
+                                     "' has no allocator to limit");
+    STRATA_RETURN_IF_ERROR(
+        allocator->SetMemoryLimit(options.device_memory_limit));
+  }
   RefPtr<vm::Context> context =
       vm::Context::Create(instance->vm_instance(), options.context_options);
   auto session = RefPtr<Session>::Adopt(

@@ -34,6 +34,12 @@ struct SessionOptions {
   // Adds the `hal` module over the session's device (compiled programs
   // import it).
   bool add_hal_module = true;
+  // Non-zero: sets the memory limit of the device's allocator, the most
+  // bytes live in it at once (hal::Allocator::SetMemoryLimit); requests
+  // past it are RESOURCE_EXHAUSTED. The allocator belongs to the device, so
+  // the limit holds for every session on it. 0 leaves it as it is (by
+  // default the machine's physical memory).
+  uint64_t device_memory_limit = 0;
 };
 
 class Session final : public RefObject {

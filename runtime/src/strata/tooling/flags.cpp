@@ -1,6 +1,9 @@
 #include "strata/tooling/flags.h"
 
 #include <charconv>
+#include <optional>
+
+#include "strata/base/checked_math.h"
 
 namespace strata::tooling {
 
@@ -22,6 +25,60 @@ void FlagParser::AddDouble(std::string name, double *value, std::string help) {
 }
 void FlagParser::AddBool(std::string name, bool *value, std::string help) {
   flags_.push_back({std::move(name), Kind::kBool, value, std::move(help)});
+}
+
+void FlagParser::AddByteSize(std::string name, uint64_t *value,
+                             std::string help) {
+  flags_.push_back({std::move(name), Kind::kByteSize, value, std::move(help)});
+}
+
+Result<uint64_t> ParseByteSize(std::string_view text) {
+  uint64_t count = 0;
+  auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), count);
+  std::string_view unit(end, text.data() + text.size() - end);
+  auto invalid = [&]() {
+    return InvalidArgumentError("'", text,
+                                "' is not a byte count (a number with an "
+                                "optional unit K, M, G or T, e.g. 512M)");
+  };
+  if (end == text.data())
+    return invalid();
+  if (ec == std::errc::result_out_of_range)
+    return InvalidArgumentError("byte count '", text, "' does not fit 64 bits");
+  int shift = 0;
+  if (!unit.empty()) {
+    switch (unit[0]) {
+    case 'K':
+    case 'k':
+      shift = 10;
+      break;
+    case 'M':
+    case 'm':
+      shift = 20;
+      break;
+    case 'G':
+    case 'g':
+      shift = 30;
+      break;
+    case 'T':
+    case 't':
+      shift = 40;
+      break;
+    default:
+      break;
+    }
+    if (shift)
+      unit.remove_prefix(1);
+    if (unit == "iB" || unit == "B")
+      unit = {};
+    if (!unit.empty())
+      return invalid();
+  }
+  std::optional<uint64_t> bytes = CheckedMul(count, uint64_t(1) << shift);
+  if (!bytes)
+    return InvalidArgumentError("byte count '", text, "' does not fit 64 bits");
+  return *bytes;
 }
 
 Status FlagParser::Set(const Flag &flag, const std::string &value) {
@@ -50,6 +107,13 @@ Status FlagParser::Set(const Flag &flag, const std::string &value) {
       return InvalidArgumentError("--", flag.name, " expects a number, got '",
                                   value, "'");
     *static_cast<double *>(flag.target) = parsed;
+    return OkStatus();
+  }
+  case Kind::kByteSize: {
+    Result<uint64_t> bytes = ParseByteSize(value);
+    if (!bytes.ok())
+      return bytes.status().Annotate(StrCat("--", flag.name));
+    *static_cast<uint64_t *>(flag.target) = *bytes;
     return OkStatus();
   }
   case Kind::kBool:

@@ -6,11 +6,17 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strata/base/status.h"
 
 namespace strata::tooling {
+
+// A byte count with an optional binary unit: "1048576", "64K", "512M",
+// "2G", "1T" (also "2GiB", "2GB"; every unit is a power of 1024).
+// INVALID_ARGUMENT for anything else or counts past 2^64 - 1.
+Result<uint64_t> ParseByteSize(std::string_view text);
 
 class FlagParser {
 public:
@@ -24,6 +30,8 @@ public:
   void AddInt(std::string name, int64_t *value, std::string help);
   void AddDouble(std::string name, double *value, std::string help);
   void AddBool(std::string name, bool *value, std::string help);
+  // A byte count in ParseByteSize's form.
+  void AddByteSize(std::string name, uint64_t *value, std::string help);
 
   // Parses argv[1..]; non-flag arguments go to `positional`.
   Status Parse(int argc, char **argv, std::vector<std::string> *positional);
@@ -31,7 +39,7 @@ public:
   std::string Help() const;
 
 private:
-  enum class Kind { kString, kStringList, kInt, kDouble, kBool };
+  enum class Kind { kString, kStringList, kInt, kDouble, kBool, kByteSize };
   struct Flag {
     std::string name;
     Kind kind;

@@ -2,8 +2,9 @@
 
 #include <cstring>
 #include <fstream>
-#include <limits>
+#include <optional>
 
+#include "strata/base/checked_math.h"
 #include "strata/base/file_contents.h"
 #include "strata/hal/abi_enums.h"
 #include "strata/hal/element_type_util.h"
@@ -73,10 +74,12 @@ Result<std::vector<int64_t>> ParseShape(std::string_view header) {
     while (i < body.size() && body[i] >= '0' && body[i] <= '9') {
       // Any int64 dimension (the tensor may be empty); larger ones
       // overflow.
-      int digit = body[i] - '0';
-      if (dim > (std::numeric_limits<int64_t>::max() - digit) / 10)
+      std::optional<int64_t> tens = CheckedMul<int64_t>(dim, 10);
+      std::optional<int64_t> next =
+          tens ? CheckedAdd<int64_t>(*tens, body[i] - '0') : std::nullopt;
+      if (!next)
         return InvalidArgumentError("npy shape dimension is too large");
-      dim = dim * 10 + digit;
+      dim = *next;
       ++i;
       ++digits;
     }

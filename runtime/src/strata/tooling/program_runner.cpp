@@ -30,9 +30,11 @@ Result<Program> LoadProgram(const ProgramOptions &options) {
   if (!device.ok())
     return device.status().Annotate(StrCat("device '", uri, "'"));
   program.device = std::move(*device);
-  STRATA_ASSIGN_OR_RETURN(
-      program.session,
-      session::Session::Create(program.instance, program.device, {}));
+  session::SessionOptions session_options;
+  session_options.device_memory_limit = options.device_memory_limit;
+  STRATA_ASSIGN_OR_RETURN(program.session, session::Session::Create(
+                                               program.instance, program.device,
+                                               std::move(session_options)));
   for (const std::string &module : options.modules) {
     if (module == "-")
       STRATA_RETURN_IF_ERROR(program.session->AppendBytecodeModuleFromStdin());
@@ -68,6 +70,11 @@ void AddProgramFlags(FlagParser &flags, ProgramOptions &options) {
   flags.AddStringList("input", &options.inputs,
                       "argument: SHAPExTYPE=VALUES (2x2xf32=1 2 3 4) or "
                       "@file.npy (repeatable, in order)");
+  flags.AddByteSize("device-memory-limit", &options.device_memory_limit,
+                    "most bytes live in the device's allocator at once "
+                    "(inputs, results, the program's buffers), e.g. 512M or "
+                    "2G (default: physical memory); past it calls fail with "
+                    "RESOURCE_EXHAUSTED");
 }
 
 Result<std::string> FormatValue(const vm::Value &value) {

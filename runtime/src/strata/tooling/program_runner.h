@@ -25,6 +25,10 @@ struct ProgramOptions {
   int64_t workers = -1;
   // Tensor arguments in tensor_text.h form ("2x2xf32=1 2 3 4", "@in.npy").
   std::vector<std::string> inputs;
+  // Most bytes live in the device's allocator at once (inputs, results and
+  // the program's buffers); 0 = the default, the machine's physical memory.
+  // SessionOptions::device_memory_limit.
+  uint64_t device_memory_limit = 0;
 };
 
 struct Program {
@@ -38,7 +42,8 @@ struct Program {
 Result<Program> LoadProgram(const ProgramOptions &options);
 
 // Registers the flags that fill `options` (--module, --function, --device,
-// --loader, --workers, --input) for the tools that run a program.
+// --loader, --workers, --input, --device-memory-limit) for the tools that
+// run a program.
 void AddProgramFlags(FlagParser &flags, ProgramOptions &options);
 
 // `options.device` with the loader and worker options appended as URI

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "strata/base/checked_math.h"
 #include "strata/hal/abi_enums.h"
 #include "strata/hal/element_type_util.h"
 #include "strata/tooling/half_float.h"
@@ -137,9 +138,7 @@ Result<RefPtr<hal::BufferView>> ParseTensorText(std::string_view text,
   STRATA_ASSIGN_OR_RETURN(
       uint64_t byte_length,
       hal::BufferView::ComputeByteLength(type.shape, type.element_type));
-  uint64_t count = 1;
-  for (int64_t dim : type.shape)
-    count *= uint64_t(dim);
+  STRATA_ASSIGN_OR_RETURN(uint64_t count, CheckedElementCount(type.shape));
   std::vector<std::string_view> tokens = SplitValues(text.substr(equals + 1));
   if (tokens.size() != count && tokens.size() != 1)
     return InvalidArgumentError("tensor '", text.substr(0, equals), "' has ",

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "strata/base/checked_math.h"
+
 namespace strata::vm {
 
 const RefTypeDescriptor ByteBuffer::kRefType = {"vm.buffer"};
@@ -69,7 +71,7 @@ Result<std::span<uint8_t>> ByteBuffer::MutableData() {
 }
 
 Status ByteBuffer::CheckRange(uint64_t offset, uint64_t length) const {
-  if (offset > length_ || length > length_ - offset)
+  if (!RangeInBounds(offset, length, length_))
     return OutOfRangeError("range [", offset, ", ", offset, " + ", length,
                            ") is outside the vm.buffer of ", length_, " bytes");
   return OkStatus();

@@ -12,6 +12,7 @@
 #include "strata/vm/bytecode_interpreter.h"
 #include "strata/vm/bytecode_module_state.h"
 #include "strata/vm/bytecode_verifier.h"
+#include "strata/vm/call_contract.h"
 
 namespace strata::vm {
 namespace {
@@ -292,6 +293,15 @@ Status BytecodeModule::ResolveImport(ModuleState *state,
 }
 
 Status BytecodeModule::Initialize(Stack &stack, ModuleState *state) {
+  // The imports are resolved now, so the calls can be checked against what
+  // their callees promise (call_contract.h) before anything runs.
+  auto *bytecode_state = static_cast<BytecodeModuleState *>(state);
+  std::vector<const CallContract *> contracts(imports_.size());
+  for (size_t i = 0; i < imports_.size(); ++i)
+    if (const Function &target = bytecode_state->imports[i])
+      contracts[i] = target.info().contract;
+  STRATA_RETURN_IF_ERROR(
+      VerifyCallContracts(bytecode_, functions_, imports_, contracts));
   std::optional<uint32_t> initializer = FindFunction(kInitializerFunctionName);
   if (!initializer)
     return OkStatus();

@@ -60,6 +60,8 @@ struct TensorTypeInfo {
 // "type_0x..." when unknown.
 std::string ElementTypeName(uint32_t element_type);
 
+struct CallContract;
+
 struct ModuleExport {
   std::string name;
   Signature signature;
@@ -68,6 +70,9 @@ struct ModuleExport {
   std::vector<TensorTypeInfo> argument_types;
   std::vector<TensorTypeInfo> result_types;
   std::vector<std::pair<std::string, std::string>> attributes;
+  // What the verifier may check about calls of this export (call_contract.h);
+  // null for none. Static data of the module that provides it.
+  const CallContract *contract = nullptr;
 
   // "(4xf32, 4xf32) -> (4xf32)"; empty without reflection.
   std::string FormatTensorTypes() const;

@@ -40,9 +40,14 @@ Status NativeModule::InitializeTables() {
     if (!signature.ok())
       return signature.status().Annotate(
           StrCat("native function '", name(), ".", export_name, "'"));
+    if (def.contract)
+      STRATA_RETURN_IF_ERROR(CheckCallContract(*def.contract, *signature)
+                                 .Annotate(StrCat("native function '", name(),
+                                                  ".", export_name, "'")));
     ModuleExport module_export;
     module_export.name = std::string(export_name);
     module_export.signature = std::move(signature).value();
+    module_export.contract = def.contract;
     exports_.push_back(std::move(module_export));
   }
   for (const NativeImportDef &def : descriptor_.imports) {

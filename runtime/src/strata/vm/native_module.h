@@ -62,6 +62,7 @@
 #include <span>
 #include <vector>
 
+#include "strata/vm/call_contract.h"
 #include "strata/vm/module.h"
 
 namespace strata::vm {
@@ -76,6 +77,9 @@ struct NativeFunctionDef {
   const char *name;
   const char *calling_convention;
   NativeFunction function;
+  // What the verifier may check about calls of this function (may be null;
+  // must outlive the module, like the table).
+  const CallContract *contract = nullptr;
 };
 
 struct NativeImportDef {

@@ -107,6 +107,20 @@ LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
   if (options.target != "cpu" && options.target != "vmvx")
     return module.emitError("unknown target '")
            << options.target << "' (supported: cpu, vmvx)";
+  // A program that is already a vm.module (hand-written VM code, e.g. the
+  // runtime's hostile-module tests) is serialized as it is: the phases
+  // lower tensor programs and would replace it.
+  if (llvm::hasSingleElement(module.getBody()->getOperations()) &&
+      isa<vm::ModuleOp>(module.getBody()->front())) {
+    if (!dumpAfter.empty()) {
+      module->print(dumpStream, OpPrintingFlags().elideLargeElementsAttrs(64));
+      dumpStream << "\n";
+    }
+    if (!output || (!dumpAfter.empty() && stopAfterDump))
+      return success();
+    return writeModuleFile(cast<vm::ModuleOp>(module.getBody()->front()),
+                           *output);
+  }
   for (StringRef phase : kPhaseNames) {
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
     if (failed(buildPhasePipeline(pm, phase, options,

@@ -9,8 +9,10 @@
 #include <string_view>
 #include <utility>
 
+#include "strata/base/checked_math.h"
 #include "strata/hal/api.h"
 #include "strata/vm/byte_buffer.h"
+#include "strata/vm/call_contract.h"
 #include "strata/vm/native_module.h"
 #include "strata/vm/value.h"
 #include "strata/vm/wait_source.h"
@@ -257,9 +259,11 @@ Status AllocatorAllocate(Call &call) {
   auto memory_type = static_cast<hal::MemoryTypeBitfield>(call.I32());
   auto usage = static_cast<hal::BufferUsageBitfield>(call.I32());
   STRATA_ASSIGN_OR_RETURN(uint64_t size, call.ByteOffset("allocation size"));
-  STRATA_ASSIGN_OR_RETURN(RefPtr<hal::Buffer> buffer,
-                          allocator->AllocateBuffer(memory_type, usage, size));
-  call.ReturnRef(0, std::move(buffer));
+  Result<RefPtr<hal::Buffer>> buffer =
+      allocator->AllocateBuffer(memory_type, usage, size);
+  if (!buffer.ok())
+    return buffer.status().Annotate(call.function());
+  call.ReturnRef(0, std::move(buffer).value());
   return OkStatus();
 }
 
@@ -273,9 +277,9 @@ Status AllocatorImport(Call &call) {
   STRATA_ASSIGN_OR_RETURN(uint64_t offset, call.ByteOffset("source offset"));
   STRATA_ASSIGN_OR_RETURN(uint64_t length, call.ByteOffset("source length"));
   std::span<const uint8_t> bytes = source->data();
-  if (offset > bytes.size() || length > bytes.size() - offset)
-    return OutOfRangeError("hal.allocator.import: range [", offset, ", ",
-                           offset + length, ") is outside the ", bytes.size(),
+  if (!RangeInBounds(offset, length, bytes.size()))
+    return OutOfRangeError(call.function(), ": ", length, " bytes at offset ",
+                           offset, " are outside the ", bytes.size(),
                            "-byte source");
   // The buffer borrows the bytes and holds a reference to their owner.
   RefPtr<vm::ByteBuffer> owner = RefPtr<vm::ByteBuffer>::Retain(source);
@@ -448,8 +452,9 @@ Status CommandBufferFillBuffer(Call &call) {
   auto pattern = static_cast<uint32_t>(call.I32());
   STRATA_ASSIGN_OR_RETURN(uint32_t pattern_length,
                           call.NonNegativeI32("pattern length"));
-  return command_buffer->FillBuffer(target, offset, length, pattern,
-                                    pattern_length);
+  return command_buffer
+      ->FillBuffer(target, offset, length, pattern, pattern_length)
+      .Annotate(call.function());
 }
 
 Status CommandBufferCopyBuffer(Call &call) {
@@ -464,8 +469,9 @@ Status CommandBufferCopyBuffer(Call &call) {
   STRATA_ASSIGN_OR_RETURN(uint64_t target_offset,
                           call.ByteOffset("target offset"));
   STRATA_ASSIGN_OR_RETURN(uint64_t length, call.ByteLength("length"));
-  return command_buffer->CopyBuffer(source, source_offset, target,
-                                    target_offset, length);
+  return command_buffer
+      ->CopyBuffer(source, source_offset, target, target_offset, length)
+      .Annotate(call.function());
 }
 
 Status CommandBufferDispatch(Call &call) {
@@ -500,8 +506,10 @@ Status CommandBufferDispatch(Call &call) {
     STRATA_ASSIGN_OR_RETURN(binding.length,
                             call.ByteLength(Role("binding ", i, " length")));
   }
-  return command_buffer->Dispatch(executable, export_ordinal, workgroup_count,
-                                  constants, bindings);
+  return command_buffer
+      ->Dispatch(executable, export_ordinal, workgroup_count, constants,
+                 bindings)
+      .Annotate(call.function());
 }
 
 //===----------------------------------------------------------------------===//
@@ -678,9 +686,49 @@ Status FenceAwait(Call &call) {
 #include "strata/modules/hal/hal_imports.def"
 #undef STRATA_HAL_IMPORT
 
+// The contract of each function for the module verifier, from
+// hal_import_contracts.def (empty for functions without a row).
+constexpr vm::CallContract ContractOf(std::string_view identifier) {
+  vm::CallContract contract;
+#define STRATA_HAL_BOUNDED_COUNTS(function, first, count, max_each,            \
+                                  max_product, name, each_unit, product_unit)  \
+  if (identifier == #function)                                                 \
+    contract.bounded_counts = {first, count,     max_each,    max_product,     \
+                               name,  each_unit, product_unit};
+#define STRATA_HAL_CREATES_WAITABLE(function, result)                          \
+  if (identifier == #function)                                                 \
+    contract.creates_waitable_result = result;
+#define STRATA_HAL_AWAITS(function, argument)                                  \
+  if (identifier == #function)                                                 \
+    contract.awaits_argument = argument;
+#include "strata/modules/hal/hal_import_contracts.def"
+#undef STRATA_HAL_BOUNDED_COUNTS
+#undef STRATA_HAL_CREATES_WAITABLE
+#undef STRATA_HAL_AWAITS
+  return contract;
+}
+
+// Every row must name a function of hal_imports.def (a typo would silently
+// drop the check otherwise).
+#define STRATA_HAL_BOUNDED_COUNTS(function, ...)                               \
+  static_assert(sizeof(&function) != 0);
+#define STRATA_HAL_CREATES_WAITABLE(function, ...)                             \
+  static_assert(sizeof(&function) != 0);
+#define STRATA_HAL_AWAITS(function, ...) static_assert(sizeof(&function) != 0);
+#include "strata/modules/hal/hal_import_contracts.def"
+#undef STRATA_HAL_BOUNDED_COUNTS
+#undef STRATA_HAL_CREATES_WAITABLE
+#undef STRATA_HAL_AWAITS
+
+#define STRATA_HAL_IMPORT(identifier, full_name, calling_convention)           \
+  constexpr vm::CallContract identifier##Contract = ContractOf(#identifier);
+#include "strata/modules/hal/hal_imports.def"
+#undef STRATA_HAL_IMPORT
+
 const vm::NativeFunctionDef kFunctions[] = {
 #define STRATA_HAL_IMPORT(identifier, full_name, calling_convention)           \
-  {full_name, calling_convention, identifier##Entry},
+  {full_name, calling_convention, identifier##Entry,                           \
+   identifier##Contract.empty() ? nullptr : &identifier##Contract},
 #include "strata/modules/hal/hal_imports.def"
 #undef STRATA_HAL_IMPORT
 };

@@ -11,7 +11,14 @@
 //    fence of queue.execute, the constants of executable.create and the
 //    fences of fence.await may be null (a null fence counts as reached).
 //  * i64 offsets and lengths must be >= 0; a length of -1 means "to the end
-//    of the buffer" (hal::kWholeBuffer).
+//    of the buffer" (hal::kWholeBuffer). Ranges whose end passes 2^64 and
+//    shapes whose byte size does are errors naming the function, never
+//    wrapped; allocations past the device allocator's memory limit are
+//    RESOURCE_EXHAUSTED with the byte count and the limit.
+//  * Calls of command_buffer.dispatch with constant workgroup counts past
+//    the HAL limits, and fence.await on a fence from fence.create that
+//    nothing can signal, are refused when the calling module is registered
+//    (hal_import_contracts.def).
 //  * hal.buffer_view.assert errors start with the program's message, e.g.
 //    "argument 0 of @simple_mul: expected 4xf32, got 3xf32".
 //  * hal.fence.await returns 0 once every fence is reached and
