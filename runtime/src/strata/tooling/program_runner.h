@@ -25,6 +25,9 @@ struct ProgramOptions {
   int64_t workers = -1;
   // Tensor arguments in tensor_text.h form ("2x2xf32=1 2 3 4", "@in.npy").
   std::vector<std::string> inputs;
+  // Bounds each module's __init at load and each call (session default
+  // timeout): past it they fail with DEADLINE_EXCEEDED. 0 = no limit.
+  double timeout_seconds = 0;
 };
 
 struct Program {
@@ -38,7 +41,7 @@ struct Program {
 Result<Program> LoadProgram(const ProgramOptions &options);
 
 // Registers the flags that fill `options` (--module, --function, --device,
-// --loader, --workers, --input) for the tools that run a program.
+// --loader, --workers, --input, --timeout) for the tools that run a program.
 void AddProgramFlags(FlagParser &flags, ProgramOptions &options);
 
 // `options.device` with the loader and worker options appended as URI

@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <bit>
 
+#include "strata/base/abort_signal.h"
+
 namespace strata::hal {
 
 struct TaskGridRunner::Grid {
   const LocalExecutable *executable;
   uint32_t export_ordinal;
   const strata_hal_executable_dispatch_state_v0_t *dispatch;
+  // The submitting thread's; kept alive by it until RunGrid returns.
+  AbortSignal *abort_signal;
   uint64_t total;
   uint64_t chunk;
   std::atomic<uint64_t> next{0};
@@ -50,6 +54,8 @@ void TaskGridRunner::Work(Grid &grid, uint32_t processor_id) {
   const uint64_t count_xy = count_x * dispatch.workgroup_count_y;
   strata_hal_executable_workgroup_state_v0_t workgroup = {};
   workgroup.processor_id = processor_id;
+  ScopedAbortSignal current_signal(grid.abort_signal);
+  AbortPoller abort_poller(grid.abort_signal);
   while (!grid.failed.load(std::memory_order_relaxed)) {
     uint64_t begin = grid.next.fetch_add(grid.chunk, std::memory_order_relaxed);
     if (begin >= grid.total)
@@ -59,14 +65,20 @@ void TaskGridRunner::Work(Grid &grid, uint32_t processor_id) {
       workgroup.workgroup_id_x = uint32_t(index % count_x);
       workgroup.workgroup_id_y = uint32_t((index % count_xy) / count_x);
       workgroup.workgroup_id_z = uint32_t(index / count_xy);
-      Status status = grid.executable->IssueWorkgroup(grid.export_ordinal,
-                                                      dispatch, workgroup);
+      Status status = abort_poller.Poll();
+      if (status.ok())
+        status = grid.executable->IssueWorkgroup(grid.export_ordinal, dispatch,
+                                                 workgroup);
       if (!status.ok()) {
         std::lock_guard<std::mutex> lock(grid.status_mutex);
         if (!grid.failed.exchange(true))
           grid.status = std::move(status);
         return;
       }
+      // Another thread's failure (or the signal it noticed) stops this
+      // chunk too.
+      if (grid.failed.load(std::memory_order_relaxed))
+        return;
     }
   }
 }
@@ -113,8 +125,15 @@ Status TaskGridRunner::RunGrid(
   grid.executable = &executable;
   grid.export_ordinal = export_ordinal;
   grid.dispatch = &dispatch;
-  grid.total = uint64_t(dispatch.workgroup_count_x) *
-               dispatch.workgroup_count_y * dispatch.workgroup_count_z;
+  grid.abort_signal = AbortSignal::Current();
+  uint64_t count_xy =
+      uint64_t(dispatch.workgroup_count_x) * dispatch.workgroup_count_y;
+  if (__builtin_mul_overflow(count_xy, uint64_t(dispatch.workgroup_count_z),
+                             &grid.total))
+    return InvalidArgumentError("dispatch grid of ", dispatch.workgroup_count_x,
+                                "x", dispatch.workgroup_count_y, "x",
+                                dispatch.workgroup_count_z,
+                                " workgroups has more than 2^64 workgroups");
   if (grid.total == 0)
     return OkStatus();
   // About 4 chunks per worker balances uneven workgroups against the cost

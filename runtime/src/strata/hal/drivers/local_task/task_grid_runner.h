@@ -7,6 +7,10 @@
 // linearised x-fastest index), so the cost per workgroup is one atomic add
 // per chunk; chunks shrink with the grid so every worker gets work. The
 // first failing workgroup stops further claims and its status is returned.
+// The submitting thread's abort signal (AbortSignal::Current()) goes with
+// the grid: every thread polls it between workgroups and works under it (so
+// VMVX workgroups inherit it), and once it fires the grid stops with its
+// status.
 //
 // processor_id: pool threads use 0..N-2; each concurrent submitter takes a
 // free caller slot, N-1 + slot (so ids stay distinct when several sessions
