@@ -10,12 +10,14 @@ const std::atomic<bool> kNeverCancelled{false};
 
 thread_local AbortSignal *current_signal = nullptr;
 
-// "2.0 s", "250 ms", "40 us": the time a signal was given.
+// "2.0 s", "25 ms", "40 us": the time a signal was given (measured from
+// its creation, so a little under the timeout asked for: round up to the
+// unit's precision).
 std::string FormatDuration(int64_t ns) {
   char text[32];
-  if (ns >= 100000000)
+  if (ns >= 99500000)
     std::snprintf(text, sizeof(text), "%.1f s", double(ns) / 1e9);
-  else if (ns >= 1000000)
+  else if (ns >= 999500)
     std::snprintf(text, sizeof(text), "%.0f ms", double(ns) / 1e6);
   else
     std::snprintf(text, sizeof(text), "%.0f us", double(ns) / 1e3);

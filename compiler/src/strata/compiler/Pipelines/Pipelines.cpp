@@ -101,13 +101,30 @@ static LogicalResult verifySupportedInput(ModuleOp module) {
   return failure(result.wasInterrupted());
 }
 
+// True when `module` holds one vm.module and nothing else: a program already
+// lowered (a --dump-after=vm dump, or hand-written), serialized as it is.
+static bool isLoweredVMModule(ModuleOp module) {
+  Block *body = module.getBody();
+  return !body->empty() && &body->front() == &body->back() &&
+         isa<vm::ModuleOp>(body->front());
+}
+
 LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
                             StringRef dumpAfter, llvm::raw_ostream &dumpStream,
                             bool stopAfterDump, llvm::raw_ostream *output) {
   if (options.target != "cpu" && options.target != "vmvx")
     return module.emitError("unknown target '")
            << options.target << "' (supported: cpu, vmvx)";
+  bool lowered = isLoweredVMModule(module);
+  if (lowered && !dumpAfter.empty()) {
+    module->print(dumpStream, OpPrintingFlags().elideLargeElementsAttrs(64));
+    dumpStream << "\n";
+    if (stopAfterDump)
+      return success();
+  }
   for (StringRef phase : kPhaseNames) {
+    if (lowered)
+      break;
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
     if (failed(buildPhasePipeline(pm, phase, options,
                                   /*printTargetIR=*/phase == dumpAfter)))
