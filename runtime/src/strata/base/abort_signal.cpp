@@ -110,9 +110,32 @@ ScopedAbortSignal::ScopedAbortSignal(AbortSignal *signal)
 
 ScopedAbortSignal::~ScopedAbortSignal() { current_signal = previous_; }
 
-AbortPoller::AbortPoller(const AbortSignal *signal, uint32_t clock_interval)
+AbortPoller::AbortPoller(const AbortSignal *signal)
     : signal_(signal),
-      has_deadline_(signal && !signal->deadline().is_infinite()),
-      clock_interval_(std::max<uint32_t>(1, clock_interval)), countdown_(1) {}
+      has_deadline_(signal && !signal->deadline().is_infinite()) {
+  if (has_deadline_)
+    last_poll_ns_ = NowNs();
+}
+
+Status AbortPoller::PollClock() {
+  if (signal_->is_cancelled())
+    return signal_->CancelledError();
+  int64_t now = NowNs();
+  if (now >= signal_->deadline().ns())
+    return signal_->DeadlineExceededError();
+  // Aim at one clock read per 50-200 us of polled work, but never fewer
+  // than one per 64 polls: a grid whose workgroups suddenly get longer
+  // overshoots the deadline by at most 64 of them.
+  constexpr int64_t kShortNs = 50000, kLongNs = 200000;
+  constexpr uint32_t kMaxInterval = 64;
+  int64_t elapsed = now - last_poll_ns_;
+  last_poll_ns_ = now;
+  if (elapsed < kShortNs && interval_ < kMaxInterval)
+    interval_ *= 2;
+  else if (elapsed > kLongNs && interval_ > 1)
+    interval_ /= 2;
+  countdown_ = interval_;
+  return OkStatus();
+}
 
 } // namespace strata

@@ -125,26 +125,31 @@ private:
 };
 
 // Polls a signal from a hot loop (workgroups of a dispatch): the
-// cancellation flag every time, the clock every `clock_interval` polls.
+// cancellation flag every time, the clock every few polls. How many adapts
+// so the clock is read about every 0.1 ms of work: once per poll for long
+// workgroups, once per 64 for tiny ones (a clock read costs about as much
+// as an empty workgroup).
 class AbortPoller {
 public:
-  explicit AbortPoller(const AbortSignal *signal, uint32_t clock_interval = 8);
+  explicit AbortPoller(const AbortSignal *signal);
 
   // OK, or the signal's failure once it fired.
   Status Poll() {
     if (!signal_)
       return OkStatus();
-    if (!signal_->is_cancelled() && (has_deadline_ ? --countdown_ != 0 : true))
+    if (!signal_->is_cancelled() && (!has_deadline_ || --countdown_ != 0))
       return OkStatus();
-    countdown_ = clock_interval_;
-    return signal_->Check();
+    return PollClock();
   }
 
 private:
+  Status PollClock();
+
   const AbortSignal *signal_;
   bool has_deadline_;
-  uint32_t clock_interval_;
-  uint32_t countdown_;
+  uint32_t interval_ = 1;
+  uint32_t countdown_ = 1;
+  int64_t last_poll_ns_ = 0;
 };
 
 } // namespace strata

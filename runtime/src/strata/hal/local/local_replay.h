@@ -14,8 +14,9 @@ namespace strata::hal {
 // Deadlines and cancellation: replay runs under the calling thread's
 // AbortSignal::Current() (the call that submitted the work;
 // base/abort_signal.h). It is checked between commands, and grid runners
-// poll it between workgroups (the flag every workgroup, the clock every
-// few), so a dispatch of a huge grid ends soon after the signal fires with
+// poll it between workgroups (AbortPoller: the flag every workgroup, the
+// clock every few), so a dispatch of a huge grid ends soon after the signal
+// fires with
 // its CANCELLED or DEADLINE_EXCEEDED. A workgroup of native code that never
 // returns cannot be interrupted (native executables are trusted code); VMVX
 // workgroups run on VM stacks that poll the same signal.
