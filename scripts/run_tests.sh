@@ -25,15 +25,16 @@ echo "== sanitizer tests: $(( $(date +%s) - start )) s since start"
 # The concurrency tests under ThreadSanitizer (small): the worker pool and
 # queue thread, profiling spans from the queue thread, suspended and async
 # invocations and calls, several sessions on several threads, VMVX
-# workgroups on pooled contexts from several threads.
+# workgroups on pooled contexts from several threads, deadlines and
+# cancellation from another thread (VM, devices, sessions).
 cmake -S . -B build-tsan -G Ninja -DSTRATA_BUILD_COMPILER=OFF \
   -DSTRATA_ENABLE_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSTRATA_COMPILER_BIN_DIR="$PWD/build/bin" >/dev/null
 cmake --build build-tsan --target hal_local_task_test hal_executable_test \
   hal_device_test hal_vmvx_loader_test vm_invocation_test session_async_test \
-  session_stress_test
+  session_stress_test hal_deadline_test vm_deadline_test session_deadline_test
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure \
-  -j2 -R '^(hal_(local_task|executable|device|vmvx_loader)|vm_invocation|session_(async|stress))_test'
+  -j2 -R '^(hal_(local_task|executable|device|vmvx_loader|deadline)|vm_(invocation|deadline)|session_(async|stress|deadline))_test'
 echo "== thread sanitizer tests: $(( $(date +%s) - start )) s since start"
 
 # libFuzzer targets (ASan+UBSan): each runs for

@@ -109,6 +109,15 @@ def main():
         expect_error(run([run_, f"--module={not_a_module}", "--function=f"]), "module",
                      "a text file as module")
 
+        # --timeout: a call within it succeeds; bad values name the flag.
+        r = run(call + good_inputs + ["--timeout=30"])
+        expect(r.returncode == 0 and r.stdout == "4xf32=5 12 21 32\n",
+               "strata-run --timeout within the limit", r)
+        expect_error(run(call + good_inputs + ["--timeout=-1"]),
+                     "--timeout expects seconds >= 0", "negative --timeout")
+        expect_error(run(call + good_inputs + ["--timeout=soon"]),
+                     "--timeout expects a number", "--timeout not a number")
+
         # Every driver x loader gives the same numbers.
         variants = [[], ["--loader=system"], ["--device=local-task"],
                     ["--device=local-task", "--workers=3", "--loader=embedded"],

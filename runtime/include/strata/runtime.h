@@ -26,7 +26,22 @@
  *
  *   strata_loop_t *loop;           strata_loop_create(&loop);
  *   strata_session_call_async(session, fn, inputs, 2, loop, on_done, ctx);
- *   strata_loop_drain(loop, -1);   (on_done runs here, once per call) */
+ *   strata_loop_drain(loop, -1);   (on_done runs here, once per call)
+ *
+ * Deadlines and cancellation: a session may bound every call and module
+ * initialiser (strata_session_options_t.default_timeout_ms), a call its own
+ * (strata_call_options_t), and a cancellation token stops calls from any
+ * thread. The call then fails with STRATA_STATUS_DEADLINE_EXCEEDED
+ * ("function 'module.main' exceeded its deadline (2.0 s)") or
+ * STRATA_STATUS_CANCELLED ("function 'module.main' was cancelled"); the
+ * device work it started stops too, and the session stays usable:
+ *
+ *   strata_cancellation_t *cancel;  strata_cancellation_create(&cancel);
+ *   strata_call_options_t options = {.timeout_ms = 2000,
+ *                                    .cancellation = cancel};
+ *   strata_session_call_with_options(session, fn, inputs, 2, outputs, 1,
+ *                                    &count, &options);
+ *   ... on another thread: strata_cancellation_cancel(cancel); */
 #ifndef STRATA_RUNTIME_H_
 #define STRATA_RUNTIME_H_
 
@@ -88,6 +103,7 @@ typedef struct strata_session_s strata_session_t;
 typedef struct strata_function_s strata_function_t;
 typedef struct strata_buffer_view_s strata_buffer_view_t;
 typedef struct strata_loop_s strata_loop_t;
+typedef struct strata_cancellation_s strata_cancellation_t;
 
 /* The instance: every built-in driver and VM type registered. */
 strata_status_t strata_instance_create(strata_instance_t **out_instance);
@@ -123,6 +139,10 @@ typedef struct strata_session_options_t {
    * at once on a loop (the program's globals are then shared by them).
    * Zero: a second one fails with STRATA_STATUS_FAILED_PRECONDITION. */
   int allow_concurrent_calls;
+  /* > 0: every call without a timeout of its own, and every appended
+   * module's initialiser, fails with STRATA_STATUS_DEADLINE_EXCEEDED once
+   * this many milliseconds have passed. 0: no limit. */
+  int64_t default_timeout_ms;
 } strata_session_options_t;
 
 /* strata_session_create with `options` (NULL: all zero). */
@@ -198,6 +218,42 @@ strata_status_t strata_session_call_into(strata_session_t *session,
                                          strata_buffer_view_t *const *outputs,
                                          size_t output_count);
 
+/* A cancellation token: cancelling it stops every call that carries it
+ * (running, waiting or queued) with STRATA_STATUS_CANCELLED. Once cancelled
+ * it stays cancelled; create a new one for later calls. Thread-safe: cancel
+ * from any thread, also while a call runs on another. */
+strata_status_t strata_cancellation_create(strata_cancellation_t **out_token);
+void strata_cancellation_cancel(strata_cancellation_t *token);
+/* Non-zero once cancelled. */
+int strata_cancellation_is_cancelled(const strata_cancellation_t *token);
+/* The calls carrying the token keep what they need of it. */
+void strata_cancellation_release(strata_cancellation_t *token);
+
+/* Per-call options (NULL: all zero). */
+typedef struct strata_call_options_t {
+  /* > 0: the call fails with STRATA_STATUS_DEADLINE_EXCEEDED once this many
+   * milliseconds have passed; 0: the session's default timeout; < 0: no
+   * deadline, even if the session has a default. */
+  int64_t timeout_ms;
+  /* NULL or a token whose cancellation stops the call. */
+  strata_cancellation_t *cancellation;
+} strata_call_options_t;
+
+/* strata_session_call, strata_session_call_into and
+ * strata_session_call_async with `options`; the functions without them
+ * behave like these with NULL. An asynchronous call's timeout counts from
+ * when it is queued. */
+strata_status_t strata_session_call_with_options(
+    strata_session_t *session, const strata_function_t *function,
+    strata_buffer_view_t *const *inputs, size_t input_count,
+    strata_buffer_view_t **outputs, size_t output_capacity,
+    size_t *out_output_count, const strata_call_options_t *options);
+strata_status_t strata_session_call_into_with_options(
+    strata_session_t *session, const strata_function_t *function,
+    strata_buffer_view_t *const *inputs, size_t input_count,
+    strata_buffer_view_t *const *outputs, size_t output_count,
+    const strata_call_options_t *options);
+
 /* A loop runs asynchronous calls on the thread that drains it. A call that
  * waits for device work suspends instead of blocking the thread, so several
  * calls (of several sessions, or of a session allowing concurrent calls) may
@@ -237,6 +293,11 @@ strata_status_t strata_session_call_async(
     strata_session_t *session, const strata_function_t *function,
     strata_buffer_view_t *const *inputs, size_t input_count,
     strata_loop_t *loop, strata_call_callback_fn_t callback, void *user_data);
+strata_status_t strata_session_call_async_with_options(
+    strata_session_t *session, const strata_function_t *function,
+    strata_buffer_view_t *const *inputs, size_t input_count,
+    strata_loop_t *loop, strata_call_callback_fn_t callback, void *user_data,
+    const strata_call_options_t *options);
 
 #ifdef __cplusplus
 } /* extern "C" */

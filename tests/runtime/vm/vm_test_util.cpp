@@ -167,4 +167,37 @@ Result<RefPtr<NativeModule>> CreateTestNativeModule(uint32_t version) {
   });
 }
 
+namespace {
+
+Status GateAwait(Stack &stack, ModuleState *, std::span<const Value> arguments,
+                 std::span<Value> results) {
+  STRATA_ASSIGN_OR_RETURN(WaitSource * gate,
+                          CastRef<WaitSource>(arguments[0], "gate"));
+  if (std::optional<Status> waited = stack.TakeWaitResult()) {
+    STRATA_RETURN_IF_ERROR(*waited);
+    results[0] = Value::I32(1);
+    return OkStatus();
+  }
+  Status now = gate->Query();
+  if (now.ok()) {
+    results[0] = Value::I32(0);
+    return OkStatus();
+  }
+  if (now.code() != StatusCode::kDeferred)
+    return now;
+  if (stack.CanYield())
+    return stack.Yield(RefPtr<WaitSource>::Retain(gate));
+  STRATA_RETURN_IF_ERROR(gate->Wait(Deadline::Infinite()));
+  results[0] = Value::I32(2);
+  return OkStatus();
+}
+
+const NativeFunctionDef kGateFunctions[] = {{"await", "0r_i", GateAwait}};
+
+} // namespace
+
+Result<RefPtr<NativeModule>> CreateGateModule() {
+  return NativeModule::Create({.name = "gate", .functions = kGateFunctions});
+}
+
 } // namespace strata::vm::testing

@@ -2,6 +2,8 @@
 #ifndef STRATA_TESTS_RUNTIME_VM_VM_TEST_UTIL_H_
 #define STRATA_TESTS_RUNTIME_VM_VM_TEST_UTIL_H_
 
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "strata/vm/list.h"
 #include "strata/vm/native_module.h"
 #include "strata/vm/value.h"
+#include "strata/vm/wait_source.h"
 
 #define STRATA_EXPECT_OK(expr)                                                 \
   do {                                                                         \
@@ -67,6 +70,64 @@ Result<Value> RunSingleOp(Opcode opcode, std::vector<Value> arguments,
 //   "native failure N" when N != 0), make_buffer "0i_r", counter "0v_i"
 //   (per-state call count), identity "0r_r".
 Result<RefPtr<NativeModule>> CreateTestNativeModule(uint32_t version = 3);
+
+// A wait source the test opens or fails by hand (from any thread).
+class Gate final : public WaitSource {
+public:
+  void Open() { Settle(OkStatus()); }
+  void Fail(Status status) { Settle(std::move(status)); }
+
+  Status Query() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return settled_ ? outcome_ : Status(StatusCode::kDeferred, "closed");
+  }
+  Status Wait(Deadline deadline) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    auto done = [&] { return settled_; };
+    if (deadline.is_infinite())
+      condition_.wait(lock, done);
+    else if (!condition_.wait_until(
+                 lock,
+                 std::chrono::steady_clock::time_point(std::chrono::nanoseconds(
+                     std::max<int64_t>(deadline.ns(), 0))),
+                 done))
+      return DeadlineExceededError("gate still closed");
+    return outcome_;
+  }
+  void Subscribe(WaitNotifier *notifier) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    notifiers_.push_back(notifier);
+  }
+  void Unsubscribe(WaitNotifier *notifier) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::erase(notifiers_, notifier);
+  }
+  size_t subscriber_count() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return notifiers_.size();
+  }
+
+private:
+  void Settle(Status status) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    settled_ = true;
+    outcome_ = std::move(status);
+    condition_.notify_all();
+    for (WaitNotifier *notifier : notifiers_)
+      notifier->Notify();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable condition_;
+  bool settled_ = false;
+  Status outcome_;
+  std::vector<WaitNotifier *> notifiers_;
+};
+
+// A native module "gate" with await "0r_i": 0 when the gate was already
+// open, 1 after a yield, 2 after blocking (when the invocation cannot
+// yield); fails with the gate's failure.
+Result<RefPtr<NativeModule>> CreateGateModule();
 
 } // namespace strata::vm::testing
 

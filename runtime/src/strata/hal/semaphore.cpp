@@ -154,9 +154,9 @@ void Fence::Fail(Status status) {
     timepoint.semaphore->Fail(status);
 }
 
-Status Fence::Wait(Deadline deadline) const {
+Status Fence::Wait(Deadline deadline, const AbortSignal *abort_signal) const {
   std::vector<SemaphoreTimepoint> copy = timepoints();
-  return WaitSemaphores(WaitMode::kAll, copy, deadline);
+  return WaitSemaphores(WaitMode::kAll, copy, deadline, abort_signal);
 }
 
 namespace {
@@ -181,31 +181,45 @@ Status PollTimepoints(WaitMode mode,
 
 Status WaitSemaphores(WaitMode mode,
                       std::span<const SemaphoreTimepoint> timepoints,
-                      Deadline deadline) {
+                      Deadline deadline, const AbortSignal *abort_signal) {
   if (timepoints.empty())
     return OkStatus();
-  // One semaphore: its own wait already wakes on failure.
-  if (timepoints.size() == 1)
+  // One semaphore and nothing else to wake for: its own wait already wakes
+  // on failure.
+  if (timepoints.size() == 1 && !abort_signal)
     return timepoints[0].semaphore->Wait(timepoints[0].value, deadline);
 
-  // Several: register one notifier with all so that any signal or failure
-  // wakes us to re-check them all. Registering before polling means no
-  // change can slip between a poll and the wait.
+  // Several: register one notifier with all (and the abort signal) so that
+  // any signal, failure or cancellation wakes us to re-check them all.
+  // Registering before polling means no change can slip between a poll and
+  // the wait.
   SemaphoreNotifier notifier;
   for (const SemaphoreTimepoint &timepoint : timepoints)
     timepoint.semaphore->AddNotifier(&notifier);
+  if (abort_signal)
+    abort_signal->AddNotifier(&notifier);
+  Deadline wake = abort_signal
+                      ? Deadline::Min(deadline, abort_signal->deadline())
+                      : deadline;
   Status status;
   while (true) {
     uint64_t epoch = notifier.epoch();
     status = PollTimepoints(mode, timepoints);
     if (status.code() != StatusCode::kDeferred)
       break;
-    if (!notifier.WaitForChange(epoch, deadline)) {
+    if (abort_signal) {
+      status = abort_signal->Check();
+      if (!status.ok())
+        break;
+    }
+    if (!notifier.WaitForChange(epoch, wake) && deadline.HasPassed()) {
       status = DeadlineExceededError("wait on ", timepoints.size(),
                                      " semaphores timed out");
       break;
     }
   }
+  if (abort_signal)
+    abort_signal->RemoveNotifier(&notifier);
   for (const SemaphoreTimepoint &timepoint : timepoints)
     timepoint.semaphore->RemoveNotifier(&notifier);
   return status;

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "strata/base/abort_signal.h"
 #include "strata/base/ref_ptr.h"
 #include "strata/base/status.h"
 #include "strata/hal/deadline.h"
@@ -85,10 +86,13 @@ enum class WaitMode {
 
 // Waits on several timepoints under one deadline. Returns OK when the mode
 // is satisfied, the failure status as soon as any semaphore fails, or
-// DEADLINE_EXCEEDED. An empty list is satisfied at once.
+// DEADLINE_EXCEEDED. An empty list is satisfied at once. With
+// `abort_signal` (borrowed, may be null) the wait also ends, with the
+// signal's CANCELLED or DEADLINE_EXCEEDED, when the signal fires first.
 Status WaitSemaphores(WaitMode mode,
                       std::span<const SemaphoreTimepoint> timepoints,
-                      Deadline deadline);
+                      Deadline deadline,
+                      const AbortSignal *abort_signal = nullptr);
 
 class Fence final : public RefObject {
 public:
@@ -117,8 +121,10 @@ public:
   // Fails every semaphore of the fence with `status`.
   void Fail(Status status);
   // Waits for all timepoints under one deadline; returns early with the
-  // failure status if any of its semaphores fails.
-  Status Wait(Deadline deadline) const;
+  // failure status if any of its semaphores fails, or with the status of
+  // `abort_signal` (may be null) when it fires (see WaitSemaphores).
+  Status Wait(Deadline deadline,
+              const AbortSignal *abort_signal = nullptr) const;
 
 private:
   Fence() : RefObject(&kRefType) {}

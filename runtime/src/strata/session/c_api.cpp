@@ -31,6 +31,9 @@ struct strata_buffer_view_s {
 struct strata_loop_s {
   strata::vm::Loop loop;
 };
+struct strata_cancellation_s {
+  strata::RefPtr<strata::CancellationToken> token;
+};
 
 namespace {
 
@@ -62,6 +65,19 @@ strata_status_t ToC(const Status &status) {
 
 strata_status_t NullArgument(const char *name) {
   return ToC(InvalidArgumentError("argument '", name, "' is null"));
+}
+
+session::CallOptions ToCallOptions(const strata_call_options_t *options) {
+  session::CallOptions call_options;
+  if (!options)
+    return call_options;
+  if (options->timeout_ms > 0)
+    call_options.deadline = Deadline::AfterMs(options->timeout_ms);
+  else if (options->timeout_ms < 0)
+    call_options.deadline = Deadline::Infinite();
+  if (options->cancellation)
+    call_options.cancellation = options->cancellation->token;
+  return call_options;
 }
 
 } // namespace
@@ -137,9 +153,18 @@ strata_status_t strata_session_create_with_options(
                         : !device ? "device"
                                   : "out_session");
   session::SessionOptions session_options;
-  if (options)
+  if (options) {
     session_options.context_options.allow_concurrent_invocations =
         options->allow_concurrent_calls != 0;
+    if (options->default_timeout_ms < 0)
+      return ToC(InvalidArgumentError("default_timeout_ms must be >= 0, got ",
+                                      options->default_timeout_ms));
+    if (options->default_timeout_ms > INT64_MAX / 1000000)
+      return ToC(InvalidArgumentError("default_timeout_ms of ",
+                                      options->default_timeout_ms,
+                                      " is too large"));
+    session_options.default_timeout_ns = options->default_timeout_ms * 1000000;
+  }
   auto session = session::Session::Create(instance->instance, device->device,
                                           std::move(session_options));
   if (!session.ok())
@@ -277,6 +302,24 @@ strata_status_t strata_buffer_view_read(const strata_buffer_view_t *view,
       buffer->ReadData(0, {static_cast<uint8_t *>(target), byte_length}));
 }
 
+strata_status_t strata_cancellation_create(strata_cancellation_t **out_token) {
+  if (!out_token)
+    return NullArgument("out_token");
+  *out_token = new strata_cancellation_s{CancellationToken::Create()};
+  return nullptr;
+}
+
+void strata_cancellation_cancel(strata_cancellation_t *token) {
+  if (token)
+    token->token->Cancel();
+}
+
+int strata_cancellation_is_cancelled(const strata_cancellation_t *token) {
+  return token && token->token->is_cancelled() ? 1 : 0;
+}
+
+void strata_cancellation_release(strata_cancellation_t *token) { delete token; }
+
 strata_status_t strata_session_call(strata_session_t *session,
                                     const strata_function_t *function,
                                     strata_buffer_view_t *const *inputs,
@@ -284,6 +327,16 @@ strata_status_t strata_session_call(strata_session_t *session,
                                     strata_buffer_view_t **outputs,
                                     size_t output_capacity,
                                     size_t *out_output_count) {
+  return strata_session_call_with_options(session, function, inputs,
+                                          input_count, outputs, output_capacity,
+                                          out_output_count, nullptr);
+}
+
+strata_status_t strata_session_call_with_options(
+    strata_session_t *session, const strata_function_t *function,
+    strata_buffer_view_t *const *inputs, size_t input_count,
+    strata_buffer_view_t **outputs, size_t output_capacity,
+    size_t *out_output_count, const strata_call_options_t *options) {
   if (!session || !function || (!inputs && input_count) || !out_output_count ||
       (!outputs && output_capacity))
     return NullArgument(!session                   ? "session"
@@ -299,8 +352,8 @@ strata_status_t strata_session_call(strata_session_t *session,
     arguments.push_back(vm::Value::Ref(inputs[i]->view));
   }
   std::vector<vm::Value> results;
-  Status status =
-      session->session->Call(function->function, arguments, &results);
+  Status status = session->session->Call(function->function, arguments,
+                                         &results, ToCallOptions(options));
   if (!status.ok())
     return ToC(status);
   std::string name = function->function.FullName();
@@ -326,6 +379,15 @@ strata_status_t strata_session_call_into(strata_session_t *session,
                                          size_t input_count,
                                          strata_buffer_view_t *const *outputs,
                                          size_t output_count) {
+  return strata_session_call_into_with_options(
+      session, function, inputs, input_count, outputs, output_count, nullptr);
+}
+
+strata_status_t strata_session_call_into_with_options(
+    strata_session_t *session, const strata_function_t *function,
+    strata_buffer_view_t *const *inputs, size_t input_count,
+    strata_buffer_view_t *const *outputs, size_t output_count,
+    const strata_call_options_t *options) {
   if (!session || !function || (!inputs && input_count) ||
       (!outputs && output_count))
     return NullArgument(!session                   ? "session"
@@ -342,8 +404,8 @@ strata_status_t strata_session_call_into(strata_session_t *session,
   std::vector<hal::BufferView *> targets(output_count);
   for (size_t i = 0; i < output_count; ++i)
     targets[i] = outputs[i] ? outputs[i]->view.get() : nullptr;
-  return ToC(session->session->CallIntoOutputs(function->function, arguments,
-                                               targets));
+  return ToC(session->session->CallIntoOutputs(
+      function->function, arguments, targets, ToCallOptions(options)));
 }
 
 strata_status_t strata_loop_create(strata_loop_t **out_loop) {
@@ -370,6 +432,16 @@ strata_status_t strata_session_call_async(
     strata_session_t *session, const strata_function_t *function,
     strata_buffer_view_t *const *inputs, size_t input_count,
     strata_loop_t *loop, strata_call_callback_fn_t callback, void *user_data) {
+  return strata_session_call_async_with_options(session, function, inputs,
+                                                input_count, loop, callback,
+                                                user_data, nullptr);
+}
+
+strata_status_t strata_session_call_async_with_options(
+    strata_session_t *session, const strata_function_t *function,
+    strata_buffer_view_t *const *inputs, size_t input_count,
+    strata_loop_t *loop, strata_call_callback_fn_t callback, void *user_data,
+    const strata_call_options_t *options) {
   if (!loop || !callback)
     return NullArgument(!loop ? "loop" : "callback");
   // Every other outcome reaches the callback, as C values.
@@ -411,7 +483,8 @@ strata_status_t strata_session_call_async(
     return nullptr;
   }
   session->session->CallAsync(function->function, std::move(arguments),
-                              loop->loop, std::move(completion));
+                              loop->loop, std::move(completion),
+                              ToCallOptions(options));
   return nullptr;
 }
 

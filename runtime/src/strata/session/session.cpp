@@ -12,15 +12,19 @@ namespace strata::session {
 const RefTypeDescriptor Session::kRefType = {"strata.session"};
 
 Session::Session(RefPtr<Instance> instance, RefPtr<hal::Device> device,
-                 RefPtr<vm::Context> context)
+                 RefPtr<vm::Context> context, int64_t default_timeout_ns)
     : RefObject(&kRefType), instance_(std::move(instance)),
-      device_(std::move(device)), context_(std::move(context)) {}
+      device_(std::move(device)), context_(std::move(context)),
+      default_timeout_ns_(default_timeout_ns) {}
 
 Result<RefPtr<Session>> Session::Create(RefPtr<Instance> instance,
                                         RefPtr<hal::Device> device,
                                         SessionOptions options) {
   if (!instance || !device)
     return InvalidArgumentError("a session needs an instance and a device");
+  if (options.default_timeout_ns < 0)
+    return InvalidArgumentError("session default timeout must be >= 0, got ",
+                                options.default_timeout_ns, " ns");
   if (options.device_memory_limit) {
     RefPtr<hal::Allocator> allocator = device->allocator();
     if (!allocator)
@@ -32,7 +36,8 @@ Result<RefPtr<Session>> Session::Create(RefPtr<Instance> instance,
   RefPtr<vm::Context> context =
       vm::Context::Create(instance->vm_instance(), options.context_options);
   auto session = RefPtr<Session>::Adopt(
-      new Session(std::move(instance), device, std::move(context)));
+      new Session(std::move(instance), device, std::move(context),
+                  options.default_timeout_ns));
   if (options.add_hal_module) {
     STRATA_ASSIGN_OR_RETURN(RefPtr<vm::Module> hal_module,
                             modules::CreateHalModule({device}));
@@ -50,7 +55,25 @@ Status Session::Trim() { return device_->Trim(); }
 Status Session::AppendModule(RefPtr<vm::Module> module) {
   if (!module)
     return InvalidArgumentError("cannot append a null module");
-  return context_->RegisterModule(std::move(module));
+  RefPtr<AbortSignal> abort_signal;
+  if (default_timeout_ns_ > 0)
+    abort_signal =
+        AbortSignal::Create(StrCat("function '", module->name(), ".__init'"),
+                            Deadline::AfterNs(default_timeout_ns_));
+  return context_->RegisterModule(std::move(module), std::move(abort_signal));
+}
+
+RefPtr<AbortSignal> Session::MakeAbortSignal(const vm::Function &function,
+                                             const CallOptions &options) const {
+  Deadline deadline = Deadline::Infinite();
+  if (options.deadline)
+    deadline = *options.deadline;
+  else if (default_timeout_ns_ > 0)
+    deadline = Deadline::AfterNs(default_timeout_ns_);
+  if (deadline.is_infinite() && !options.cancellation)
+    return nullptr;
+  return AbortSignal::Create(StrCat("function '", function.FullName(), "'"),
+                             deadline, options.cancellation);
 }
 
 Status Session::AppendBytecodeModuleFromMemory(OwnedBytes bytes) {
@@ -116,16 +139,18 @@ Status CheckCallInputs(const vm::Function &function,
 
 Status Session::Call(const vm::Function &function,
                      std::span<const vm::Value> inputs,
-                     std::vector<vm::Value> *outputs) {
+                     std::vector<vm::Value> *outputs,
+                     const CallOptions &options) {
   STRATA_RETURN_IF_ERROR(CheckCallInputs(function, inputs));
-  return CallDirect(function, inputs, outputs);
+  return CallDirect(function, inputs, outputs, options);
 }
 
 Status Session::CallByName(std::string_view name,
                            std::span<const vm::Value> inputs,
-                           std::vector<vm::Value> *outputs) {
+                           std::vector<vm::Value> *outputs,
+                           const CallOptions &options) {
   STRATA_ASSIGN_OR_RETURN(vm::Function function, LookupFunction(name));
-  return Call(function, inputs, outputs);
+  return Call(function, inputs, outputs, options);
 }
 
 namespace {
@@ -154,7 +179,8 @@ bool SameTensorType(const hal::BufferView &a, const hal::BufferView &b) {
 
 Status Session::CallIntoOutputs(const vm::Function &function,
                                 std::span<const vm::Value> inputs,
-                                std::span<hal::BufferView *const> outputs) {
+                                std::span<hal::BufferView *const> outputs,
+                                const CallOptions &options) {
   std::string name = function.FullName();
   const vm::ModuleExport &info = function.info();
   const auto &result_types = info.signature.result_types();
@@ -180,7 +206,7 @@ Status Session::CallIntoOutputs(const vm::Function &function,
           info.result_types[i].ToString(), ", got ", outputs[i]->FormatShape());
   }
   std::vector<vm::Value> results;
-  STRATA_RETURN_IF_ERROR(Call(function, inputs, &results));
+  STRATA_RETURN_IF_ERROR(Call(function, inputs, &results, options));
   // Check every result before writing any output.
   std::vector<hal::BufferView *> views(results.size());
   for (size_t i = 0; i < results.size(); ++i) {
@@ -219,9 +245,11 @@ Status Session::CallIntoOutputs(const vm::Function &function,
 
 Status Session::CallDirect(const vm::Function &function,
                            std::span<const vm::Value> inputs,
-                           std::vector<vm::Value> *outputs) {
+                           std::vector<vm::Value> *outputs,
+                           const CallOptions &options) {
   outputs->clear();
-  return context_->Invoke(function, inputs, outputs);
+  return context_->Invoke(function, inputs, outputs,
+                          MakeAbortSignal(function, options));
 }
 
 void FailOnLoop(vm::Loop &loop, Status failure, vm::InvokeCallback callback) {
@@ -238,7 +266,8 @@ void FailOnLoop(vm::Loop &loop, Status failure, vm::InvokeCallback callback) {
 
 void Session::CallAsync(const vm::Function &function,
                         std::vector<vm::Value> inputs, vm::Loop &loop,
-                        vm::InvokeCallback callback) {
+                        vm::InvokeCallback callback,
+                        const CallOptions &options) {
   // The session (not only its context, which the loop keeps) lives until
   // the callback has run, so a caller may release it meanwhile.
   vm::InvokeCallback retaining =
@@ -252,7 +281,8 @@ void Session::CallAsync(const vm::Function &function,
     FailOnLoop(loop, std::move(checked), std::move(retaining));
     return;
   }
-  loop.InvokeAsync(context_, function, std::move(inputs), std::move(retaining));
+  loop.InvokeAsync(context_, function, std::move(inputs), std::move(retaining),
+                   MakeAbortSignal(function, options));
 }
 
 } // namespace strata::session

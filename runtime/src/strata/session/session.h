@@ -12,11 +12,13 @@
 #ifndef STRATA_SESSION_SESSION_H_
 #define STRATA_SESSION_SESSION_H_
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "strata/base/abort_signal.h"
 #include "strata/base/owned_bytes.h"
 #include "strata/base/ref_ptr.h"
 #include "strata/base/status.h"
@@ -40,6 +42,24 @@ struct SessionOptions {
   // the limit holds for every session on it. 0 leaves it as it is (by
   // default the machine's physical memory).
   uint64_t device_memory_limit = 0;
+  // Bounds every call without a deadline of its own, and every module's
+  // initialiser (__init) when it is appended: past it the call fails with
+  // DEADLINE_EXCEEDED ("function 'module.main' exceeded its deadline
+  // (2.0 s)"). 0 = no limit.
+  int64_t default_timeout_ns = 0;
+};
+
+// Deadline and cancellation of one call (base/abort_signal.h). Past the
+// deadline the call fails with DEADLINE_EXCEEDED, once `cancellation` is
+// cancelled (from any thread) with CANCELLED; both name the function. The
+// bytecode, the device work it submitted (stopped between workgroups,
+// dropped while queued) and its waits all stop; the session stays usable.
+struct CallOptions {
+  // Absolute, on the NowNs() clock. nullopt: now + the session's
+  // default_timeout_ns (if any); Deadline::Infinite(): no deadline.
+  std::optional<Deadline> deadline;
+  // May be null; may be shared by several calls.
+  RefPtr<CancellationToken> cancellation;
 };
 
 class Session final : public RefObject {
@@ -59,7 +79,8 @@ public:
   Status Trim();
 
   // Appends a module: its dependencies must already be in the session and
-  // its imports resolve against them; its __init runs now.
+  // its imports resolve against them; its __init runs now (bounded by
+  // SessionOptions::default_timeout_ns).
   Status AppendModule(RefPtr<vm::Module> module);
   // Takes ownership of `bytes`, also when it fails.
   Status AppendBytecodeModuleFromMemory(OwnedBytes bytes);
@@ -74,9 +95,10 @@ public:
   // when the module carries it, its tensor ABI (shape and element type of
   // each buffer view). Errors name the function and the argument.
   Status Call(const vm::Function &function, std::span<const vm::Value> inputs,
-              std::vector<vm::Value> *outputs);
+              std::vector<vm::Value> *outputs, const CallOptions &options = {});
   Status CallByName(std::string_view name, std::span<const vm::Value> inputs,
-                    std::vector<vm::Value> *outputs);
+                    std::vector<vm::Value> *outputs,
+                    const CallOptions &options = {});
   // Results-to-outs: like Call, but the results are written into
   // `outputs`, caller-provided buffer views (one per result; every result
   // must be a tensor). Each output must match its result's shape and
@@ -87,11 +109,13 @@ public:
   // 4x16xf32, got 4x8xf32".
   Status CallIntoOutputs(const vm::Function &function,
                          std::span<const vm::Value> inputs,
-                         std::span<hal::BufferView *const> outputs);
+                         std::span<hal::BufferView *const> outputs,
+                         const CallOptions &options = {});
   // Calls without the session's checks (the callee still verifies).
   Status CallDirect(const vm::Function &function,
                     std::span<const vm::Value> inputs,
-                    std::vector<vm::Value> *outputs);
+                    std::vector<vm::Value> *outputs,
+                    const CallOptions &options = {});
 
   // Asynchronous Call: queues the call on `loop` (vm/loop.h) and returns at
   // once. The call runs while the loop drains, suspending instead of
@@ -103,17 +127,25 @@ public:
   // second call in flight without
   // SessionOptions::context_options.allow_concurrent_invocations
   // (FAILED_PRECONDITION), and CANCELLED when the loop is destroyed first.
-  // The session stays alive until the callback has run.
+  // The session stays alive until the callback has run. The deadline of
+  // `options` counts from now, queued time included.
   void CallAsync(const vm::Function &function, std::vector<vm::Value> inputs,
-                 vm::Loop &loop, vm::InvokeCallback callback);
+                 vm::Loop &loop, vm::InvokeCallback callback,
+                 const CallOptions &options = {});
+
+  // The signal one call of `function` runs under (null: neither deadline
+  // nor cancellation).
+  RefPtr<AbortSignal> MakeAbortSignal(const vm::Function &function,
+                                      const CallOptions &options) const;
 
 private:
   Session(RefPtr<Instance> instance, RefPtr<hal::Device> device,
-          RefPtr<vm::Context> context);
+          RefPtr<vm::Context> context, int64_t default_timeout_ns);
 
   RefPtr<Instance> instance_;
   RefPtr<hal::Device> device_;
   RefPtr<vm::Context> context_;
+  int64_t default_timeout_ns_;
 };
 
 // Checks `inputs` against `function`'s signature and tensor reflection.

@@ -1,5 +1,7 @@
 #include "strata/tooling/program_runner.h"
 
+#include <cmath>
+
 #include "strata/hal/buffer_view.h"
 #include "strata/tooling/tensor_text.h"
 
@@ -23,6 +25,14 @@ Result<Program> LoadProgram(const ProgramOptions &options) {
     return InvalidArgumentError("no module given (--module=FILE.smod)");
   if (options.function.empty())
     return InvalidArgumentError("no function given (--function=NAME)");
+  // Up to about 30 years; NaN fails both comparisons.
+  if (!(options.timeout_seconds >= 0 && options.timeout_seconds <= 1e9))
+    return InvalidArgumentError("--timeout expects seconds >= 0 (0: no "
+                                "limit), got ",
+                                options.timeout_seconds);
+  session::SessionOptions session_options;
+  session_options.default_timeout_ns =
+      int64_t(std::ceil(options.timeout_seconds * 1e9));
   Program program;
   STRATA_ASSIGN_OR_RETURN(program.instance, session::Instance::Create());
   std::string uri = DeviceUri(options);
@@ -30,7 +40,6 @@ Result<Program> LoadProgram(const ProgramOptions &options) {
   if (!device.ok())
     return device.status().Annotate(StrCat("device '", uri, "'"));
   program.device = std::move(*device);
-  session::SessionOptions session_options;
   session_options.device_memory_limit = options.device_memory_limit;
   STRATA_ASSIGN_OR_RETURN(program.session, session::Session::Create(
                                                program.instance, program.device,
@@ -75,6 +84,9 @@ void AddProgramFlags(FlagParser &flags, ProgramOptions &options) {
                     "(inputs, results, the program's buffers), e.g. 512M or "
                     "2G (default: physical memory); past it calls fail with "
                     "RESOURCE_EXHAUSTED");
+  flags.AddDouble("timeout", &options.timeout_seconds,
+                  "SECONDS: each module's __init at load and each call fail "
+                  "with DEADLINE_EXCEEDED past it (default 0: no limit)");
 }
 
 Result<std::string> FormatValue(const vm::Value &value) {

@@ -29,6 +29,9 @@ struct ProgramOptions {
   // the program's buffers); 0 = the default, the machine's physical memory.
   // SessionOptions::device_memory_limit.
   uint64_t device_memory_limit = 0;
+  // Bounds each module's __init at load and each call (session default
+  // timeout): past it they fail with DEADLINE_EXCEEDED. 0 = no limit.
+  double timeout_seconds = 0;
 };
 
 struct Program {
@@ -42,8 +45,8 @@ struct Program {
 Result<Program> LoadProgram(const ProgramOptions &options);
 
 // Registers the flags that fill `options` (--module, --function, --device,
-// --loader, --workers, --input, --device-memory-limit) for the tools that
-// run a program.
+// --loader, --workers, --input, --device-memory-limit, --timeout) for the
+// tools that run a program.
 void AddProgramFlags(FlagParser &flags, ProgramOptions &options);
 
 // `options.device` with the loader and worker options appended as URI

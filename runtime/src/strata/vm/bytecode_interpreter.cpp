@@ -147,7 +147,7 @@ private:
   Status TakeBranch(uint32_t target, uint16_t remap_count,
                     const uint8_t *remaps) {
     if (!stack_.ConsumeStep())
-      return stack_.StepBudgetExhaustedError();
+      return stack_.StopError();
     FrameRegisters &registers = frame_->registers;
     if (remap_count == 1) {
       WriteTyped(registers, LoadU16(remaps + 2),
@@ -177,7 +177,7 @@ private:
                       const uint8_t *argument_regs,
                       uint32_t result_list_offset) {
     if (!stack_.ConsumeStep())
-      return stack_.StepBudgetExhaustedError();
+      return stack_.StopError();
     const BytecodeFunction &function = module_.functions()[callee];
     frame_->return_list_offset = result_list_offset;
     StackFrame *caller = frame_;
@@ -201,8 +201,8 @@ private:
                     const uint8_t *segment_sizes, uint16_t argument_count,
                     const uint8_t *argument_regs, uint16_t result_count,
                     const uint8_t *result_regs) {
-    if (!stack_.ConsumeStep())
-      return stack_.StepBudgetExhaustedError();
+    if (!stack_.ConsumeStepAndPollClock())
+      return stack_.StopError();
     const Function &target = state_.imports[import_ordinal];
     if (!target)
       return NotFoundError("optional import '",

@@ -97,7 +97,8 @@ Status Context::ResolveImports(Module &module, ModuleState *state) const {
   return OkStatus();
 }
 
-Status Context::RegisterModule(RefPtr<Module> module) {
+Status Context::RegisterModule(RefPtr<Module> module,
+                               RefPtr<AbortSignal> abort_signal) {
   if (!module)
     return InvalidArgumentError("cannot register a null module");
   if (frozen_)
@@ -110,10 +111,16 @@ Status Context::RegisterModule(RefPtr<Module> module) {
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<ModuleState> state,
                           module->CreateState());
   STRATA_RETURN_IF_ERROR(ResolveImports(*module, state.get()));
+  if (!abort_signal)
+    abort_signal = RefPtr<AbortSignal>::Retain(AbortSignal::Current());
   Stack stack(options_.stack_options);
-  STRATA_RETURN_IF_ERROR(
-      module->Initialize(stack, state.get())
-          .Annotate(StrCat("initializing module '", module->name(), "'")));
+  stack.set_abort_signal(abort_signal.get());
+  ScopedAbortSignal current_signal(abort_signal.get());
+  Status initialized = abort_signal ? abort_signal->Check() : OkStatus();
+  if (initialized.ok())
+    initialized = module->Initialize(stack, state.get());
+  STRATA_RETURN_IF_ERROR(initialized.Annotate(
+      StrCat("initializing module '", module->name(), "'")));
   entries_.push_back(Entry{std::move(module), std::move(state)});
   return OkStatus();
 }
@@ -178,15 +185,17 @@ void Context::ReleaseInvocation() {
 
 Status Context::Invoke(const Function &function,
                        std::span<const Value> arguments,
-                       std::vector<Value> *results) {
+                       std::vector<Value> *results,
+                       RefPtr<AbortSignal> abort_signal) {
   Stack stack(options_.stack_options);
-  return Invoke(stack, function, arguments, results);
+  return Invoke(stack, function, arguments, results, std::move(abort_signal));
 }
 
 Status Context::Invoke(Stack &stack, const Function &function,
                        std::span<const Value> arguments,
-                       std::vector<Value> *results) {
-  Invocation invocation(*this, &stack);
+                       std::vector<Value> *results,
+                       RefPtr<AbortSignal> abort_signal) {
+  Invocation invocation(*this, &stack, std::move(abort_signal));
   Status status = invocation.Begin(function, arguments);
   while (status.code() == StatusCode::kDeferred) {
     status = invocation.Wait(Deadline::Infinite());

@@ -55,9 +55,13 @@ public:
   //    equal calling convention; missing required imports are NOT_FOUND,
   //    missing optional ones stay unresolved (calling them fails);
   //  * then the module's state is created and Module::Initialize runs
-  //    (bytecode modules: their "__init" function, exported or not).
+  //    (bytecode modules: their "__init" function, exported or not), under
+  //    `abort_signal` (null: the thread's AbortSignal::Current(), if any):
+  //    an initialiser that runs past its deadline or is cancelled fails
+  //    the registration with DEADLINE_EXCEEDED or CANCELLED.
   // On failure the context is unchanged.
-  Status RegisterModule(RefPtr<Module> module);
+  Status RegisterModule(RefPtr<Module> module,
+                        RefPtr<AbortSignal> abort_signal = nullptr);
 
   // No modules can be registered afterwards.
   void Freeze() { frozen_ = true; }
@@ -83,11 +87,15 @@ public:
   // Runs `function` to completion on a fresh stack, after the checks of
   // CheckInvocation; `results` is replaced with its results. Waits that the
   // program yields on (hal.fence.await) block this thread and resume.
+  // `abort_signal` bounds the invocation (see Invocation; null: the
+  // thread's AbortSignal::Current(), if any).
   Status Invoke(const Function &function, std::span<const Value> arguments,
-                std::vector<Value> *results);
+                std::vector<Value> *results,
+                RefPtr<AbortSignal> abort_signal = nullptr);
   // Same on a caller-provided stack (reused across calls).
   Status Invoke(Stack &stack, const Function &function,
-                std::span<const Value> arguments, std::vector<Value> *results);
+                std::span<const Value> arguments, std::vector<Value> *results,
+                RefPtr<AbortSignal> abort_signal = nullptr);
 
 private:
   friend class Invocation;

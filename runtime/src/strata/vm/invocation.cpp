@@ -4,8 +4,10 @@
 
 namespace strata::vm {
 
-Invocation::Invocation(Context &context, Stack *stack)
-    : context_(RefPtr<Context>::Retain(&context)), stack_(stack) {
+Invocation::Invocation(Context &context, Stack *stack,
+                       RefPtr<AbortSignal> abort_signal)
+    : context_(RefPtr<Context>::Retain(&context)), stack_(stack),
+      abort_signal_(std::move(abort_signal)) {
   if (!stack_) {
     own_stack_ = std::make_unique<Stack>(context.options().stack_options);
     stack_ = own_stack_.get();
@@ -20,13 +22,21 @@ Status Invocation::Begin(const Function &function,
     return FailedPreconditionError("invocation of '", function_.FullName(),
                                    "' already begun");
   STRATA_RETURN_IF_ERROR(context_->CheckInvocation(function, arguments));
+  if (!abort_signal_)
+    abort_signal_ = RefPtr<AbortSignal>::Retain(AbortSignal::Current());
+  if (abort_signal_)
+    STRATA_RETURN_IF_ERROR(abort_signal_->Check());
   STRATA_RETURN_IF_ERROR(context_->AcquireInvocation(function));
   acquired_ = true;
   function_ = function;
   base_depth_ = stack_->depth();
   results_.assign(function.signature().result_types().size(), Value());
+  previous_stack_signal_ = stack_->abort_signal();
+  stack_->set_abort_signal(abort_signal_.get());
+  signal_installed_ = true;
   stack_->ClearWaitState();
   stack_->set_resumable(true);
+  ScopedAbortSignal current_signal(abort_signal_.get());
   Status status = function.Call(*stack_, arguments, results_);
   if (status.code() == StatusCode::kDeferred && stack_->depth() == base_depth_)
     arguments_.assign(arguments.begin(), arguments.end());
@@ -61,6 +71,8 @@ Status Invocation::Wait(Deadline deadline) {
   const WaitRequest *request = stack_->pending_wait();
   if (!request)
     return OkStatus(); // Already over.
+  if (abort_signal_)
+    return WaitOrAbort(*request, deadline);
   Status status =
       request->source->Wait(Deadline::Min(deadline, request->deadline));
   if (status.code() == StatusCode::kDeadlineExceeded) {
@@ -80,6 +92,55 @@ Status Invocation::Wait(Deadline deadline) {
   return OkStatus();
 }
 
+Status Invocation::WaitOrAbort(const WaitRequest &request, Deadline deadline) {
+  RefPtr<WaitSource> source = request.source;
+  Deadline request_deadline = request.deadline;
+  // Subscribed before each check, so a change in between wakes the wait.
+  WaitNotifier notifier;
+  source->Subscribe(&notifier);
+  abort_signal_->AddNotifier(&notifier);
+  std::optional<Status> outcome;
+  while (true) {
+    uint64_t epoch = notifier.epoch();
+    Status query = source->Query();
+    if (query.code() != StatusCode::kDeferred) {
+      outcome = std::move(query);
+      break;
+    }
+    Status aborted = abort_signal_->Check();
+    if (!aborted.ok()) {
+      outcome = std::move(aborted);
+      break;
+    }
+    if (request_deadline.HasPassed()) {
+      outcome = DeadlineExceededError("wait of '", function_.FullName(),
+                                      "' timed out");
+      break;
+    }
+    if (deadline.HasPassed())
+      break;
+    notifier.WaitForChange(
+        epoch,
+        Deadline::Min(deadline, Deadline::Min(request_deadline,
+                                              abort_signal_->deadline())));
+  }
+  abort_signal_->RemoveNotifier(&notifier);
+  source->Unsubscribe(&notifier);
+  if (!outcome)
+    return DeadlineExceededError("wait of '", function_.FullName(),
+                                 "' still pending at the caller's deadline");
+  stack_->CompleteWait(std::move(*outcome));
+  return OkStatus();
+}
+
+Status Invocation::FailAborted(Status status) {
+  status = stack_->AnnotateWithBacktrace(status);
+  stack_->PopFramesTo(base_depth_);
+  stack_->ClearWaitState();
+  state_ = State::kFailed;
+  return status;
+}
+
 Status Invocation::Resume() {
   if (state_ != State::kDeferred)
     return FailedPreconditionError("invocation of '", function_.FullName(),
@@ -87,7 +148,13 @@ Status Invocation::Resume() {
   if (stack_->pending_wait())
     return FailedPreconditionError("invocation of '", function_.FullName(),
                                    "' must Wait() before it resumes");
+  if (abort_signal_) {
+    Status aborted = abort_signal_->Check();
+    if (!aborted.ok())
+      return FailAborted(std::move(aborted));
+  }
   stack_->set_resumable(true);
+  ScopedAbortSignal current_signal(abort_signal_.get());
   Status status;
   if (stack_->depth() == base_depth_) {
     // The yielding native function was the invocation's own function.
@@ -124,6 +191,10 @@ void Invocation::Abort() {
 }
 
 void Invocation::Release() {
+  if (signal_installed_) {
+    stack_->set_abort_signal(previous_stack_signal_);
+    signal_installed_ = false;
+  }
   if (acquired_) {
     context_->ReleaseInvocation();
     acquired_ = false;

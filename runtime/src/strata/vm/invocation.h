@@ -20,6 +20,15 @@
 //
 // While begun and not ended or aborted, the invocation counts as in flight
 // on its context (see ContextOptions::allow_concurrent_invocations).
+//
+// Deadlines and cancellation: an invocation runs under an abort signal
+// (base/abort_signal.h), its own or, without one, the one of the call the
+// beginning thread works for (AbortSignal::Current(): how a VMVX workgroup
+// inherits the deadline of the call that dispatched it). Its stack polls
+// the signal on taken branches and calls; Wait() wakes when it fires; the
+// step that notices fails with its CANCELLED or DEADLINE_EXCEEDED (and a
+// backtrace). While a step runs, the signal is AbortSignal::Current(), so
+// the device work the program submits carries it too.
 // Thread-compatible: one thread at a time per invocation; it may move
 // between threads between steps.
 #ifndef STRATA_VM_INVOCATION_H_
@@ -44,8 +53,10 @@ class Invocation {
 public:
   // Runs on `stack` when given (it must outlive the invocation and not be
   // used by anything else meanwhile), else on a stack of its own with the
-  // context's limits. Keeps `context` alive.
-  explicit Invocation(Context &context, Stack *stack = nullptr);
+  // context's limits. Keeps `context` alive. `abort_signal` bounds it (null:
+  // the beginning thread's AbortSignal::Current(), if any).
+  explicit Invocation(Context &context, Stack *stack = nullptr,
+                      RefPtr<AbortSignal> abort_signal = nullptr);
   // Aborts an invocation still in flight.
   ~Invocation();
   Invocation(const Invocation &) = delete;
@@ -63,14 +74,19 @@ public:
   const WaitRequest *pending_wait() const;
 
   // Blocks until the pending wait is over: its source is reached or failed,
-  // or the request's own deadline passed (the program then sees a timeout).
-  // Returns OK then (Resume next), or DEADLINE_EXCEEDED when `deadline`
-  // came first (still deferred: wait again later).
+  // the request's own deadline passed (the program then sees a timeout),
+  // or the abort signal fired (Resume then fails). Returns OK then (Resume
+  // next), or DEADLINE_EXCEEDED when `deadline` came first (still deferred:
+  // wait again later).
   Status Wait(Deadline deadline);
 
   // Continues after Wait: OK when the function returned, DEFERRED when it
-  // must wait again, otherwise its failure.
+  // must wait again, otherwise its failure (the abort signal's, once it
+  // fired).
   Status Resume();
+
+  // The signal bounding the invocation once begun (null: none).
+  AbortSignal *abort_signal() const { return abort_signal_.get(); }
 
   // The results, once a step returned OK; ends the invocation.
   Result<std::vector<Value>> End();
@@ -83,11 +99,19 @@ private:
   enum class State { kIdle, kDeferred, kFinished, kFailed, kEnded };
 
   Status HandleStep(Status status);
+  // Fails a deferred invocation whose signal fired, like a failed step.
+  Status FailAborted(Status status);
+  // Wait() while an abort signal may end the wait.
+  Status WaitOrAbort(const WaitRequest &request, Deadline deadline);
   void Release();
 
   RefPtr<Context> context_;
   std::unique_ptr<Stack> own_stack_;
   Stack *stack_;
+  RefPtr<AbortSignal> abort_signal_;
+  // The stack's signal before Begin, restored when the invocation ends.
+  const AbortSignal *previous_stack_signal_ = nullptr;
+  bool signal_installed_ = false;
   State state_ = State::kIdle;
   bool acquired_ = false;
   uint32_t base_depth_ = 0;

@@ -6,7 +6,7 @@ Loop::Loop() = default;
 
 Loop::~Loop() {
   for (std::unique_ptr<Task> &task : waiting_) {
-    task->invocation->pending_wait()->source->Unsubscribe(&notifier_);
+    UnsubscribeWait(*task);
     Complete(*task,
              CancelledError("loop destroyed while '", task->function.FullName(),
                             "' waited"),
@@ -21,12 +21,14 @@ Loop::~Loop() {
 }
 
 void Loop::InvokeAsync(RefPtr<Context> context, Function function,
-                       std::vector<Value> arguments, InvokeCallback callback) {
+                       std::vector<Value> arguments, InvokeCallback callback,
+                       RefPtr<AbortSignal> abort_signal) {
   auto task = std::make_unique<Task>();
   task->context = std::move(context);
   task->function = std::move(function);
   task->arguments = std::move(arguments);
   task->callback = std::move(callback);
+  task->abort_signal = std::move(abort_signal);
   ready_.push_back(std::move(task));
 }
 
@@ -51,14 +53,15 @@ void Loop::Step(std::unique_ptr<Task> task) {
                InvalidArgumentError("async invocation without a context"), {});
       return;
     }
-    task->invocation = std::make_unique<Invocation>(*task->context);
+    task->invocation = std::make_unique<Invocation>(
+        *task->context, nullptr, std::move(task->abort_signal));
     status = task->invocation->Begin(task->function, task->arguments);
     task->arguments.clear();
   } else {
     status = task->invocation->Resume();
   }
   if (status.code() == StatusCode::kDeferred) {
-    task->invocation->pending_wait()->source->Subscribe(&notifier_);
+    SubscribeWait(*task);
     waiting_.push_back(std::move(task));
     return;
   }
@@ -74,20 +77,37 @@ void Loop::Step(std::unique_ptr<Task> task) {
   Complete(*task, OkStatus(), std::move(results).value());
 }
 
+void Loop::SubscribeWait(Task &task) {
+  task.invocation->pending_wait()->source->Subscribe(&notifier_);
+  if (AbortSignal *signal = task.invocation->abort_signal())
+    signal->AddNotifier(&notifier_);
+}
+
+void Loop::UnsubscribeWait(Task &task) {
+  if (const WaitRequest *request = task.invocation->pending_wait())
+    request->source->Unsubscribe(&notifier_);
+  if (AbortSignal *signal = task.invocation->abort_signal())
+    signal->RemoveNotifier(&notifier_);
+}
+
 bool Loop::CollectReady(Deadline *earliest) {
   bool moved = false;
   for (size_t i = 0; i < waiting_.size();) {
     Invocation &invocation = *waiting_[i]->invocation;
     const WaitRequest *request = invocation.pending_wait();
+    AbortSignal *signal = invocation.abort_signal();
     Status query = request->source->Query();
-    bool over =
-        query.code() != StatusCode::kDeferred || request->deadline.HasPassed();
+    bool over = query.code() != StatusCode::kDeferred ||
+                request->deadline.HasPassed() ||
+                (signal && !signal->Check().ok());
     // Wait() with an immediate deadline records the outcome without
     // blocking (the wait is already over).
     if (over) {
       RefPtr<WaitSource> source = request->source;
       if (invocation.Wait(Deadline::Immediate()).ok()) {
         source->Unsubscribe(&notifier_);
+        if (signal)
+          signal->RemoveNotifier(&notifier_);
         ready_.push_back(std::move(waiting_[i]));
         waiting_.erase(waiting_.begin() + i);
         moved = true;
@@ -95,6 +115,8 @@ bool Loop::CollectReady(Deadline *earliest) {
       }
     }
     *earliest = Deadline::Min(*earliest, request->deadline);
+    if (signal)
+      *earliest = Deadline::Min(*earliest, signal->deadline());
     ++i;
   }
   return moved;

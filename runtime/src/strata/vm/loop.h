@@ -9,6 +9,10 @@
 //                      [](Status status, std::vector<Value> results) {...});
 //   STRATA_RETURN_IF_ERROR(loop.Drain());
 //
+// An invocation given an abort signal (base/abort_signal.h) stops when it
+// fires, also while it waits: its callback gets the signal's CANCELLED or
+// DEADLINE_EXCEEDED. Drain wakes for it.
+//
 // Every callback runs exactly once, on the thread that drains the loop:
 // with the results on success, with the failure (and no results) otherwise
 // — also when the invocation could not begin, and with CANCELLED for
@@ -48,9 +52,11 @@ public:
   Loop &operator=(const Loop &) = delete;
 
   // Queues an invocation of `function` (of `context`, kept alive) and
-  // returns at once; it begins during the next Drain().
+  // returns at once; it begins during the next Drain(), bounded by
+  // `abort_signal` (may be null).
   void InvokeAsync(RefPtr<Context> context, Function function,
-                   std::vector<Value> arguments, InvokeCallback callback);
+                   std::vector<Value> arguments, InvokeCallback callback,
+                   RefPtr<AbortSignal> abort_signal = nullptr);
 
   // Runs until no invocation is pending (OK) or `deadline` passes
   // (DEADLINE_EXCEEDED; pending invocations stay for the next Drain).
@@ -65,6 +71,7 @@ private:
     Function function;
     std::vector<Value> arguments;
     InvokeCallback callback;
+    RefPtr<AbortSignal> abort_signal;
     std::unique_ptr<Invocation> invocation;
     bool begun = false;
   };
@@ -74,6 +81,9 @@ private:
   // Moves waiting tasks whose wait is over to ready_; true if any moved.
   bool CollectReady(Deadline *earliest);
   static void Complete(Task &task, Status status, std::vector<Value> results);
+  // (Un)subscribes the loop to what may end `task`'s wait.
+  void SubscribeWait(Task &task);
+  void UnsubscribeWait(Task &task);
 
   WaitNotifier notifier_;
   std::deque<std::unique_ptr<Task>> ready_;

@@ -15,6 +15,9 @@ namespace {
 
 constexpr size_t kFrameAlignment = 16;
 
+// What a stack without an abort signal polls.
+const std::atomic<bool> kNeverCancelled{false};
+
 size_t AlignUp(size_t value, size_t alignment) {
   return (value + alignment - 1) & ~(alignment - 1);
 }
@@ -68,8 +71,10 @@ void AppendFrameLine(const StackFrame &frame, std::string *text) {
 } // namespace
 
 Stack::Stack(StackOptions options)
-    : options_(options), steps_remaining_(options.step_budget) {
+    : options_(options), steps_remaining_(options.step_budget),
+      cancelled_flag_(&kNeverCancelled) {
   chunks_.push_back(Chunk{inline_storage_, kInlineStorageSize, 0});
+  ResetWindow();
 }
 
 Stack::~Stack() {
@@ -191,6 +196,52 @@ Status Stack::Yield(RefPtr<WaitSource> source, Deadline deadline) {
     return InvalidArgumentError("yield without a wait source");
   pending_wait_ = WaitRequest{std::move(source), deadline};
   return Status(StatusCode::kDeferred, "invocation waits");
+}
+
+void Stack::ResetWindow() {
+  uint64_t window = UINT64_MAX;
+  if (abort_signal_ && !abort_signal_->deadline().is_infinite())
+    window = kClockPollSteps;
+  // One past the budget left, so the step that overruns it ends the window.
+  if (options_.step_budget != 0 && steps_remaining_ < window)
+    window = steps_remaining_ + 1;
+  window_ = countdown_ = window;
+}
+
+bool Stack::RefillSteps(uint64_t consumed) {
+  if (options_.step_budget != 0) {
+    if (consumed > steps_remaining_) {
+      steps_remaining_ = 0;
+      window_ = countdown_ = 1; // Every later step fails too.
+      return false;
+    }
+    steps_remaining_ -= consumed;
+  }
+  if (abort_signal_ && abort_signal_->deadline().HasPassed()) {
+    window_ = countdown_ = 1;
+    return false;
+  }
+  ResetWindow();
+  return true;
+}
+
+void Stack::set_abort_signal(const AbortSignal *signal) {
+  // Steps of the current window count against the budget before it
+  // restarts.
+  if (options_.step_budget != 0)
+    steps_remaining_ -= std::min(steps_remaining_, window_ - countdown_);
+  abort_signal_ = signal;
+  cancelled_flag_ = signal ? &signal->cancelled_flag() : &kNeverCancelled;
+  ResetWindow();
+}
+
+Status Stack::StopError() const {
+  if (abort_signal_) {
+    Status status = abort_signal_->Check();
+    if (!status.ok())
+      return status;
+  }
+  return StepBudgetExhaustedError();
 }
 
 Status Stack::StepBudgetExhaustedError() const {

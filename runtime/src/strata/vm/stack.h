@@ -6,7 +6,12 @@
 //  * max_depth frames (RESOURCE_EXHAUSTED),
 //  * max_storage_bytes of heap chunks (RESOURCE_EXHAUSTED),
 //  * an optional step budget charged per taken branch and per call
-//    (DEADLINE_EXCEEDED), for fuzzing and watchdogs.
+//    (DEADLINE_EXCEEDED), for fuzzing and watchdogs;
+//  * the abort signal of the invocation running on it (base/abort_signal.h):
+//    each step polls its cancellation flag (one relaxed load) and every
+//    kClockPollSteps steps, and before each call of an import, its
+//    deadline (one clock read), so a runaway loop ends in CANCELLED or
+//    DEADLINE_EXCEEDED naming the invoked function.
 //
 // When a call fails, the frame where it failed attaches a backtrace to the
 // status (innermost first) once; outer frames leave it as is:
@@ -31,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "strata/base/abort_signal.h"
 #include "strata/base/ref_ptr.h"
 #include "strata/base/status.h"
 #include "strata/vm/wait_source.h"
@@ -118,16 +124,35 @@ public:
   StackFrame *top() const { return top_; }
   uint32_t depth() const { return depth_; }
 
-  // Charges one step against the budget; false once it is exhausted.
+  // Steps between two reads of the clock while a deadline is set: about
+  // 10-50 us of a tight loop, so one read costs under 0.1% of it.
+  static constexpr uint64_t kClockPollSteps = 1024;
+
+  // Charges one step (a taken branch or a call); false once the step
+  // budget is exhausted or the abort signal fired (StopError() says which).
   bool ConsumeStep() {
-    if (options_.step_budget == 0)
-      return true;
-    if (steps_remaining_ == 0)
+    if (cancelled_flag_->load(std::memory_order_relaxed))
       return false;
-    --steps_remaining_;
-    return true;
+    if (--countdown_ != 0)
+      return true;
+    return RefillSteps(window_);
   }
+  // The same, reading the clock now: before native calls, which may take
+  // long.
+  bool ConsumeStepAndPollClock() {
+    if (cancelled_flag_->load(std::memory_order_relaxed))
+      return false;
+    return RefillSteps(window_ - countdown_ + 1);
+  }
+  // Why ConsumeStep() returned false: the abort signal's CANCELLED or
+  // DEADLINE_EXCEEDED, else the step budget's DEADLINE_EXCEEDED.
+  Status StopError() const;
   Status StepBudgetExhaustedError() const;
+
+  // The signal steps and waits honour (borrowed; null = none). Invocations
+  // set it for their duration.
+  void set_abort_signal(const AbortSignal *signal);
+  const AbortSignal *abort_signal() const { return abort_signal_; }
 
   // True when the native function on top may suspend the invocation
   // instead of blocking: an Invocation drives the stack and only bytecode
@@ -182,11 +207,22 @@ private:
 
   Result<uint8_t *> Allocate(size_t size, size_t *chunk_index,
                              size_t *used_before);
+  // Ends a window of `consumed` steps (the current one included): charges
+  // them to the budget, reads the clock, starts the next window.
+  bool RefillSteps(uint64_t consumed);
+  // Starts a window sized by the budget left and the signal.
+  void ResetWindow();
 
   StackOptions options_;
   StackFrame *top_ = nullptr;
   uint32_t depth_ = 0;
   uint64_t steps_remaining_ = 0;
+  // Steps left in the current window, and its size; the slow path runs
+  // when the countdown reaches zero.
+  uint64_t countdown_ = 1;
+  uint64_t window_ = 1;
+  const AbortSignal *abort_signal_ = nullptr;
+  const std::atomic<bool> *cancelled_flag_;
   bool backtrace_attached_ = false;
   bool resumable_ = false;
   uint32_t native_depth_ = 0;

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <vector>
 
+#include "strata/base/abort_signal.h"
 #include "strata/base/owned_bytes.h"
 #include "strata/hal/loaders/vmvx_microkernels.h"
 #include "strata/hal/local/local_executable.h"
@@ -144,6 +145,14 @@ public:
     // The refs to binding memory must not outlive the dispatch.
     arguments.clear();
     Recycle(std::move(context));
+    // The dispatching call's deadline or cancellation stopped the workgroup
+    // (its VM stack polls the signal): that status, not a kernel failure.
+    const AbortSignal *abort_signal = AbortSignal::Current();
+    if (!status.ok() && abort_signal && !abort_signal->Check().ok())
+      return status.Annotate(StrCat(
+          "executable '", name(), "' export '", export_name(ordinal),
+          "' stopped in workgroup (", workgroup.workgroup_id_x, ", ",
+          workgroup.workgroup_id_y, ", ", workgroup.workgroup_id_z, ")"));
     if (!status.ok())
       return InternalError("executable '", name(), "' export '",
                            export_name(ordinal), "' failed in workgroup (",

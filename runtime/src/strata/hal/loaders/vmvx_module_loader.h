@@ -2,7 +2,10 @@
 // entry points (hal/local/vmvx_abi.h). Portable: no native code is loaded.
 // Each workgroup runs on a VM context of its own (the bytecode module plus
 // the `vmvx` microkernel module); contexts are pooled, so concurrent
-// workgroups of one dispatch never share one. Format:
+// workgroups of one dispatch never share one. A workgroup runs under the
+// dispatching thread's AbortSignal::Current() (the call that submitted the
+// work): its VM stack polls the signal, so a kernel that never ends stops
+// with the call's CANCELLED or DEADLINE_EXCEEDED. Format:
 // STRATA_HAL_EXECUTABLE_FORMAT_VMVX.
 #ifndef STRATA_HAL_LOADERS_VMVX_MODULE_LOADER_H_
 #define STRATA_HAL_LOADERS_VMVX_MODULE_LOADER_H_

@@ -106,8 +106,10 @@ Status LocalDevice::RunQueueOperation(const char *operation,
                                       Fence *wait_fence, Fence *signal_fence,
                                       Work &&work) {
   Status status;
+  // The calling thread's abort signal ends a wait for a fence that is never
+  // reached.
   if (wait_fence)
-    status = wait_fence->Wait(Deadline::Infinite());
+    status = wait_fence->Wait(Deadline::Infinite(), AbortSignal::Current());
   if (status.ok())
     status = profiler_.Span("queue", operation, args, work);
   if (!status.ok()) {

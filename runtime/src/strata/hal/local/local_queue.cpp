@@ -16,11 +16,14 @@ void LocalQueue::Submit(RefPtr<Fence> wait_fence, RefPtr<Fence> signal_fence,
                         Work work, std::string operation) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    incoming_.push_back(Submission{std::move(wait_fence),
-                                   std::move(signal_fence),
-                                   std::move(work),
-                                   std::move(operation),
-                                   {}});
+    incoming_.push_back(
+        Submission{std::move(wait_fence),
+                   std::move(signal_fence),
+                   std::move(work),
+                   std::move(operation),
+                   RefPtr<AbortSignal>::Retain(AbortSignal::Current()),
+                   {},
+                   false});
     if (!thread_.joinable())
       thread_ = std::thread([this] { Run(); });
   }
@@ -28,6 +31,10 @@ void LocalQueue::Submit(RefPtr<Fence> wait_fence, RefPtr<Fence> signal_fence,
 }
 
 void LocalQueue::Subscribe(Submission &submission) {
+  if (submission.abort_signal && !submission.subscribed_to_signal) {
+    submission.abort_signal->AddNotifier(&notifier_);
+    submission.subscribed_to_signal = true;
+  }
   if (!submission.wait_fence || !submission.subscribed.empty())
     return;
   submission.subscribed = submission.wait_fence->timepoints();
@@ -36,6 +43,10 @@ void LocalQueue::Subscribe(Submission &submission) {
 }
 
 void LocalQueue::Unsubscribe(Submission &submission) {
+  if (submission.subscribed_to_signal) {
+    submission.abort_signal->RemoveNotifier(&notifier_);
+    submission.subscribed_to_signal = false;
+  }
   for (SemaphoreTimepoint &timepoint : submission.subscribed)
     timepoint.semaphore->RemoveNotifier(&notifier_);
   submission.subscribed.clear();
@@ -43,8 +54,12 @@ void LocalQueue::Unsubscribe(Submission &submission) {
 
 void LocalQueue::Execute(Submission &submission, Status wait_status) {
   Status status = std::move(wait_status);
-  if (status.ok())
+  if (status.ok() && submission.abort_signal)
+    status = submission.abort_signal->Check();
+  if (status.ok()) {
+    ScopedAbortSignal current_signal(submission.abort_signal.get());
     status = submission.work();
+  }
   if (!status.ok()) {
     if (submission.signal_fence)
       submission.signal_fence->Fail(status.Annotate(submission.operation));
@@ -74,11 +89,22 @@ void LocalQueue::Run() {
       incoming_.clear();
       stopping = stopping_;
     }
-    // The first submission whose wait is over runs next.
+    // The first submission whose wait is over, or whose call was cancelled
+    // or ran out of time (it then fails without running), runs next.
     bool ran = false;
+    Deadline earliest = Deadline::Infinite();
     for (size_t i = 0; i < pending.size(); ++i) {
       Status wait_status =
           pending[i].wait_fence ? pending[i].wait_fence->Query() : OkStatus();
+      if (wait_status.code() == StatusCode::kDeferred &&
+          pending[i].abort_signal) {
+        Status aborted = pending[i].abort_signal->Check();
+        if (aborted.ok())
+          earliest =
+              Deadline::Min(earliest, pending[i].abort_signal->deadline());
+        else
+          wait_status = std::move(aborted);
+      }
       if (wait_status.code() == StatusCode::kDeferred)
         continue;
       Submission submission = std::move(pending[i]);
@@ -99,7 +125,7 @@ void LocalQueue::Run() {
       }
       return;
     }
-    notifier_.WaitForChange(epoch, Deadline::Infinite());
+    notifier_.WaitForChange(epoch, earliest);
   }
 }
 

@@ -5,6 +5,14 @@
 // order; one waiting on a fence never holds up later ready ones, so a
 // program may submit work that waits on a fence it signals afterwards.
 //
+// Submissions carry the abort signal of the call that submitted them
+// (AbortSignal::Current() when Submit runs; base/abort_signal.h): the work
+// runs with it as the queue thread's current signal (so dispatch grids stop
+// between workgroups when it fires), and a submission still waiting for its
+// wait fence when it fires is dropped with its status. Either way its
+// signal fence fails with that CANCELLED or DEADLINE_EXCEEDED, so the
+// program waiting on it sees why, and the queue moves on.
+//
 // The queue thread starts with the first submission. Destroying the queue
 // finishes every submission whose wait is reached and fails the others'
 // signal fences with CANCELLED.
@@ -17,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "strata/base/abort_signal.h"
 #include "strata/base/ref_ptr.h"
 #include "strata/base/status.h"
 #include "strata/base/wait.h"
@@ -44,7 +53,9 @@ private:
     RefPtr<Fence> signal_fence;
     Work work;
     std::string operation;
+    RefPtr<AbortSignal> abort_signal;
     std::vector<SemaphoreTimepoint> subscribed;
+    bool subscribed_to_signal = false;
   };
 
   void Run();

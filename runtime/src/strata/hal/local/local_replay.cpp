@@ -1,5 +1,6 @@
 #include "strata/hal/local/local_replay.h"
 
+#include "strata/base/abort_signal.h"
 #include "strata/base/wait.h"
 
 #include <cstring>
@@ -116,12 +117,14 @@ Status InlineGridRunner::RunGrid(
     const strata_hal_executable_dispatch_state_v0_t &dispatch) {
   strata_hal_executable_workgroup_state_v0_t workgroup = {};
   workgroup.processor_id = 0;
+  AbortPoller abort_poller(AbortSignal::Current());
   for (uint32_t z = 0; z < dispatch.workgroup_count_z; ++z) {
     workgroup.workgroup_id_z = z;
     for (uint32_t y = 0; y < dispatch.workgroup_count_y; ++y) {
       workgroup.workgroup_id_y = y;
       for (uint32_t x = 0; x < dispatch.workgroup_count_x; ++x) {
         workgroup.workgroup_id_x = x;
+        STRATA_RETURN_IF_ERROR(abort_poller.Poll());
         STRATA_RETURN_IF_ERROR(
             executable.IssueWorkgroup(export_ordinal, dispatch, workgroup));
       }
@@ -134,9 +137,12 @@ Status ReplayCommandBuffer(const DeferredCommandBuffer &command_buffer,
                            LocalGridRunner &grid_runner,
                            LocalProfiler *profiler) {
   const std::vector<Command> &commands = command_buffer.commands();
+  const AbortSignal *abort_signal = AbortSignal::Current();
   for (size_t i = 0; i < commands.size(); ++i) {
     const Command &command = commands[i];
-    Status status;
+    Status status = abort_signal ? abort_signal->Check() : OkStatus();
+    if (!status.ok())
+      return status;
     if (std::holds_alternative<BarrierCommand>(command)) {
       // Commands already run in order here.
     } else if (auto *fill = std::get_if<FillCommand>(&command)) {

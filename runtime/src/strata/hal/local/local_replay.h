@@ -11,13 +11,23 @@
 
 namespace strata::hal {
 
+// Deadlines and cancellation: replay runs under the calling thread's
+// AbortSignal::Current() (the call that submitted the work;
+// base/abort_signal.h). It is checked between commands, and grid runners
+// poll it between workgroups (AbortPoller: the flag every workgroup, the
+// clock every few), so a dispatch of a huge grid ends soon after the signal
+// fires with
+// its CANCELLED or DEADLINE_EXCEEDED. A workgroup of native code that never
+// returns cannot be interrupted (native executables are trusted code); VMVX
+// workgroups run on VM stacks that poll the same signal.
 class LocalGridRunner {
 public:
   virtual ~LocalGridRunner() = default;
 
   // Runs every workgroup of the grid in `dispatch` (each workgroup exactly
-  // once, in any order) and returns the first failure. `dispatch` and what
-  // it points to stay valid until this returns.
+  // once, in any order) and returns the first failure, or the status of
+  // AbortSignal::Current() once it fired. `dispatch` and what it points to
+  // stay valid until this returns.
   virtual Status
   RunGrid(const LocalExecutable &executable, uint32_t export_ordinal,
           const strata_hal_executable_dispatch_state_v0_t &dispatch) = 0;
@@ -27,7 +37,7 @@ public:
 };
 
 // Runs the grid on the calling thread, z-major then y then x, stopping at
-// the first failing workgroup.
+// the first failing workgroup or when the abort signal fires.
 class InlineGridRunner final : public LocalGridRunner {
 public:
   Status

@@ -656,11 +656,16 @@ Status FenceAwait(Call &call) {
     if (stack.CanYield())
       return stack.Yield(MakeRef<FenceWaitSource>(std::move(timepoints)),
                          deadline);
-    status = hal::WaitSemaphores(hal::WaitMode::kAll, timepoints, deadline);
+    // Blocking: the invocation's deadline or cancellation ends the wait.
+    status = hal::WaitSemaphores(hal::WaitMode::kAll, timepoints, deadline,
+                                 stack.abort_signal());
   }
   if (status.code() == StatusCode::kDeadlineExceeded) {
-    // Either the time ran out or some work failed with that code; only the
-    // first is the caller's to handle through the result.
+    // Either the time ran out, some work failed with that code or the
+    // invocation's deadline passed; only the first is the caller's to
+    // handle through the result.
+    if (const AbortSignal *abort_signal = stack.abort_signal())
+      STRATA_RETURN_IF_ERROR(abort_signal->Check());
     STRATA_RETURN_IF_ERROR(FirstFenceFailure(fences));
     call.ReturnI32(0, static_cast<int32_t>(StatusCode::kDeadlineExceeded));
     return OkStatus();

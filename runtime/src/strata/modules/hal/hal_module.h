@@ -26,7 +26,9 @@
 //    the call with the fence's failure status. On a pending fence it yields
 //    (vm::Stack::Yield) when the invocation is resumable (vm::Invocation,
 //    vm::Loop, Context::Invoke), so a loop's thread is never blocked;
-//    otherwise (e.g. in __init) it blocks the calling thread.
+//    otherwise (e.g. in __init) it blocks the calling thread until the
+//    fences are reached or the invocation's abort signal fires (its
+//    DEADLINE_EXCEEDED or CANCELLED then fails the call).
 //  * Flag and stage-mask arguments without defined bits are ignored.
 #ifndef STRATA_MODULES_HAL_HAL_MODULE_H_
 #define STRATA_MODULES_HAL_HAL_MODULE_H_

@@ -3,12 +3,19 @@
 #include <algorithm>
 #include <bit>
 
+#include "strata/base/abort_signal.h"
+
 namespace strata::hal {
 
 struct TaskGridRunner::Grid {
   const LocalExecutable *executable;
   uint32_t export_ordinal;
   const strata_hal_executable_dispatch_state_v0_t *dispatch;
+  // The submitting thread's; kept alive by it until RunGrid returns.
+  AbortSignal *abort_signal;
+  // The slice of z this grid covers (all of it unless the grid has more
+  // than 2^64 workgroups).
+  uint32_t z_begin;
   uint64_t total;
   uint64_t chunk;
   std::atomic<uint64_t> next{0};
@@ -50,23 +57,36 @@ void TaskGridRunner::Work(Grid &grid, uint32_t processor_id) {
   const uint64_t count_xy = count_x * dispatch.workgroup_count_y;
   strata_hal_executable_workgroup_state_v0_t workgroup = {};
   workgroup.processor_id = processor_id;
+  ScopedAbortSignal current_signal(grid.abort_signal);
+  AbortPoller abort_poller(grid.abort_signal);
   while (!grid.failed.load(std::memory_order_relaxed)) {
-    uint64_t begin = grid.next.fetch_add(grid.chunk, std::memory_order_relaxed);
-    if (begin >= grid.total)
-      return;
-    uint64_t end = std::min(grid.total, begin + grid.chunk);
+    // Claimed with compare-exchange rather than fetch_add, so the counter
+    // never passes `total` (and cannot wrap for grids near 2^64).
+    uint64_t begin = grid.next.load(std::memory_order_relaxed), end;
+    do {
+      if (begin >= grid.total)
+        return;
+      end = begin + std::min(grid.chunk, grid.total - begin);
+    } while (!grid.next.compare_exchange_weak(begin, end,
+                                              std::memory_order_relaxed));
     for (uint64_t index = begin; index < end; ++index) {
       workgroup.workgroup_id_x = uint32_t(index % count_x);
       workgroup.workgroup_id_y = uint32_t((index % count_xy) / count_x);
-      workgroup.workgroup_id_z = uint32_t(index / count_xy);
-      Status status = grid.executable->IssueWorkgroup(grid.export_ordinal,
-                                                      dispatch, workgroup);
+      workgroup.workgroup_id_z = grid.z_begin + uint32_t(index / count_xy);
+      Status status = abort_poller.Poll();
+      if (status.ok())
+        status = grid.executable->IssueWorkgroup(grid.export_ordinal, dispatch,
+                                                 workgroup);
       if (!status.ok()) {
         std::lock_guard<std::mutex> lock(grid.status_mutex);
         if (!grid.failed.exchange(true))
           grid.status = std::move(status);
         return;
       }
+      // Another thread's failure (or the signal it noticed) stops this
+      // chunk too.
+      if (grid.failed.load(std::memory_order_relaxed))
+        return;
     }
   }
 }
@@ -109,14 +129,34 @@ void TaskGridRunner::ReleaseCallerSlot(uint32_t slot) {
 Status TaskGridRunner::RunGrid(
     const LocalExecutable &executable, uint32_t export_ordinal,
     const strata_hal_executable_dispatch_state_v0_t &dispatch) {
+  uint64_t count_xy =
+      uint64_t(dispatch.workgroup_count_x) * dispatch.workgroup_count_y;
+  uint64_t count_z = dispatch.workgroup_count_z;
+  if (count_xy == 0 || count_z == 0)
+    return OkStatus();
+  // Workgroups are numbered by one 64-bit counter per grid: a grid of more
+  // than 2^64 workgroups (counts near 2^32 in every dimension) runs as
+  // several slices along z.
+  uint64_t slice_z = std::min(count_z, UINT64_MAX / count_xy);
+  for (uint64_t z = 0; z < count_z; z += slice_z)
+    STRATA_RETURN_IF_ERROR(RunSlice(executable, export_ordinal, dispatch,
+                                    uint32_t(z),
+                                    std::min(slice_z, count_z - z)));
+  return OkStatus();
+}
+
+Status TaskGridRunner::RunSlice(
+    const LocalExecutable &executable, uint32_t export_ordinal,
+    const strata_hal_executable_dispatch_state_v0_t &dispatch, uint32_t z_begin,
+    uint64_t z_count) {
   Grid grid;
   grid.executable = &executable;
   grid.export_ordinal = export_ordinal;
   grid.dispatch = &dispatch;
+  grid.abort_signal = AbortSignal::Current();
+  grid.z_begin = z_begin;
   grid.total = uint64_t(dispatch.workgroup_count_x) *
-               dispatch.workgroup_count_y * dispatch.workgroup_count_z;
-  if (grid.total == 0)
-    return OkStatus();
+               dispatch.workgroup_count_y * z_count;
   // About 4 chunks per worker balances uneven workgroups against the cost
   // of claiming.
   grid.chunk =

@@ -5,8 +5,13 @@
 //
 // Workgroups are claimed in chunks from one atomic counter per grid (the
 // linearised x-fastest index), so the cost per workgroup is one atomic add
-// per chunk; chunks shrink with the grid so every worker gets work. The
+// per chunk; chunks shrink with the grid so every worker gets work (a grid
+// of more than 2^64 workgroups runs as slices along z). The
 // first failing workgroup stops further claims and its status is returned.
+// The submitting thread's abort signal (AbortSignal::Current()) goes with
+// the grid: every thread polls it between workgroups and works under it (so
+// VMVX workgroups inherit it), and once it fires the grid stops with its
+// status.
 //
 // processor_id: pool threads use 0..N-2; each concurrent submitter takes a
 // free caller slot, N-1 + slot (so ids stay distinct when several sessions
@@ -42,6 +47,11 @@ private:
   struct Grid;
 
   explicit TaskGridRunner(uint32_t worker_count);
+  // Runs the workgroups with z in [z_begin, z_begin + z_count) as one grid
+  // (at most 2^64 - 1 workgroups).
+  Status RunSlice(const LocalExecutable &executable, uint32_t export_ordinal,
+                  const strata_hal_executable_dispatch_state_v0_t &dispatch,
+                  uint32_t z_begin, uint64_t z_count);
   void WorkerMain(uint32_t processor_id);
   // Claims and runs chunks of `grid` until none are left.
   static void Work(Grid &grid, uint32_t processor_id);
