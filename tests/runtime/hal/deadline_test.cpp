@@ -30,9 +30,13 @@ using vm::testing::ModuleBuilder;
 constexpr QueueAffinity kAny = STRATA_HAL_QUEUE_AFFINITY_ANY;
 constexpr uint32_t kAddExport = 0;
 constexpr int64_t kMs = 1000000;
-// Far more workgroups than run in a test's time (and within any per-
-// dimension limit a device might document).
-constexpr WorkgroupCount kHugeGrid = {65535, 65535, 1};
+// The largest grid a dispatch may have (2^24 workgroups), dispatched 256
+// times in one submission: 2^32 workgroups, far more than run in a test's
+// time, so the deadline stops the grid runner between workgroups.
+constexpr WorkgroupCount kLargestGrid = {4096, 4096, 1};
+static_assert(uint64_t(kLargestGrid.x) * kLargestGrid.y * kLargestGrid.z ==
+              kMaxWorkgroupsPerDispatch);
+constexpr uint32_t kHugeGridDispatches = 256;
 
 std::vector<uint8_t> ReadFile(const char *path) {
   std::ifstream file(path, std::ios::binary);
@@ -95,13 +99,15 @@ protected:
   // Returns the submission's outcome; `*fence` is its signal fence.
   Status Submit(Executable &executable, uint32_t ordinal, WorkgroupCount count,
                 std::span<const BufferBinding> bindings, AbortSignal *signal,
-                Fence *wait_fence = nullptr, RefPtr<Fence> *fence = nullptr) {
+                Fence *wait_fence = nullptr, RefPtr<Fence> *fence = nullptr,
+                uint32_t dispatch_count = 1) {
     STRATA_ASSIGN_OR_RETURN(RefPtr<CommandBuffer> cb,
                             device_->CreateCommandBuffer(
                                 STRATA_HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
                                 STRATA_HAL_COMMAND_CATEGORY_DISPATCH, kAny, 0));
-    STRATA_RETURN_IF_ERROR(
-        cb->Dispatch(&executable, ordinal, count, {}, bindings));
+    for (uint32_t i = 0; i < dispatch_count; ++i)
+      STRATA_RETURN_IF_ERROR(
+          cb->Dispatch(&executable, ordinal, count, {}, bindings));
     STRATA_RETURN_IF_ERROR(cb->Finalize());
     STRATA_ASSIGN_OR_RETURN(RefPtr<Fence> signal_fence, device_->CreateFence());
     if (fence)
@@ -146,8 +152,8 @@ protected:
 
   Status HugeGrid(AbortSignal *signal, RefPtr<Fence> *fence = nullptr) {
     BufferBinding bindings[] = {{a_.get()}, {b_.get()}, {out_.get()}};
-    return Submit(*library_, kAddExport, kHugeGrid, bindings, signal, nullptr,
-                  fence);
+    return Submit(*library_, kAddExport, kLargestGrid, bindings, signal,
+                  nullptr, fence, kHugeGridDispatches);
   }
 
   RefPtr<Device> device_;

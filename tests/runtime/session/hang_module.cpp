@@ -84,6 +84,9 @@ void AddAwaitNever(ModuleBuilder &builder, HalImports &hal) {
       .Import(hal("hal.fence.create"))
       .List({RegRef(0), RegI32(0)})
       .List({RegRef(1)});
+  // Kept in a global, the fence could be signalled by a later call as far as
+  // the verifier can tell: the hang is left to the deadline.
+  f.Op(Opcode::GlobalStoreRef).Global(0).Reg(1);
   f.Op(Opcode::ConstI32).Reg(1).I32(STRATA_HAL_WAIT_FOREVER);
   f.Op(Opcode::CallVariadic)
       .Import(hal("hal.fence.await"))
@@ -99,6 +102,9 @@ struct DispatchSpec {
   uint32_t format_rodata, data_rodata;
   int32_t x, y, z;
   uint16_t binding_count;
+  // Counts read back from globals, so the verifier cannot see them, and the
+  // dispatch repeated until the deadline.
+  bool repeat_with_run_time_counts = false;
 };
 
 // Loads an executable, dispatches export 0 over the grid with every binding
@@ -133,6 +139,8 @@ void AddDispatch(ModuleBuilder &builder, HalImports &hal,
       .Import(hal("hal.executable.create"))
       .List({RegRef(0), RegI64(0), RegRef(3), RegRef(4), RegRef(5)})
       .List({RegRef(6)});
+  Label repeat = f.NewLabel();
+  f.Bind(repeat);
   f.Op(Opcode::ConstI32).Reg(3).I32(STRATA_HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
   f.Op(Opcode::ConstI32).Reg(4).I32(STRATA_HAL_COMMAND_CATEGORY_DISPATCH);
   f.Op(Opcode::Call)
@@ -142,6 +150,12 @@ void AddDispatch(ModuleBuilder &builder, HalImports &hal,
   f.Op(Opcode::ConstI32).Reg(5).I32(spec.x);
   f.Op(Opcode::ConstI32).Reg(6).I32(spec.y);
   f.Op(Opcode::ConstI32).Reg(7).I32(spec.z);
+  if (spec.repeat_with_run_time_counts) {
+    for (uint16_t i = 0; i < 3; ++i) {
+      f.Op(Opcode::GlobalStoreI32).Global(i).Reg(5 + i);
+      f.Op(Opcode::GlobalLoadI32).Reg(5 + i).Global(i);
+    }
+  }
   f.Op(Opcode::ConstI32).Reg(8).I32(0);
   std::vector<uint16_t> operands = {RegRef(7), RegRef(6), RegI32(8), RegI32(5),
                                     RegI32(6), RegI32(7), RegI64(2)};
@@ -172,7 +186,10 @@ void AddDispatch(ModuleBuilder &builder, HalImports &hal,
       .Segments({1})
       .List({RegI32(9), RegRef(8)})
       .List({RegI32(10)});
-  f.Op(Opcode::Return).List({});
+  if (spec.repeat_with_run_time_counts)
+    f.Op(Opcode::Branch).Branch(repeat);
+  else
+    f.Op(Opcode::Return).List({});
   builder.AddExport(spec.name, f.ordinal());
 }
 
@@ -181,14 +198,18 @@ void AddDispatch(ModuleBuilder &builder, HalImports &hal,
 std::vector<uint8_t> BuildHangModule(std::span<const uint8_t> library) {
   ModuleBuilder builder("hang");
   builder.AddDependency("hal", STRATA_HAL_MODULE_VERSION);
+  builder.SetGlobalCounts({.i32 = 3, .ref = 1});
   HalImports hal(builder);
   AddSpin(builder);
   AddAwaitNever(builder, hal);
   uint32_t elf_format = builder.AddRodata(
       "elf_format", STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64, 1);
   uint32_t elf_data = builder.AddRodata("elf_data", AsText(library), 64);
+  // The largest grid the HAL accepts (2^24 workgroups), over and over: the
+  // deadline stops it between workgroups or between dispatches.
   AddDispatch(builder, hal,
-              {"huge_grid", elf_format, elf_data, 65535, 65535, 1, 3});
+              {"huge_grid", elf_format, elf_data, 4096, 4096, 1, 3,
+               /*repeat_with_run_time_counts=*/true});
   uint32_t vmvx_format =
       builder.AddRodata("vmvx_format", STRATA_HAL_EXECUTABLE_FORMAT_VMVX, 1);
   std::vector<uint8_t> kernel = BuildSpinKernel();
