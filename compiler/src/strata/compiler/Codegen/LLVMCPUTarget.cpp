@@ -1,6 +1,8 @@
 //===- LLVMCPUTarget.cpp --------------------------------------------------===//
 #include "strata/compiler/Codegen/LLVMCPUTarget.h"
 
+#include "strata/compiler/Codegen/ExecutableHelpers.h"
+
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -113,6 +115,12 @@ compileToSharedObject(llvm::Module &module, llvm::TargetMachine &machine) {
       return llvm::createStringError("the target cannot emit object files");
     passes.run(module);
   }
+  if (llvm::Error error =
+          checkExecutableImports(llvm::StringRef(object.data(), object.size())))
+    return error;
+  llvm::Expected<std::string> helpers = getExecutableHelpersArchivePath();
+  if (!helpers)
+    return helpers.takeError();
 
   ScopedTempFile objectFile, libraryFile;
   int fd = -1;
@@ -128,6 +136,9 @@ compileToSharedObject(llvm::Module &module, llvm::TargetMachine &machine) {
     return llvm::errorCodeToError(ec);
 
   llvm::StringRef lld = STRATA_LLD_PATH;
+  // The helper archive comes after the object: ld.lld links the members
+  // that define what the object calls, and --gc-sections drops the helpers
+  // of those members nothing calls.
   llvm::SmallVector<llvm::StringRef> args = {lld,
                                              "-shared",
                                              "--no-undefined",
@@ -138,10 +149,12 @@ compileToSharedObject(llvm::Module &module, llvm::TargetMachine &machine) {
                                              "-z",
                                              "now",
                                              "--build-id=none",
+                                             "--gc-sections",
                                              "-s",
                                              "-o",
                                              libraryFile.path,
-                                             objectFile.path};
+                                             objectFile.path,
+                                             *helpers};
   std::string linkError;
   int rc =
       llvm::sys::ExecuteAndWait(lld, args, std::nullopt, {}, 0, 0, &linkError);
