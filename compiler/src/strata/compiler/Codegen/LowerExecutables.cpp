@@ -52,13 +52,17 @@ constexpr const char *kToLLVMPipeline =
     "convert-index-to-llvm,convert-ub-to-llvm,reconcile-unrealized-casts,"
     "canonicalize";
 
+enum class CpuFeatureUse { codegen, intrinsic };
+
 // The listed CPU features (cpu_features.def) the target machine's code may
-// use; the module checks them at initialization.
+// use; the module checks them at initialization. Features LLVM reaches only
+// through their own intrinsics are never in generated code.
 SmallVector<StringRef> getRequiredCpuFeatures(llvm::TargetMachine &machine) {
   const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
   SmallVector<StringRef> features;
-#define STRATA_CPU_FEATURE(name, leaf, subleaf, reg, bit, needs)               \
-  if (subtarget->checkFeatures("+" name))                                      \
+#define STRATA_CPU_FEATURE(name, leaf, subleaf, reg, bit, needs, use)          \
+  if (CpuFeatureUse::use == CpuFeatureUse::codegen &&                          \
+      subtarget->checkFeatures("+" name))                                      \
     features.push_back(name);
 #include "strata/hal/local/cpu_features.def"
 #undef STRATA_CPU_FEATURE

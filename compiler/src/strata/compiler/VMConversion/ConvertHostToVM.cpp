@@ -19,6 +19,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "strata/hal/abi_enums.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include <set>
 
@@ -204,9 +205,11 @@ VMModuleBuilder::getConstantBufferGlobal(DenseElementsAttr value) {
   return global;
 }
 
-// Before any executable is loaded, `__init` asks the device for every CPU
-// feature the executables were compiled for, and fails with a clear message
-// when one is missing (instead of a SIGILL in the first dispatch).
+// Before any executable is loaded, `__init` asks the device whether it has
+// every CPU feature the executables were compiled for, in one query
+// ("hal.cpu.features", comma-separated LLVM names) that fails naming all the
+// missing ones (instead of a SIGILL in the first dispatch). A device that
+// cannot answer is refused too.
 void VMModuleBuilder::emitCpuFeatureChecks(vm::FuncOp func, OpBuilder &body,
                                            Value device) {
   if (requiredCpuFeatures.empty())
@@ -217,39 +220,34 @@ void VMModuleBuilder::emitCpuFeatureChecks(vm::FuncOp func, OpBuilder &body,
       func, "hal.device.query.i64",
       body.getFunctionType({deviceType, bufferRefType(), bufferRefType()},
                            {body.getI32Type(), body.getI64Type()}));
-  FlatSymbolRefAttr categoryData = createRodata(
-      "__cpu_feature_category", StringAttr::get(context, "hal.cpu.feature"), 1);
+  FlatSymbolRefAttr categoryData =
+      createRodata("__cpu_features_category",
+                   StringAttr::get(context, "hal.cpu.features"), 1);
+  FlatSymbolRefAttr keyData = createRodata(
+      "__cpu_features",
+      StringAttr::get(context, llvm::join(requiredCpuFeatures, ",")), 1);
   Value category =
       vm::ConstRefRodataOp::create(body, loc(), bufferRefType(), categoryData);
-  Value zero = vm::ConstI64Op::create(body, loc(), body.getI64IntegerAttr(0));
-  for (StringRef feature : requiredCpuFeatures) {
-    FlatSymbolRefAttr keyData =
-        createRodata("__cpu_feature", StringAttr::get(context, feature), 1);
-    Value key =
-        vm::ConstRefRodataOp::create(body, loc(), bufferRefType(), keyData);
-    auto answer = vm::CallOp::create(
-        body, loc(), TypeRange{body.getI32Type(), body.getI64Type()}, query,
-        ValueRange{device, category, key});
-    Value present = vm::CmpNeI64Op::create(body, loc(), body.getI32Type(),
-                                           answer.getResult(1), zero);
-    Block *missing = new Block();
-    Block *next = new Block();
-    func.getBody().push_back(missing);
-    func.getBody().push_back(next);
-    vm::CondBranchOp::create(body, loc(), present, ValueRange{}, ValueRange{},
-                             next, missing);
-    body.setInsertionPointToStart(missing);
-    Value code = vm::ConstI32Op::create(
-        body, loc(),
-        body.getI32IntegerAttr(9)); // FAILED_PRECONDITION
-    vm::FailOp::create(
-        body, loc(), code,
-        ("this module was compiled for the CPU feature '" + feature +
-         "', which this CPU does not have; compile it with --cpu=host on "
-         "this machine or name an older --cpu")
-            .str());
-    body.setInsertionPointToStart(next);
-  }
+  Value key =
+      vm::ConstRefRodataOp::create(body, loc(), bufferRefType(), keyData);
+  auto answer = vm::CallOp::create(
+      body, loc(), TypeRange{body.getI32Type(), body.getI64Type()}, query,
+      ValueRange{device, category, key});
+  Block *unanswered = new Block();
+  Block *next = new Block();
+  func.getBody().push_back(unanswered);
+  func.getBody().push_back(next);
+  vm::CondBranchOp::create(body, loc(), answer.getResult(0), ValueRange{},
+                           ValueRange{}, next, unanswered);
+  body.setInsertionPointToStart(unanswered);
+  Value code =
+      vm::ConstI32Op::create(body, loc(),
+                             body.getI32IntegerAttr(9)); // FAILED_PRECONDITION
+  vm::FailOp::create(body, loc(), code,
+                     "device 0 cannot say whether it has the CPU features "
+                     "this module's executables were compiled for "
+                     "(hal.cpu.features)");
+  body.setInsertionPointToStart(next);
 }
 
 // `__init` creates every executable on device 0 and wraps every constant's
