@@ -42,14 +42,14 @@ static inline uint64_t remainder_toward_zero(uint64_t x_bits, uint64_t y_bits,
 
 STRATA_HELPER float fmodf(float x, float y) {
   int special;
-  uint64_t bits = remainder_toward_zero(float_bits(x), float_bits(y), kFloat,
-                                        &special);
+  uint64_t bits =
+      remainder_toward_zero(float_bits(x), float_bits(y), kFloat, &special);
   return special ? (x * y) / (x * y) : bits_float(bits);
 }
 
 STRATA_HELPER double fmod(double x, double y) {
   int special;
-  uint64_t bits = remainder_toward_zero(double_bits(x), double_bits(y),
-                                        kDouble, &special);
+  uint64_t bits =
+      remainder_toward_zero(double_bits(x), double_bits(y), kDouble, &special);
   return special ? (x * y) / (x * y) : bits_double(bits);
 }

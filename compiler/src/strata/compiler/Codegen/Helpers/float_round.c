@@ -13,7 +13,7 @@ static inline uint64_t round_integral(uint64_t bits, format f,
   if (d.kind == kNaN)
     return bits | ((uint64_t)1 << (f.mant_bits - 1)); /* quiet it */
   if (d.kind != kFinite || d.e >= 0)
-    return bits; /* zero, infinity or already integral */
+    return bits;    /* zero, infinity or already integral */
   int shift = -d.e; /* fraction bits of m */
   uint64_t whole = 0, fraction, half;
   int above_half, exactly_half;

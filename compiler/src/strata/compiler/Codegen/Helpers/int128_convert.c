@@ -55,15 +55,39 @@ static inline uint64_t from_unsigned(u128 x, format f) {
   return round_pack(0, x, 0, 0, f);
 }
 
-STRATA_HELPER i128 __fixhfti(_Float16 x) { return to_signed(half_bits(x), kHalf); }
-STRATA_HELPER i128 __fixsfti(float x) { return to_signed(float_bits(x), kFloat); }
-STRATA_HELPER i128 __fixdfti(double x) { return to_signed(double_bits(x), kDouble); }
-STRATA_HELPER u128 __fixunshfti(_Float16 x) { return to_unsigned(half_bits(x), kHalf); }
-STRATA_HELPER u128 __fixunssfti(float x) { return to_unsigned(float_bits(x), kFloat); }
-STRATA_HELPER u128 __fixunsdfti(double x) { return to_unsigned(double_bits(x), kDouble); }
-STRATA_HELPER _Float16 __floattihf(i128 x) { return bits_half(from_signed(x, kHalf)); }
-STRATA_HELPER float __floattisf(i128 x) { return bits_float(from_signed(x, kFloat)); }
-STRATA_HELPER double __floattidf(i128 x) { return bits_double(from_signed(x, kDouble)); }
-STRATA_HELPER _Float16 __floatuntihf(u128 x) { return bits_half(from_unsigned(x, kHalf)); }
-STRATA_HELPER float __floatuntisf(u128 x) { return bits_float(from_unsigned(x, kFloat)); }
-STRATA_HELPER double __floatuntidf(u128 x) { return bits_double(from_unsigned(x, kDouble)); }
+STRATA_HELPER i128 __fixhfti(_Float16 x) {
+  return to_signed(half_bits(x), kHalf);
+}
+STRATA_HELPER i128 __fixsfti(float x) {
+  return to_signed(float_bits(x), kFloat);
+}
+STRATA_HELPER i128 __fixdfti(double x) {
+  return to_signed(double_bits(x), kDouble);
+}
+STRATA_HELPER u128 __fixunshfti(_Float16 x) {
+  return to_unsigned(half_bits(x), kHalf);
+}
+STRATA_HELPER u128 __fixunssfti(float x) {
+  return to_unsigned(float_bits(x), kFloat);
+}
+STRATA_HELPER u128 __fixunsdfti(double x) {
+  return to_unsigned(double_bits(x), kDouble);
+}
+STRATA_HELPER _Float16 __floattihf(i128 x) {
+  return bits_half(from_signed(x, kHalf));
+}
+STRATA_HELPER float __floattisf(i128 x) {
+  return bits_float(from_signed(x, kFloat));
+}
+STRATA_HELPER double __floattidf(i128 x) {
+  return bits_double(from_signed(x, kDouble));
+}
+STRATA_HELPER _Float16 __floatuntihf(u128 x) {
+  return bits_half(from_unsigned(x, kHalf));
+}
+STRATA_HELPER float __floatuntisf(u128 x) {
+  return bits_float(from_unsigned(x, kFloat));
+}
+STRATA_HELPER double __floatuntidf(u128 x) {
+  return bits_double(from_unsigned(x, kDouble));
+}
