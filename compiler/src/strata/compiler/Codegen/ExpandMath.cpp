@@ -3,7 +3,10 @@
 // Executables link no libc or libm, so math functions become code: f16/bf16
 // math is computed in f32, composite ops are expanded (tan, pow, ...) and
 // transcendental f32 functions use polynomial approximations. What remains
-// maps onto LLVM instructions (sqrt, fabs, floor, fma, ...).
+// maps onto LLVM instructions (sqrt, fabs, floor, fma, ...) or, where the
+// CPU level lacks one, onto Strata's helpers (floor without SSE4.1, fma
+// without FMA, and frem everywhere: arith.remf stays, computed exactly by
+// fmod; executable_symbols.def).
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,27 +65,10 @@ struct ComputeF64MathInF32 : public RewritePattern {
   }
 };
 
-// arith.remf would become a call of fmod: a - b * trunc(a / b) instead
-// (exact while the quotient fits the mantissa).
-struct ExpandRemF : public OpRewritePattern<arith::RemFOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(arith::RemFOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value quotient =
-        arith::DivFOp::create(rewriter, loc, op.getLhs(), op.getRhs());
-    Value truncated = math::TruncOp::create(rewriter, loc, quotient);
-    Value product =
-        arith::MulFOp::create(rewriter, loc, truncated, op.getRhs());
-    rewriter.replaceOpWithNewOp<arith::SubFOp>(op, op.getLhs(), product);
-    return success();
-  }
-};
-
 struct ExpandMathPass : public impl::ExpandMathPassBase<ExpandMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ComputeF64MathInF32, ExpandRemF>(&getContext());
+    patterns.add<ComputeF64MathInF32>(&getContext());
     populateMathF32ExpansionPatterns(patterns, [](StringRef) { return true; });
     math::populateExpansionPatterns(patterns);
     MathPolynomialApproximationOptions options;

@@ -17,6 +17,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/TargetParser/X86TargetParser.h"
 
 namespace strata {
 
@@ -41,13 +42,17 @@ createCPUTargetMachine(const std::string &cpu) {
     for (const auto &feature : llvm::sys::getHostCPUFeatures())
       featureList.AddFeature(feature.first(), feature.second);
     features = featureList.getString();
-  } else if (!target->createMCSubtargetInfo(triple, cpuName, "")
-                  ->isCPUStringValid(cpuName)) {
-    return llvm::createStringError("unknown CPU '" + cpu +
-                                   "' (try host, x86-64, x86-64-v2, "
-                                   "x86-64-v3, x86-64-v4, znver4, ...)");
+  } else if (cpu != "generic" &&
+             llvm::X86::parseArchX86(cpu, /*Only64Bit=*/true) ==
+                 llvm::X86::CK_None) {
+    // Asked before creating anything: LLVM warns on stderr about unknown
+    // names and aborts on CPUs without 64-bit mode.
+    return llvm::createStringError(
+        "unknown CPU '" + cpu +
+        "': name host, an x86-64 level (x86-64, x86-64-v2, x86-64-v3, "
+        "x86-64-v4) or a 64-bit x86 CPU LLVM knows (znver4, "
+        "sapphirerapids, ...)");
   }
-
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, cpuName, features, options, llvm::Reloc::PIC_,
