@@ -65,10 +65,38 @@ struct ComputeF64MathInF32 : public RewritePattern {
   }
 };
 
+// Integers wider than 64 bits to f16 go through f32: LLVM 22 cannot select
+// vector i128 -> f16 conversions on CPUs with AVX512-FP16 (it crashes).
+// Exact: an integer whose f16 value is finite is below 65520 and fits f32's
+// significand, and one at or above it stays at or above it in f32, which
+// then overflows to infinity like the direct conversion.
+template <typename ConvertOp>
+struct ConvertWideIntToHalfThroughF32 : public OpRewritePattern<ConvertOp> {
+  using OpRewritePattern<ConvertOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvertOp op,
+                                PatternRewriter &rewriter) const override {
+    Type in = getElementTypeOrSelf(op.getIn().getType());
+    Type out = getElementTypeOrSelf(op.getType());
+    if (!out.isF16() || in.getIntOrFloatBitWidth() <= 64)
+      return failure();
+    Type f32 = rewriter.getF32Type();
+    Type wide = f32;
+    if (auto shaped = dyn_cast<ShapedType>(op.getType()))
+      wide = shaped.clone(f32);
+    Value converted =
+        ConvertOp::create(rewriter, op.getLoc(), wide, op.getIn());
+    rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, op.getType(), converted);
+    return success();
+  }
+};
+
 struct ExpandMathPass : public impl::ExpandMathPassBase<ExpandMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ComputeF64MathInF32>(&getContext());
+    patterns.add<ComputeF64MathInF32,
+                 ConvertWideIntToHalfThroughF32<arith::SIToFPOp>,
+                 ConvertWideIntToHalfThroughF32<arith::UIToFPOp>>(
+        &getContext());
     populateMathF32ExpansionPatterns(patterns, [](StringRef) { return true; });
     math::populateExpansionPatterns(patterns);
     MathPolynomialApproximationOptions options;
