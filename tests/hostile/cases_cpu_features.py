@@ -1,5 +1,6 @@
-"""CPU levels: a --cpu the compiler does not know, a module compiled for CPU
-features this host lacks, and a module whose feature list was edited to
+"""CPU levels: a --cpu the compiler does not know (alone or in a list of
+variants, or listed twice), a module compiled for CPU features this host
+lacks, and a module whose feature list was edited to
 name features the runtime does not know. Each load is refused naming every
 offending feature, before any executable is loaded."""
 import pathlib
@@ -66,6 +67,16 @@ def make_cases(out_dir):
             [["strata-compile", PROGRAM, f"--cpu={cpu}", "-o", out_dir / "x.smod"]],
             error=rf"cannot target CPU '{pattern}': unknown CPU '{pattern}': name host, "
                   r"an x86-64 level"))
+
+    cases.append(Case(
+        "cpu_listed_twice",
+        [["strata-compile", PROGRAM, "--cpu=x86-64-v2,x86-64-v3,x86-64-v2", "-o",
+          out_dir / "x.smod"]],
+        error=r"--cpu names 'x86-64-v2' twice"))
+    cases.append(Case(
+        "unknown_cpu_in_list",
+        [["strata-compile", PROGRAM, "--cpu=x86-64-v3,,znver4", "-o", out_dir / "x.smod"]],
+        error=r"cannot target CPU '': unknown CPU ''"))
 
     # A module for a CPU with features this host lacks: refused at load,
     # naming every missing one (in the module's order: sorted).
