@@ -10,7 +10,8 @@ packages=(
   # build
   cmake ninja-build ccache git
   # compiler: MLIR/LLVM 22, lld for linking executables, clang for the build
-  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools lld-22 clang-22
+  # and the executable helpers (llvm-22: llvm-ar, llvm-objcopy, llvm-nm)
+  libmlir-22-dev mlir-22-tools llvm-22 llvm-22-dev llvm-22-tools lld-22 clang-22
   # module schema
   flatbuffers-compiler libflatbuffers-dev
   # tests

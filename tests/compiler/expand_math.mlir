@@ -23,3 +23,28 @@ func.func @f16_math(%x: f16) -> f16 {
   %0 = math.exp %x : f16
   return %0 : f16
 }
+
+// Integers wider than 64 bits reach f16 through f32 (exact: see
+// ExpandMath.cpp); 64-bit ones and other float types are left to LLVM.
+// CHECK-LABEL: func.func @wide_int_to_half
+// CHECK:         %[[S:.+]] = arith.sitofp %{{.+}} : i128 to f32
+// CHECK:         arith.truncf %[[S]] : f32 to f16
+// CHECK:         %[[U:.+]] = arith.uitofp %{{.+}} : i128 to f32
+// CHECK:         arith.truncf %[[U]] : f32 to f16
+// CHECK:         arith.sitofp %{{.+}} : i64 to f16
+// CHECK:         arith.sitofp %{{.+}} : i128 to f64
+func.func @wide_int_to_half(%w: i128, %n: i64) -> (f16, f16, f16, f64) {
+  %0 = arith.sitofp %w : i128 to f16
+  %1 = arith.uitofp %w : i128 to f16
+  %2 = arith.sitofp %n : i64 to f16
+  %3 = arith.sitofp %w : i128 to f64
+  return %0, %1, %2, %3 : f16, f16, f16, f64
+}
+
+// arith.remf stays: LLVM calls the exact fmod helper for it.
+// CHECK-LABEL: func.func @remainder
+// CHECK:         arith.remf
+func.func @remainder(%a: f32, %b: f32) -> f32 {
+  %0 = arith.remf %a, %b : f32
+  return %0 : f32
+}

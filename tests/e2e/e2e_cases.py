@@ -387,6 +387,85 @@ def _duplicate_results():
     return [x, length], [np.stack([masked, np.tanh(masked)])]
 
 
+def _round_significand(x, bits):
+    """x (float64, normal range) rounded to `bits` significant bits, ties to
+    even: how bf16 (8 bits) rounds."""
+    m, e = np.frexp(x)
+    return np.ldexp(np.rint(np.ldexp(m, bits)), e - bits)
+
+
+def _portable_conversions():
+    r = _rng(70)
+    d = np.concatenate([r.normal(0, 100, 48), [65504.0, 65519.0, 6e-8, -3e-5, 1e-30, -1e30,
+                                               2049.0, 1.00048828125, 0.0, -0.0, 0.5, 1e5,
+                                               -65520.0, 3.0 + 2 ** -11, 1e-7, 7.5]])
+    f = r.normal(0, 10, 64).astype(np.float32)
+    h = r.normal(0, 4, 64).astype(np.float16)
+    k = r.normal(0, 4, 64).astype(np.float16)
+    h[3], k[3] = -0.0, 0.0
+    with np.errstate(over="ignore"):
+        d_half = d.astype(np.float16)
+    nonzero = d != 0
+    d_bf16 = np.where(nonzero, _round_significand(np.where(nonzero, d, 1.0), 8), d)
+    return [d, f, h, k], [d_half, d_bf16.astype(np.float32),
+                          _round_significand(f.astype(np.float64), 8).astype(np.float32),
+                          f.astype(np.float16), h.astype(np.float32),
+                          np.fmin(h, k), np.fmax(h, k)]
+
+
+def _half_away(x):
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t).astype(x.dtype)
+
+
+def _portable_rounding():
+    r = _rng(71)
+    f = np.concatenate([r.uniform(-50, 50, 48), np.arange(-8, 8) + 0.5]).astype(np.float32)
+    d = np.concatenate([r.uniform(-1e6, 1e6, 48), np.arange(-8, 8) + 0.5])
+    return [f, d], [np.floor(f), np.ceil(f), _half_away(f), np.rint(f), np.trunc(f),
+                    np.floor(d), np.ceil(d), _half_away(d), np.rint(d), np.trunc(d)]
+
+
+def _portable_fma_rem():
+    r = _rng(72)
+    a = r.normal(0, 10, 64).astype(np.float32)
+    b = r.uniform(0.5, 3, 64).astype(np.float32) * np.where(r.random(64) < 0.5, -1, 1).astype(np.float32)
+    c = r.normal(0, 10, 64).astype(np.float32)
+    x, z = r.normal(0, 1e3, 64), r.normal(0, 1e3, 64)
+    y = r.uniform(0.5, 3, 64)
+    x[0] = 1e17  # a quotient beyond the significand: fmod stays exact
+    h = r.normal(0, 20, 64).astype(np.float16)
+    k = r.uniform(0.5, 3, 64).astype(np.float16)
+    fma32 = (a.astype(np.float64) * b + c).astype(np.float32)
+    fma64 = x * y + z  # differs from the fused result by rounding only
+    return [a, b, c, x, y, z, h, k], [fma32, fma64, np.fmod(a, b), np.fmod(x, y),
+                                      np.fmod(h, k)]
+
+
+def _portable_int128():
+    a = np.array([1, 2, 3, 4, 5, 6, 7, 8], dtype=np.int64)
+    b = np.array([3, 3, 7, 11, 13, 17, 19, 1000003], dtype=np.int64)
+    f = np.array([1e20, -1e20, 5.5, -6.5, 7.0, 8e25, -9e30, 1e30])
+
+    def wrap64(v):
+        return (v + (1 << 63)) % (1 << 64) - (1 << 63)
+
+    def trunc_div(x, y):
+        q = abs(x) // abs(y)
+        return -q if (x < 0) != (y < 0) else q
+
+    p = [int(x) * 10 ** 20 for x in a]
+    q = [trunc_div(x, int(y)) for x, y in zip(p, b)]
+    fi = [int(v) for v in f]
+    return [a, b, f], [
+        np.array([wrap64(v) for v in q], dtype=np.int64),
+        np.array([x % int(y) for x, y in zip(p, b)], dtype=np.int64),
+        np.array([float(int(x) * 1000 // int(y)) for x, y in zip(a, b)]).astype(np.float16),
+        np.array([float(v) for v in p]),
+        np.array([x - trunc_div(x, int(y)) * int(y) for x, y in zip(fi, b)], dtype=np.int64),
+        np.array([float(v) for v in q]).astype(np.float32)]
+
+
 LINALG = f"{CASES_DIR}/linalg_named.mlir"
 TOSA = f"{CASES_DIR}/tosa_ops.mlir"
 LARGE = f"{CASES_DIR}/large.mlir"
@@ -454,10 +533,20 @@ CASES = {
     "tosa_rescale_table": (f"{CASES_DIR}/math_ops.mlir", "tosa_rescale_table", _tosa_rescale_table),
     "math_misc": (f"{CASES_DIR}/math_ops.mlir", "math_misc", _math_misc),
     "splat_result": (f"{CASES_DIR}/math_ops.mlir", "splat_result", _splat_result),
+    "portable_conversions": (f"{CASES_DIR}/portable_ops.mlir", "portable_conversions",
+                             _portable_conversions),
+    "portable_rounding": (f"{CASES_DIR}/portable_ops.mlir", "portable_rounding",
+                          _portable_rounding),
+    "portable_fma_rem": (f"{CASES_DIR}/portable_ops.mlir", "portable_fma_rem",
+                         _portable_fma_rem),
+    "portable_int128": (f"{CASES_DIR}/portable_int128.mlir", "portable_int128",
+                        _portable_int128),
     "duplicate_results": (f"{CASES_DIR}/duplicate_results.mlir", "duplicate_results",
                           _duplicate_results),
 }
 
 # Cases the vmvx target cannot compile yet, with the reason (the compiler
 # rejects them with a clear error; see the vmvx notes in README).
-VMVX_UNSUPPORTED = {}
+VMVX_UNSUPPORTED = {
+    "portable_int128": "i128 values are a compile error on vmvx",
+}

@@ -34,11 +34,11 @@ def compare(index, got, want):
     return None
 
 
-def compile_cached(compiler, source, cache_dir, tmp, target):
-    """Compiles `source` for `target`, reusing an earlier result for the same
-    source text, target and compiler binary (several cases and devices share
-    one program)."""
-    flags = [f"--target={target}"]
+def compile_cached(compiler, source, cache_dir, tmp, target, cpu=None):
+    """Compiles `source` for `target` (and `cpu`), reusing an earlier result
+    for the same source text, flags and compiler binary (several cases and
+    devices share one program)."""
+    flags = [f"--target={target}"] + ([f"--cpu={cpu}"] if cpu else [])
     if not cache_dir:
         module = os.path.join(tmp, "module.smod")
         start = time.monotonic()
@@ -49,7 +49,7 @@ def compile_cached(compiler, source, cache_dir, tmp, target):
     with open(source, "rb") as f:
         key.update(f.read())
     stat = os.stat(compiler)
-    key.update(f"{compiler}:{stat.st_mtime_ns}:{stat.st_size}:{target}".encode())
+    key.update(f"{compiler}:{stat.st_mtime_ns}:{stat.st_size}:{flags}".encode())
     os.makedirs(cache_dir, exist_ok=True)
     module = os.path.join(cache_dir, key.hexdigest()[:24] + ".smod")
     if os.path.exists(module):

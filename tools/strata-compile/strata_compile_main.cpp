@@ -27,8 +27,10 @@ static cl::opt<std::string>
            cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
     cpu("cpu",
-        cl::desc("CPU for the cpu target: host, x86-64, x86-64-v3, "
-                 "znver4, ..."),
+        cl::desc("CPU for the cpu target: host, x86-64, x86-64-v2, "
+                 "x86-64-v3, x86-64-v4, znver4, sapphirerapids, ...; a "
+                 "comma-separated list compiles a variant for each and "
+                 "loads the best one the running CPU supports"),
         cl::init("host"), cl::cat(category));
 static cl::opt<std::string>
     moduleName("module-name",

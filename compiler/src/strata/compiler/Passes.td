@@ -94,7 +94,9 @@ def LowerExecutablesPass : Pass<"strata-lower-executables", "mlir::ModuleOp"> {
                 "hal.executable.binary";
   let options = [
     Option<"cpu", "cpu", "std::string", /*default=*/"\"host\"",
-           "Target CPU (host, x86-64, x86-64-v3, znver4, ...)">,
+           "Target CPU (host, x86-64, x86-64-v3, znver4, ...), or a "
+           "comma-separated list: one variant per CPU, the best the running "
+           "CPU supports loaded">,
     Option<"printLoweredIR", "print-lowered-ir", "bool", "false",
            "Print each executable's LLVM-dialect form to stdout">,
   ];

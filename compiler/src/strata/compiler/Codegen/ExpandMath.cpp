@@ -3,7 +3,10 @@
 // Executables link no libc or libm, so math functions become code: f16/bf16
 // math is computed in f32, composite ops are expanded (tan, pow, ...) and
 // transcendental f32 functions use polynomial approximations. What remains
-// maps onto LLVM instructions (sqrt, fabs, floor, fma, ...).
+// maps onto LLVM instructions (sqrt, fabs, floor, fma, ...) or, where the
+// CPU level lacks one, onto Strata's helpers (floor without SSE4.1, fma
+// without FMA, and frem everywhere: arith.remf stays, computed exactly by
+// fmod; executable_symbols.def).
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,19 +65,27 @@ struct ComputeF64MathInF32 : public RewritePattern {
   }
 };
 
-// arith.remf would become a call of fmod: a - b * trunc(a / b) instead
-// (exact while the quotient fits the mantissa).
-struct ExpandRemF : public OpRewritePattern<arith::RemFOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(arith::RemFOp op,
+// Integers wider than 64 bits to f16 go through f32: LLVM 22 cannot select
+// vector i128 -> f16 conversions on CPUs with AVX512-FP16 (it crashes).
+// Exact: an integer whose f16 value is finite is below 65520 and fits f32's
+// significand, and one at or above it stays at or above it in f32, which
+// then overflows to infinity like the direct conversion.
+template <typename ConvertOp>
+struct ConvertWideIntToHalfThroughF32 : public OpRewritePattern<ConvertOp> {
+  using OpRewritePattern<ConvertOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvertOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value quotient =
-        arith::DivFOp::create(rewriter, loc, op.getLhs(), op.getRhs());
-    Value truncated = math::TruncOp::create(rewriter, loc, quotient);
-    Value product =
-        arith::MulFOp::create(rewriter, loc, truncated, op.getRhs());
-    rewriter.replaceOpWithNewOp<arith::SubFOp>(op, op.getLhs(), product);
+    Type in = getElementTypeOrSelf(op.getIn().getType());
+    Type out = getElementTypeOrSelf(op.getType());
+    if (!out.isF16() || in.getIntOrFloatBitWidth() <= 64)
+      return failure();
+    Type f32 = rewriter.getF32Type();
+    Type wide = f32;
+    if (auto shaped = dyn_cast<ShapedType>(op.getType()))
+      wide = shaped.clone(f32);
+    Value converted =
+        ConvertOp::create(rewriter, op.getLoc(), wide, op.getIn());
+    rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, op.getType(), converted);
     return success();
   }
 };
@@ -82,7 +93,10 @@ struct ExpandRemF : public OpRewritePattern<arith::RemFOp> {
 struct ExpandMathPass : public impl::ExpandMathPassBase<ExpandMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ComputeF64MathInF32, ExpandRemF>(&getContext());
+    patterns.add<ComputeF64MathInF32,
+                 ConvertWideIntToHalfThroughF32<arith::SIToFPOp>,
+                 ConvertWideIntToHalfThroughF32<arith::UIToFPOp>>(
+        &getContext());
     populateMathF32ExpansionPatterns(patterns, [](StringRef) { return true; });
     math::populateExpansionPatterns(patterns);
     MathPolynomialApproximationOptions options;

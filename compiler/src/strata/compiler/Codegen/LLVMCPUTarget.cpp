@@ -1,6 +1,8 @@
 //===- LLVMCPUTarget.cpp --------------------------------------------------===//
 #include "strata/compiler/Codegen/LLVMCPUTarget.h"
 
+#include "strata/compiler/Codegen/ExecutableHelpers.h"
+
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -15,6 +17,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/TargetParser/X86TargetParser.h"
 
 namespace strata {
 
@@ -39,13 +42,17 @@ createCPUTargetMachine(const std::string &cpu) {
     for (const auto &feature : llvm::sys::getHostCPUFeatures())
       featureList.AddFeature(feature.first(), feature.second);
     features = featureList.getString();
-  } else if (!target->createMCSubtargetInfo(triple, cpuName, "")
-                  ->isCPUStringValid(cpuName)) {
-    return llvm::createStringError("unknown CPU '" + cpu +
-                                   "' (try host, x86-64, x86-64-v2, "
-                                   "x86-64-v3, x86-64-v4, znver4, ...)");
+  } else if (cpu != "generic" &&
+             llvm::X86::parseArchX86(cpu, /*Only64Bit=*/true) ==
+                 llvm::X86::CK_None) {
+    // Asked before creating anything: LLVM warns on stderr about unknown
+    // names and aborts on CPUs without 64-bit mode.
+    return llvm::createStringError(
+        "unknown CPU '" + cpu +
+        "': name host, an x86-64 level (x86-64, x86-64-v2, x86-64-v3, "
+        "x86-64-v4) or a 64-bit x86 CPU LLVM knows (znver4, "
+        "sapphirerapids, ...)");
   }
-
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, cpuName, features, options, llvm::Reloc::PIC_,
@@ -113,6 +120,12 @@ compileToSharedObject(llvm::Module &module, llvm::TargetMachine &machine) {
       return llvm::createStringError("the target cannot emit object files");
     passes.run(module);
   }
+  if (llvm::Error error =
+          checkExecutableImports(llvm::StringRef(object.data(), object.size())))
+    return error;
+  llvm::Expected<std::string> helpers = getExecutableHelpersArchivePath();
+  if (!helpers)
+    return helpers.takeError();
 
   ScopedTempFile objectFile, libraryFile;
   int fd = -1;
@@ -128,6 +141,9 @@ compileToSharedObject(llvm::Module &module, llvm::TargetMachine &machine) {
     return llvm::errorCodeToError(ec);
 
   llvm::StringRef lld = STRATA_LLD_PATH;
+  // The helper archive comes after the object: ld.lld links the members
+  // that define what the object calls, and --gc-sections drops the helpers
+  // of those members nothing calls.
   llvm::SmallVector<llvm::StringRef> args = {lld,
                                              "-shared",
                                              "--no-undefined",
@@ -138,10 +154,12 @@ compileToSharedObject(llvm::Module &module, llvm::TargetMachine &machine) {
                                              "-z",
                                              "now",
                                              "--build-id=none",
+                                             "--gc-sections",
                                              "-s",
                                              "-o",
                                              libraryFile.path,
-                                             objectFile.path};
+                                             objectFile.path,
+                                             *helpers};
   std::string linkError;
   int rc =
       llvm::sys::ExecuteAndWait(lld, args, std::nullopt, {}, 0, 0, &linkError);

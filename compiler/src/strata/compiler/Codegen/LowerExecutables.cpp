@@ -26,6 +26,7 @@
 #include "strata/hal/local/executable_library.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 namespace strata {
 #define GEN_PASS_DEF_LOWEREXECUTABLESPASS
@@ -52,13 +53,17 @@ constexpr const char *kToLLVMPipeline =
     "convert-index-to-llvm,convert-ub-to-llvm,reconcile-unrealized-casts,"
     "canonicalize";
 
+enum class CpuFeatureUse { codegen, intrinsic };
+
 // The listed CPU features (cpu_features.def) the target machine's code may
-// use; the module checks them at initialization.
+// use; the module checks them at initialization. Features LLVM reaches only
+// through their own intrinsics are never in generated code.
 SmallVector<StringRef> getRequiredCpuFeatures(llvm::TargetMachine &machine) {
   const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
   SmallVector<StringRef> features;
-#define STRATA_CPU_FEATURE(name, leaf, subleaf, reg, bit, needs)               \
-  if (subtarget->checkFeatures("+" name))                                      \
+#define STRATA_CPU_FEATURE(name, leaf, subleaf, reg, bit, needs, use)          \
+  if (CpuFeatureUse::use == CpuFeatureUse::codegen &&                          \
+      subtarget->checkFeatures("+" name))                                      \
     features.push_back(name);
 #include "strata/hal/local/cpu_features.def"
 #undef STRATA_CPU_FEATURE
@@ -81,26 +86,52 @@ struct LowerExecutablesPass
     return parsePassPipeline(kToLLVMPipeline, pipeline);
   }
 
+  // One target machine per CPU of the comma-separated `cpu` option.
+  struct Target {
+    std::string cpu;
+    std::unique_ptr<llvm::TargetMachine> machine;
+  };
+
   LogicalResult lowerExecutable(flow::ExecutableOp executable,
-                                llvm::TargetMachine &machine);
+                                ArrayRef<Target> targets);
 
   void runOnOperation() override {
-    auto machine = createCPUTargetMachine(cpu);
-    if (!machine) {
-      getOperation().emitError("cannot target CPU '")
-          << cpu << "': " << llvm::toString(machine.takeError());
-      return signalPassFailure();
+    SmallVector<Target> targets;
+    SmallVector<StringRef> names;
+    StringRef(cpu).split(names, ',');
+    for (StringRef name : names) {
+      name = name.trim();
+      if (llvm::any_of(targets,
+                       [&](const Target &t) { return t.cpu == name; })) {
+        getOperation().emitError("--cpu names '") << name << "' twice";
+        return signalPassFailure();
+      }
+      auto machine = createCPUTargetMachine(name.str());
+      if (!machine) {
+        getOperation().emitError("cannot target CPU '")
+            << name << "': " << llvm::toString(machine.takeError());
+        return signalPassFailure();
+      }
+      targets.push_back({name.str(), std::move(*machine)});
     }
     for (auto executable :
          llvm::to_vector(getOperation().getOps<flow::ExecutableOp>()))
-      if (failed(lowerExecutable(executable, **machine)))
+      if (failed(lowerExecutable(executable, targets)))
         return signalPassFailure();
   }
 };
 
+// `name__cpu` for the binaries of the second and later CPUs.
+std::string getVariantName(StringRef executable, StringRef cpu) {
+  std::string name = (executable + "__").str();
+  for (char c : cpu)
+    name += llvm::isAlnum(c) ? c : '_';
+  return name;
+}
+
 LogicalResult
 LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
-                                      llvm::TargetMachine &machine) {
+                                      ArrayRef<Target> targets) {
   FailureOr<BufferizedExecutable> bufferized = bufferizeExecutable(
       executable, [&](OpPassManager &pipeline, ModuleOp module) {
         return runPipeline(pipeline, module);
@@ -141,22 +172,35 @@ LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
           *llvmModule, executable.getSymName().str(), exports))
     return executable.emitOpError("cannot build the executable library: ")
            << llvm::toString(std::move(error));
-  auto library = compileToSharedObject(*llvmModule, machine);
-  if (!library)
-    return executable.emitOpError("native code generation failed: ")
-           << llvm::toString(library.takeError());
 
+  // The LLVM IR is the same for every CPU: each variant optimizes its own
+  // copy for its target machine.
   OpBuilder builder(executable);
-  auto dataType = VectorType::get({static_cast<int64_t>(library->size())},
-                                  builder.getIntegerType(8));
-  auto data = DenseElementsAttr::getFromRawBuffer(
-      dataType, ArrayRef<char>(reinterpret_cast<const char *>(library->data()),
-                               library->size()));
-  hal::ExecutableBinaryOp::create(
-      builder, executable.getLoc(), executable.getSymName(),
-      STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64, data,
-      builder.getDenseI64ArrayAttr({static_cast<int64_t>(bindingCount)}),
-      builder.getStrArrayAttr(getRequiredCpuFeatures(machine)));
+  for (auto [index, target] : llvm::enumerate(targets)) {
+    std::unique_ptr<llvm::Module> copy = index + 1 < targets.size()
+                                             ? llvm::CloneModule(*llvmModule)
+                                             : std::move(llvmModule);
+    auto library = compileToSharedObject(*copy, *target.machine);
+    if (!library)
+      return executable.emitOpError("native code generation for ")
+             << target.cpu
+             << " failed: " << llvm::toString(library.takeError());
+    auto dataType = VectorType::get({static_cast<int64_t>(library->size())},
+                                    builder.getIntegerType(8));
+    auto data = DenseElementsAttr::getFromRawBuffer(
+        dataType,
+        ArrayRef<char>(reinterpret_cast<const char *>(library->data()),
+                       library->size()));
+    StringRef name = executable.getSymName();
+    std::string variantName = getVariantName(name, target.cpu);
+    hal::ExecutableBinaryOp::create(
+        builder, executable.getLoc(), index == 0 ? name.str() : variantName,
+        STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64, data,
+        builder.getDenseI64ArrayAttr({static_cast<int64_t>(bindingCount)}),
+        builder.getStrArrayAttr(getRequiredCpuFeatures(*target.machine)),
+        index == 0 ? FlatSymbolRefAttr()
+                   : FlatSymbolRefAttr::get(builder.getContext(), name));
+  }
   executable.erase();
   return success();
 }

@@ -19,7 +19,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "strata/hal/abi_enums.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include <numeric>
 #include <set>
 
 namespace strata {
@@ -78,8 +80,15 @@ private:
                                ArrayRef<Value> operands,
                                ArrayRef<int32_t> segmentSizes, OpBuilder &body,
                                IRMapping &mapping);
+  LogicalResult checkExecutableVariants();
   void buildInitializer();
-  void emitCpuFeatureChecks(vm::FuncOp func, OpBuilder &body, Value device);
+  FlatSymbolRefAttr getCpuFeaturesQuery(vm::FuncOp func, OpBuilder &body);
+  Value emitCpuFeaturesPresent(vm::FuncOp func, OpBuilder &body, Value device,
+                               const std::set<std::string> &features);
+  void emitCpuFeatureChecks(vm::FuncOp func, OpBuilder &body, Value device,
+                            const std::set<std::string> &features);
+  void emitExecutableCreation(vm::FuncOp func, OpBuilder &body, Value device,
+                              size_t variant);
 
   ModuleOp root;
   OpBuilder builder;
@@ -87,11 +96,19 @@ private:
   llvm::StringMap<FlatSymbolRefAttr> imports;
   Operation *lastImport = nullptr;
   llvm::StringSet<> usedNames;
+  // A binary of an executable for one CPU (--cpu lists several).
+  struct ExecutableVariant {
+    FlatSymbolRefAttr format, data;
+  };
   struct Executable {
-    FlatSymbolRefAttr global, format, data;
+    FlatSymbolRefAttr global;
+    SmallVector<ExecutableVariant> variants;
   };
   SmallVector<Executable> executables;
-  std::set<std::string> requiredCpuFeatures;
+  llvm::StringMap<size_t> executableIndices;
+  // The CPU features the code of each variant was compiled for (variant i
+  // of every executable targets the same CPU).
+  SmallVector<std::set<std::string>> variantCpuFeatures;
   struct ConstantBuffer {
     FlatSymbolRefAttr global, data;
     int64_t size;
@@ -139,22 +156,47 @@ FlatSymbolRefAttr VMModuleBuilder::createRodata(StringRef prefix,
 LogicalResult
 VMModuleBuilder::convertExecutable(hal::ExecutableBinaryOp binary) {
   StringRef name = binary.getSymName();
-  Executable executable;
-  executable.format =
+  ExecutableVariant variant;
+  variant.format =
       createRodata((name + "_format").str(), binary.getFormatAttr(), 1);
   // Executables are used in place from the mapped module file.
-  executable.data = createRodata((name + "_data").str(), binary.getData(), 64);
-  usedNames.insert(name);
-  builder.setInsertionPointToEnd(&vmModule.getBody().front());
-  vm::GlobalRefOp::create(
-      builder, binary.getLoc(), builder.getStringAttr(name),
-      TypeAttr::get(vm::RefType::get(
-          root.getContext(), hal::ExecutableType::get(root.getContext()))));
-  executable.global = FlatSymbolRefAttr::get(root.getContext(), name);
-  executables.push_back(executable);
+  variant.data = createRodata((name + "_data").str(), binary.getData(), 64);
+  size_t variantIndex = 0;
+  if (FlatSymbolRefAttr primary = binary.getVariantOfAttr()) {
+    auto it = executableIndices.find(primary.getValue());
+    if (it == executableIndices.end())
+      return binary.emitOpError("is a variant of ")
+             << primary << ", which is not an earlier executable binary";
+    Executable &executable = executables[it->second];
+    variantIndex = executable.variants.size();
+    executable.variants.push_back(variant);
+  } else {
+    usedNames.insert(name);
+    builder.setInsertionPointToEnd(&vmModule.getBody().front());
+    vm::GlobalRefOp::create(
+        builder, binary.getLoc(), builder.getStringAttr(name),
+        TypeAttr::get(vm::RefType::get(
+            root.getContext(), hal::ExecutableType::get(root.getContext()))));
+    executableIndices[name] = executables.size();
+    executables.push_back(
+        {FlatSymbolRefAttr::get(root.getContext(), name), {variant}});
+  }
+  if (variantCpuFeatures.size() <= variantIndex)
+    variantCpuFeatures.resize(variantIndex + 1);
   if (ArrayAttr features = binary.getRequiredCpuFeaturesAttr())
     for (StringAttr feature : features.getAsRange<StringAttr>())
-      requiredCpuFeatures.insert(feature.str());
+      variantCpuFeatures[variantIndex].insert(feature.str());
+  return success();
+}
+
+// `__init` loads one variant for every executable, so each must have them
+// all.
+LogicalResult VMModuleBuilder::checkExecutableVariants() {
+  for (const Executable &executable : executables)
+    if (executable.variants.size() != variantCpuFeatures.size())
+      return root.emitError("executable ")
+             << executable.global << " has " << executable.variants.size()
+             << " CPU variants, others " << variantCpuFeatures.size();
   return success();
 }
 
@@ -204,51 +246,107 @@ VMModuleBuilder::getConstantBufferGlobal(DenseElementsAttr value) {
   return global;
 }
 
-// Before any executable is loaded, `__init` asks the device for every CPU
-// feature the executables were compiled for, and fails with a clear message
-// when one is missing (instead of a SIGILL in the first dispatch).
-void VMModuleBuilder::emitCpuFeatureChecks(vm::FuncOp func, OpBuilder &body,
-                                           Value device) {
-  if (requiredCpuFeatures.empty())
-    return;
-  MLIRContext *context = root.getContext();
-  Type deviceType = device.getType();
-  auto query = *getImport(
+FlatSymbolRefAttr VMModuleBuilder::getCpuFeaturesQuery(vm::FuncOp func,
+                                                       OpBuilder &body) {
+  Type deviceType = vm::RefType::get(root.getContext(),
+                                     hal::DeviceType::get(root.getContext()));
+  return *getImport(
       func, "hal.device.query.i64",
       body.getFunctionType({deviceType, bufferRefType(), bufferRefType()},
                            {body.getI32Type(), body.getI64Type()}));
-  FlatSymbolRefAttr categoryData = createRodata(
-      "__cpu_feature_category", StringAttr::get(context, "hal.cpu.feature"), 1);
+}
+
+// Whether the device has every one of `features` (an i32, 0 or 1), asked
+// without failing ("hal.cpu.features.present"): picks a CPU variant.
+Value VMModuleBuilder::emitCpuFeaturesPresent(
+    vm::FuncOp func, OpBuilder &body, Value device,
+    const std::set<std::string> &features) {
+  MLIRContext *context = root.getContext();
+  FlatSymbolRefAttr query = getCpuFeaturesQuery(func, body);
+  Value category = vm::ConstRefRodataOp::create(
+      body, loc(), bufferRefType(),
+      createRodata("__cpu_features_present_category",
+                   StringAttr::get(context, "hal.cpu.features.present"), 1));
+  Value key = vm::ConstRefRodataOp::create(
+      body, loc(), bufferRefType(),
+      createRodata("__cpu_features",
+                   StringAttr::get(context, llvm::join(features, ",")), 1));
+  auto answer = vm::CallOp::create(
+      body, loc(), TypeRange{body.getI32Type(), body.getI64Type()}, query,
+      ValueRange{device, category, key});
+  Value zero = vm::ConstI64Op::create(body, loc(), body.getI64IntegerAttr(0));
+  return vm::CmpNeI64Op::create(body, loc(), body.getI32Type(),
+                                answer.getResult(1), zero);
+}
+
+// Before any executable is loaded, `__init` asks the device whether it has
+// every CPU feature the executables were compiled for, in one query
+// ("hal.cpu.features", comma-separated LLVM names) that fails naming all the
+// missing ones (instead of a SIGILL in the first dispatch). A device that
+// cannot answer is refused too.
+void VMModuleBuilder::emitCpuFeatureChecks(
+    vm::FuncOp func, OpBuilder &body, Value device,
+    const std::set<std::string> &features) {
+  if (features.empty())
+    return;
+  MLIRContext *context = root.getContext();
+  FlatSymbolRefAttr query = getCpuFeaturesQuery(func, body);
+  FlatSymbolRefAttr categoryData =
+      createRodata("__cpu_features_category",
+                   StringAttr::get(context, "hal.cpu.features"), 1);
+  FlatSymbolRefAttr keyData = createRodata(
+      "__cpu_features", StringAttr::get(context, llvm::join(features, ",")), 1);
   Value category =
       vm::ConstRefRodataOp::create(body, loc(), bufferRefType(), categoryData);
-  Value zero = vm::ConstI64Op::create(body, loc(), body.getI64IntegerAttr(0));
-  for (StringRef feature : requiredCpuFeatures) {
-    FlatSymbolRefAttr keyData =
-        createRodata("__cpu_feature", StringAttr::get(context, feature), 1);
-    Value key =
-        vm::ConstRefRodataOp::create(body, loc(), bufferRefType(), keyData);
-    auto answer = vm::CallOp::create(
-        body, loc(), TypeRange{body.getI32Type(), body.getI64Type()}, query,
-        ValueRange{device, category, key});
-    Value present = vm::CmpNeI64Op::create(body, loc(), body.getI32Type(),
-                                           answer.getResult(1), zero);
-    Block *missing = new Block();
-    Block *next = new Block();
-    func.getBody().push_back(missing);
-    func.getBody().push_back(next);
-    vm::CondBranchOp::create(body, loc(), present, ValueRange{}, ValueRange{},
-                             next, missing);
-    body.setInsertionPointToStart(missing);
-    Value code = vm::ConstI32Op::create(
-        body, loc(),
-        body.getI32IntegerAttr(9)); // FAILED_PRECONDITION
-    vm::FailOp::create(
-        body, loc(), code,
-        ("this module was compiled for the CPU feature '" + feature +
-         "', which this CPU does not have; compile it with --cpu=host on "
-         "this machine or name an older --cpu")
-            .str());
-    body.setInsertionPointToStart(next);
+  Value key =
+      vm::ConstRefRodataOp::create(body, loc(), bufferRefType(), keyData);
+  auto answer = vm::CallOp::create(
+      body, loc(), TypeRange{body.getI32Type(), body.getI64Type()}, query,
+      ValueRange{device, category, key});
+  Block *unanswered = new Block();
+  Block *next = new Block();
+  func.getBody().push_back(unanswered);
+  func.getBody().push_back(next);
+  vm::CondBranchOp::create(body, loc(), answer.getResult(0), ValueRange{},
+                           ValueRange{}, next, unanswered);
+  body.setInsertionPointToStart(unanswered);
+  Value code =
+      vm::ConstI32Op::create(body, loc(),
+                             body.getI32IntegerAttr(9)); // FAILED_PRECONDITION
+  vm::FailOp::create(body, loc(), code,
+                     "device 0 cannot say whether it has the CPU features "
+                     "this module's executables were compiled for "
+                     "(hal.cpu.features)");
+  body.setInsertionPointToStart(next);
+}
+
+// Creates every executable from its binary for `variant` and stores it in
+// its global.
+void VMModuleBuilder::emitExecutableCreation(vm::FuncOp func, OpBuilder &body,
+                                             Value device, size_t variant) {
+  MLIRContext *context = root.getContext();
+  Type deviceType = vm::RefType::get(context, hal::DeviceType::get(context));
+  Type executableType =
+      vm::RefType::get(context, hal::ExecutableType::get(context));
+  Value affinity = vm::ConstI64Op::create(
+      body, loc(), body.getI64IntegerAttr(STRATA_HAL_QUEUE_AFFINITY_ANY));
+  Value noConstants = vm::ConstRefZeroOp::create(body, loc(), bufferRefType());
+  SmallVector<Type> createArgs = {deviceType, body.getI64Type(),
+                                  bufferRefType(), bufferRefType(),
+                                  bufferRefType()};
+  auto create = *getImport(func, "hal.executable.create",
+                           body.getFunctionType(createArgs, {executableType}));
+  for (const Executable &executable : executables) {
+    const ExecutableVariant &binary = executable.variants[variant];
+    Value format = vm::ConstRefRodataOp::create(body, loc(), bufferRefType(),
+                                                binary.format);
+    Value data =
+        vm::ConstRefRodataOp::create(body, loc(), bufferRefType(), binary.data);
+    Value loaded = vm::CallOp::create(
+                       body, loc(), TypeRange{executableType}, create,
+                       ValueRange{device, affinity, format, data, noConstants})
+                       .getResult(0);
+    vm::GlobalStoreRefOp::create(body, loc(), loaded, executable.global);
   }
 }
 
@@ -265,8 +363,6 @@ void VMModuleBuilder::buildInitializer() {
   OpBuilder body = OpBuilder::atBlockBegin(func.addEntryBlock());
   Type deviceType =
       vm::RefType::get(root.getContext(), hal::DeviceType::get(context));
-  Type executableType =
-      vm::RefType::get(root.getContext(), hal::ExecutableType::get(context));
   auto zero = vm::ConstI32Op::create(body, loc(), body.getI32IntegerAttr(0));
   auto getDevice =
       *getImport(func, "hal.devices.get",
@@ -274,27 +370,45 @@ void VMModuleBuilder::buildInitializer() {
   Value device = vm::CallOp::create(body, loc(), TypeRange{deviceType},
                                     getDevice, ValueRange{zero})
                      .getResult(0);
-  emitCpuFeatureChecks(func, body, device);
-  Value affinity = vm::ConstI64Op::create(
-      body, loc(), body.getI64IntegerAttr(STRATA_HAL_QUEUE_AFFINITY_ANY));
-  Value noConstants = vm::ConstRefZeroOp::create(body, loc(), bufferRefType());
-  SmallVector<Type> createArgs = {deviceType, body.getI64Type(),
-                                  bufferRefType(), bufferRefType(),
-                                  bufferRefType()};
-  auto create = *getImport(func, "hal.executable.create",
-                           body.getFunctionType(createArgs, {executableType}));
-  for (const Executable &executable : executables) {
-    Value format = vm::ConstRefRodataOp::create(body, loc(), bufferRefType(),
-                                                executable.format);
-    Value data = vm::ConstRefRodataOp::create(body, loc(), bufferRefType(),
-                                              executable.data);
-    Value loaded = vm::CallOp::create(
-                       body, loc(), TypeRange{executableType}, create,
-                       ValueRange{device, affinity, format, data, noConstants})
-                       .getResult(0);
-    vm::GlobalStoreRefOp::create(body, loc(), loaded, executable.global);
+  if (variantCpuFeatures.size() <= 1) {
+    if (!variantCpuFeatures.empty())
+      emitCpuFeatureChecks(func, body, device, variantCpuFeatures.front());
+    emitExecutableCreation(func, body, device, 0);
+  } else {
+    // Several CPU variants: the one needing the most features the CPU has;
+    // the one needing the fewest is the last resort, refused naming what
+    // the CPU lacks for it.
+    SmallVector<size_t> order(variantCpuFeatures.size());
+    std::iota(order.begin(), order.end(), 0);
+    llvm::sort(order, [&](size_t a, size_t b) {
+      size_t sizeA = variantCpuFeatures[a].size();
+      size_t sizeB = variantCpuFeatures[b].size();
+      return sizeA != sizeB ? sizeA > sizeB : a < b;
+    });
+    Block *loaded = new Block();
+    for (size_t variant : ArrayRef(order).drop_back()) {
+      Value present = emitCpuFeaturesPresent(func, body, device,
+                                             variantCpuFeatures[variant]);
+      Block *load = new Block();
+      Block *next = new Block();
+      func.getBody().push_back(load);
+      func.getBody().push_back(next);
+      vm::CondBranchOp::create(body, loc(), present, ValueRange{}, ValueRange{},
+                               load, next);
+      body.setInsertionPointToStart(load);
+      emitExecutableCreation(func, body, device, variant);
+      vm::BranchOp::create(body, loc(), ValueRange{}, loaded);
+      body.setInsertionPointToStart(next);
+    }
+    emitCpuFeatureChecks(func, body, device, variantCpuFeatures[order.back()]);
+    emitExecutableCreation(func, body, device, order.back());
+    vm::BranchOp::create(body, loc(), ValueRange{}, loaded);
+    func.getBody().push_back(loaded);
+    body.setInsertionPointToStart(loaded);
   }
   if (!constantBuffers.empty()) {
+    Value affinity = vm::ConstI64Op::create(
+        body, loc(), body.getI64IntegerAttr(STRATA_HAL_QUEUE_AFFINITY_ANY));
     Type allocatorType =
         vm::RefType::get(context, hal::AllocatorType::get(context));
     Type bufferType = vm::RefType::get(context, hal::BufferType::get(context));
@@ -556,6 +670,8 @@ LogicalResult VMModuleBuilder::run() {
   for (auto binary : llvm::to_vector(root.getOps<hal::ExecutableBinaryOp>()))
     if (failed(convertExecutable(binary)))
       return failure();
+  if (failed(checkExecutableVariants()))
+    return failure();
   for (auto func : llvm::to_vector(root.getOps<func::FuncOp>())) {
     if (func.isExternal())
       return func.emitOpError("is only declared; external functions are not "

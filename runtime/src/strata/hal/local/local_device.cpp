@@ -67,6 +67,15 @@ Result<int64_t> LocalDevice::QueryI64(std::string_view category,
   if (category == "hal.device.id")
     return GlobMatch(key, id_) ? 1 : 0;
   // Executables run on this CPU: it answers for their instruction set.
+  // "hal.cpu.features" takes a comma-separated list and fails naming every
+  // missing feature (what a module's `__init` asks); ".present" answers 0/1
+  // instead (how it picks among CPU variants).
+  if (category == "hal.cpu.features") {
+    STRATA_RETURN_IF_ERROR(CheckHostCpuFeatures(key));
+    return 1;
+  }
+  if (category == "hal.cpu.features.present")
+    return CheckHostCpuFeatures(key).ok() ? 1 : 0;
   if (category == "hal.cpu.feature")
     if (std::optional<bool> present = HostHasCpuFeature(key))
       return *present ? 1 : 0;

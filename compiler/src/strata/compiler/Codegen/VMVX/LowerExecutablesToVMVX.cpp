@@ -104,7 +104,7 @@ LowerExecutablesToVMVXPass::lowerExecutable(flow::ExecutableOp executable) {
       STRATA_HAL_EXECUTABLE_FORMAT_VMVX, data,
       builder.getDenseI64ArrayAttr(
           {static_cast<int64_t>(bufferized->bindingCount)}),
-      builder.getStrArrayAttr({}));
+      builder.getStrArrayAttr({}), /*variant_of=*/FlatSymbolRefAttr());
   executable.erase();
   return success();
 }

@@ -156,11 +156,18 @@ def HAL_ExecutableBinaryOp : HAL_Op<"executable.binary", [Symbol]> {
     `required_cpu_features` lists the instruction set extensions
     (runtime/src/strata/hal/local/cpu_features.def) the code was compiled
     for; the module refuses to initialize on a CPU without them.
+
+    An executable compiled for several CPUs (`--cpu=x86-64-v3,x86-64-v4`)
+    has one binary per CPU: the first carries the executable's name, the
+    others name it in `variant_of`, all in the same order for every
+    executable. At initialization the module loads the variant with the
+    most required features that the CPU has.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, StrAttr:$format,
                        ElementsAttr:$data,
                        DenseI64ArrayAttr:$export_binding_counts,
-                       OptionalAttr<StrArrayAttr>:$required_cpu_features);
+                       OptionalAttr<StrArrayAttr>:$required_cpu_features,
+                       OptionalAttr<FlatSymbolRefAttr>:$variant_of);
   let assemblyFormat = "$sym_name `format` `(` $format `)` attr-dict";
 }
 
