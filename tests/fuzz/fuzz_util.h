@@ -61,6 +61,13 @@ RefPtr<hal::Device> FuzzDevice();
 // The same allocator on its own.
 hal::Allocator &FuzzAllocator();
 
+// Runs one module file as module_fuzzer does: loads and verifies it into a
+// fresh session on FuzzDevice() (dependencies, imports, __init), then calls
+// every export not starting with "__" with zero-filled inputs of the shapes
+// its reflection declares (dynamic dimensions as 1; functions whose inputs
+// would exceed 1 MiB are skipped). Every failure must carry a message.
+void RunModuleFile(const uint8_t *data, size_t size);
+
 // Aborts unless `status` is OK or has a message. With STRATA_FUZZ_VERBOSE
 // set in the environment, prints every status it sees.
 void CheckError(const Status &status);
