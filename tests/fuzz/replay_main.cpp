@@ -42,7 +42,13 @@ bool ReadFile(const std::filesystem::path &path, std::vector<uint8_t> *out) {
 }
 
 // Runs the target on an exactly sized heap copy, so ASan sees overreads.
+// With STRATA_FUZZ_LAST_INPUT set, each input is first written to the file
+// it names: after a crash, that file reproduces it.
 void Run(const uint8_t *data, size_t size) {
+  static const char *last_input = std::getenv("STRATA_FUZZ_LAST_INPUT");
+  if (last_input)
+    std::ofstream(last_input, std::ios::binary)
+        .write(reinterpret_cast<const char *>(data), std::streamsize(size));
   std::vector<uint8_t> input(data, data + size);
   LLVMFuzzerTestOneInput(input.data(), input.size());
 }
