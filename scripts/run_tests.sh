@@ -43,17 +43,17 @@ echo "== thread sanitizer tests: $(( $(date +%s) - start )) s since start"
 cmake -S . -B build-fuzz -G Ninja -DSTRATA_BUILD_COMPILER=OFF \
   -DSTRATA_ENABLE_ASAN=ON -DSTRATA_BUILD_FUZZERS=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build-fuzz --target module_fuzzer tensor_input_fuzzer \
-  elf_loader_fuzzer
+cmake --build build-fuzz --target module_fuzzer module_bytecode_fuzzer \
+  tensor_input_fuzzer elf_loader_fuzzer
 tests/fuzz/run_fuzzers.sh build-fuzz "${STRATA_FUZZ_SECONDS:-25}"
-# The ONNX importer's target needs a compiler build: only the importer
-# library and the target are built, not the rest of the compiler (15 files
-# against the shared libMLIR/libLLVM: 1.5-2.5 min without ccache on one
-# core, about a second with it).
+# The ONNX importer's targets (byte-level and graph-aware) need a compiler
+# build: only the importer library and the targets are built, not the rest
+# of the compiler (15 files against the shared libMLIR/libLLVM: 1.5-2.5 min
+# without ccache on one core, about a second with it).
 cmake -S . -B build-fuzz-onnx -G Ninja -DSTRATA_BUILD_COMPILER=ON \
   -DSTRATA_ENABLE_ASAN=ON -DSTRATA_BUILD_FUZZERS=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build-fuzz-onnx --target onnx_importer_fuzzer
+cmake --build build-fuzz-onnx --target onnx_importer_fuzzer onnx_graph_fuzzer
 tests/fuzz/run_fuzzers.sh build-fuzz-onnx "${STRATA_FUZZ_SECONDS:-25}" \
-  onnx_importer_fuzzer
+  onnx_importer_fuzzer onnx_graph_fuzzer
 echo "== fuzzing: $(( $(date +%s) - start )) s since start"

@@ -17,7 +17,8 @@ seconds="${2:-25}"
 shift $(($# >= 2 ? 2 : $#))
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] ||
-  targets=(module_fuzzer tensor_input_fuzzer elf_loader_fuzzer)
+  targets=(module_fuzzer module_bytecode_fuzzer tensor_input_fuzzer
+    elf_loader_fuzzer)
 
 mkdir -p "$build/fuzz/artifacts"
 status=0
@@ -35,14 +36,21 @@ for target in "${targets[@]}"; do
   asan_options="${ASAN_OPTIONS:-detect_leaks=1}"
   # libonnx and protobuf are not instrumented: their std::vector
   # annotations would not match the importer's (false container overflows).
-  [ "$target" != onnx_importer_fuzzer ] ||
-    asan_options="$asan_options:detect_container_overflow=0"
+  case "$target" in onnx_*)
+    asan_options="$asan_options:detect_container_overflow=0" ;;
+  esac
+  # The structure-aware mutators grow their inputs (instructions, nodes,
+  # wrappers): room beyond the largest seed, which libFuzzer's default is.
+  extra=()
+  case "$target" in module_bytecode_fuzzer | onnx_graph_fuzzer)
+    extra=(-max_len=65536) ;;
+  esac
   set +e
   ASAN_OPTIONS="$asan_options" \
     UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}" \
     "$binary" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2560 \
     -print_final_stats=1 -artifact_prefix="$build/fuzz/artifacts/$target-" \
-    "$work" "$here/corpus/$target" >"$log" 2>&1
+    "${extra[@]}" "$work" "$here/corpus/$target" >"$log" 2>&1
   code=$?
   set -e
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
