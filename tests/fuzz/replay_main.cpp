@@ -118,6 +118,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "running %s (%zu bytes)\n", files[i].c_str(),
                  contents[i].size());
     Run(contents[i].data(), contents[i].size());
+    // Only the mutations need the files again; large corpora stay small.
+    if (mutations == 0)
+      std::vector<uint8_t>().swap(contents[i]);
   }
   size_t runs = files.size();
   for (size_t i = 0; i < files.size() && mutations > 0; ++i) {
