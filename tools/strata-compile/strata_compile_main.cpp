@@ -54,6 +54,23 @@ static cl::opt<std::string>
                  cl::desc("Name of the function an ONNX model becomes"),
                  cl::init("main"), cl::cat(category));
 
+// Import limits (ONNXImportLimits): what one model may ask for.
+static const strata::ONNXImportLimits defaultLimits;
+static cl::opt<uint64_t> maxTensorBytes(
+    "max-tensor-bytes",
+    cl::desc("ONNX: bytes one tensor of the model may hold (default 32 GiB)"),
+    cl::init(defaultLimits.maxTensorBytes), cl::cat(category));
+static cl::opt<uint64_t>
+    maxTensorRank("max-tensor-rank",
+                  cl::desc("ONNX: rank of any tensor of the model (default "
+                           "64)"),
+                  cl::init(defaultLimits.maxRank), cl::cat(category));
+static cl::opt<uint64_t> maxONNXNodes(
+    "max-onnx-nodes",
+    cl::desc("ONNX: nodes the model may expand to, each unrolled loop "
+             "iteration and If branch counted (default 65536)"),
+    cl::init(defaultLimits.maxNodes), cl::cat(category));
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -102,6 +119,17 @@ int main(int argc, char **argv) {
     strata::ONNXImportOptions importOptions;
     importOptions.functionName = functionName;
     importOptions.externalDataRoot = externalDataRoot;
+    for (auto [option, limit] :
+         {std::pair{&maxTensorBytes, &importOptions.limits.maxTensorBytes},
+          {&maxTensorRank, &importOptions.limits.maxRank},
+          {&maxONNXNodes, &importOptions.limits.maxNodes}}) {
+      if (*option < 1 || *option > uint64_t(INT64_MAX)) {
+        llvm::errs() << "strata-compile: --" << option->ArgStr
+                     << " must be between 1 and " << INT64_MAX << "\n";
+        return 2;
+      }
+      *limit = static_cast<int64_t>(option->getValue());
+    }
     module =
         strata::importONNXModel(inputFile, contents, &context, importOptions);
   } else {

@@ -28,10 +28,6 @@ using namespace mlir;
 namespace strata::onnx_importer {
 namespace {
 
-// Unrolling multiplies the body: past this many imported nodes a loop is
-// rejected with a diagnostic rather than built for minutes.
-constexpr int64_t kMaxUnrolledNodes = 1 << 16;
-
 constexpr const char *kUnboundedLoop =
     "the number of iterations must be known at compile time (a constant "
     "trip count, or a scan output of static shape)";
@@ -43,14 +39,21 @@ const onnx::GraphProto *getGraphAttr(NodeContext &ctx, StringRef name) {
   return &attr->g();
 }
 
+// Unrolling multiplies the body: a loop whose iterations would pass what is
+// left of the import's node budget is refused before any is imported.
 LogicalResult checkUnrollSize(NodeContext &ctx, const onnx::GraphProto &body,
                               int64_t iterations) {
-  if (iterations * std::max(body.node_size(), 1) <= kMaxUnrolledNodes)
+  const ImportBudget &budget = *ctx.getState().budget;
+  int64_t nodes = 0;
+  if (!__builtin_mul_overflow(iterations,
+                              std::max<int64_t>(body.node_size(), 1), &nodes) &&
+      nodes <= budget.limits.maxNodes - budget.nodes)
     return success();
   return ctx.fail(Twine(iterations) + " iterations of a " +
                   Twine(body.node_size()) +
-                  "-node body are too many to unroll (limit " +
-                  Twine(kMaxUnrolledNodes) + " nodes)");
+                  "-node body are too many to unroll: the model would expand "
+                  "to more than " +
+                  Twine(budget.limits.maxNodes) + " nodes (--max-onnx-nodes)");
 }
 
 // A tensor<i1> of one element as a rank-0 tensor.

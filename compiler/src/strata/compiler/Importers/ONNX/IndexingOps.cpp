@@ -53,6 +53,9 @@ LogicalResult lowerGather(NodeContext &ctx) {
   Location loc = ctx.getLoc();
   RankedTensorType dt = ctx.getInputType(0), it = ctx.getInputType(1);
   int64_t axis = normalizeAxis(ctx.getIntAttr("axis", 0), dt.getRank());
+  if (failed(ctx.checkConstantIndices(
+          1, [&](int64_t) { return dt.getDimSize(axis); })))
+    return failure();
   int64_t q = it.getRank();
   Value data = ctx.getInput(0);
   // Indices are read at result dims [axis, axis + q).
@@ -82,6 +85,9 @@ LogicalResult lowerGatherElements(NodeContext &ctx) {
   OpBuilder &b = ctx.getBuilder();
   RankedTensorType dt = ctx.getInputType(0);
   int64_t axis = normalizeAxis(ctx.getIntAttr("axis", 0), dt.getRank());
+  if (failed(ctx.checkConstantIndices(
+          1, [&](int64_t) { return dt.getDimSize(axis); })))
+    return failure();
   Value data = ctx.getInput(0);
   Value result = createIndexedGeneric(
       b, ctx.getLoc(), {ctx.getInput(1)},

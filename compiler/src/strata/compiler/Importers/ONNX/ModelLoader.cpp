@@ -8,12 +8,14 @@
 
 #include "strata/compiler/Importers/ONNX/ExternalData.h"
 
+#include <climits>
 #include <exception>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "google/protobuf/io/coded_stream.h"
 #include "onnx/checker.h"
 #include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
@@ -92,6 +94,19 @@ bool checkGraphOutputsDefined(const onnx::GraphProto &graph,
   return true;
 }
 
+// Whether `contents` parses once protobuf allows 1000 nested messages
+// instead of 100: then nesting, not damage, is why it did not.
+bool parsesWithDeeperNesting(const std::string &contents) {
+  if (contents.size() > static_cast<size_t>(INT_MAX))
+    return false;
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>(contents.data()),
+      static_cast<int>(contents.size()));
+  stream.SetRecursionLimit(1000);
+  onnx::ModelProto model;
+  return model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+}
+
 int64_t getDefaultDomainOpset(const onnx::ModelProto &model) {
   for (const auto &opset : model.opset_import())
     if (opset.domain().empty() || opset.domain() == "ai.onnx")
@@ -103,12 +118,15 @@ int64_t getDefaultDomainOpset(const onnx::ModelProto &model) {
 
 LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
                       int targetOpset, const std::string &externalDataRoot,
-                      std::string &error) {
+                      int64_t maxNodes, std::string &error) {
   LoadedModel result;
   auto model = std::make_unique<onnx::ModelProto>();
   try {
     if (!model->ParseFromString(contents)) {
       error = "not a valid ONNX model: the protobuf cannot be parsed";
+      if (parsesWithDeeperNesting(contents))
+        error += " (its subgraphs nest deeper than protobuf's limit of 100 "
+                 "messages, about 33 levels of If, Loop or Scan)";
       return result;
     }
     if (!model->has_graph()) {
@@ -121,6 +139,8 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
     externalData.allowedRoot = externalDataRoot;
     if (!loadExternalData(*model, externalData, error))
       return result;
+    if (!checkLocalFunctions(*model, maxNodes, error))
+      return result;
     onnx::checker::check_model(*model);
     // libonnx's version converter and shape inference crash on some
     // malformed graphs (undefined outputs, zero strides): reject them first.
@@ -130,11 +150,12 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
     // libonnx's Scan 8 -> 9 adapter drops the batch dimension from the
     // graph's inputs instead of adding one around the Scan: such models
     // keep their opset (the Scan lowering reads the opset-8 form).
-    bool hasOpset8Scan =
-        opset != 0 && opset < 9 &&
-        llvm::any_of(model->graph().node(), [](const onnx::NodeProto &node) {
-          return node.op_type() == "Scan";
-        });
+    bool hasOpset8Scan = opset != 0 && opset < 9 &&
+                         llvm::any_of(
+                             model->graph().node(),
+                             [](const onnx::NodeProto &node) {
+                               return node.op_type() == "Scan";
+                             });
     if (opset != 0 && opset != targetOpset && !hasOpset8Scan) {
       // Without an adapter for some node the model keeps its own opset;
       // lowerings accept the older forms of the attributes they read.

@@ -24,11 +24,17 @@ struct LoadedModel {
 // Parses `contents`, inlines external data found next to `modelPath` (and
 // inside `externalDataRoot` when given, else inside the model's folder), checks
 // the model, converts it to `targetOpset` (keeping the original opset when
-// libonnx has no adapter) and infers the type of every value. On failure
-// returns null and sets `error`.
+// libonnx has no adapter) and infers the type of every value. Models whose
+// local functions call themselves, or expand to more than `maxNodes` nodes
+// when every call is expanded, are refused before libonnx (which expands
+// them recursively) sees them. On failure returns null and sets `error`.
 LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
                       int targetOpset, const std::string &externalDataRoot,
-                      std::string &error);
+                      int64_t maxNodes, std::string &error);
+
+// The check loadModel makes of a model's local functions (above).
+bool checkLocalFunctions(const onnx::ModelProto &model, int64_t maxNodes,
+                         std::string &error);
 
 // Infers the types of a standalone graph's values (a subgraph whose inputs
 // carry the types of one use, with the outer-scope values it reads added as

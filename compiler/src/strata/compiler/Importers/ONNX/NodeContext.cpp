@@ -79,6 +79,23 @@ std::optional<DenseElementsAttr> NodeContext::getConstantInput(unsigned index) {
   return std::nullopt;
 }
 
+LogicalResult
+NodeContext::checkConstantIndices(unsigned index,
+                                  llvm::function_ref<int64_t(int64_t)> sizeAt) {
+  std::optional<DenseElementsAttr> indices = getConstantInput(index);
+  if (!indices || !isa<IntegerType>(indices->getElementType()))
+    return success();
+  int64_t position = 0;
+  for (const APInt &value : indices->getValues<APInt>()) {
+    int64_t i = value.getSExtValue(), size = sizeAt(position++);
+    if (i < -size || i >= size)
+      return fail("index " + llvm::Twine(i) + " (input " + llvm::Twine(index) +
+                  ", element " + llvm::Twine(position - 1) +
+                  ") is out of range for a dimension of " + llvm::Twine(size));
+  }
+  return success();
+}
+
 FailureOr<SmallVector<int64_t>> NodeContext::getConstantInts(unsigned index) {
   std::optional<DenseElementsAttr> attr = getConstantInput(index);
   if (!attr || !isa<IntegerType>(attr->getElementType()))
@@ -104,7 +121,8 @@ FailureOr<RankedTensorType> NodeContext::getOutputType(unsigned index) {
   if (!type)
     return fail("shape inference found no type for output '" + name + "'");
   std::string error;
-  RankedTensorType result = convertTensorType(getContext(), *type, error);
+  RankedTensorType result =
+      convertTensorType(getContext(), *type, getLimits(), error);
   if (!result)
     return fail("output '" + name + "': " + error);
   return result;
@@ -126,13 +144,28 @@ FailureOr<RankedTensorType>
 NodeContext::getOutputTypeOr(unsigned index, RankedTensorType computed) {
   if (hasInferredOutputType(index))
     return getOutputType(index);
+  if (failed(checkSize(computed)))
+    return failure();
   return computed;
+}
+
+LogicalResult NodeContext::checkSize(Type type) {
+  auto shaped = dyn_cast<RankedTensorType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return success();
+  std::string error =
+      checkTensorSize(shaped.getShape(), shaped.getElementType(), getLimits());
+  if (error.empty())
+    return success();
+  return fail(error);
 }
 
 LogicalResult NodeContext::setOutput(unsigned index, Value value) {
   if (!hasOutput(index))
     return success();
   const std::string &name = node.output(index);
+  if (failed(checkSize(value.getType())))
+    return failure();
   if (hasInferredOutputType(index)) {
     FailureOr<RankedTensorType> expected = getOutputType(index);
     if (failed(expected))

@@ -19,6 +19,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringMap.h"
 
+#include "strata/compiler/Importers/ONNX/ONNXImporter.h"
+
 #include "onnx/onnx_pb.h"
 
 namespace strata::onnx_importer {
@@ -32,16 +34,34 @@ bool isUnsignedElementType(int32_t onnxType);
 int32_t getONNXElementType(const onnx::TypeProto *known,
                            mlir::Type elementType);
 
+// Why a static tensor of `shape` and `elementType` does not fit `limits`: a
+// negative dimension, a rank past the limit, an element count or byte size
+// past 64 bits or past the limit. Empty when it fits.
+std::string checkTensorSize(llvm::ArrayRef<int64_t> shape,
+                            mlir::Type elementType,
+                            const ONNXImportLimits &limits);
+
 // The static ranked tensor type of an ONNX type; sets `error` and returns
-// null for non-tensor types, unknown element types and dynamic dimensions.
+// null for non-tensor types, unknown element types, dynamic dimensions and
+// shapes past `limits`.
 mlir::RankedTensorType convertTensorType(mlir::MLIRContext *context,
                                          const onnx::TypeProto &type,
+                                         const ONNXImportLimits &limits,
                                          std::string &error);
 
-// The value of a TensorProto as a dense attribute (raw or typed data).
+// The value of a TensorProto as a dense attribute (raw or typed data); its
+// dims are checked against `limits` before anything is allocated.
 mlir::DenseElementsAttr convertTensorProto(mlir::MLIRContext *context,
                                            const onnx::TensorProto &tensor,
+                                           const ONNXImportLimits &limits,
                                            std::string &error);
+
+// The nodes imported so far against ONNXImportLimits::maxNodes, shared by a
+// graph and every subgraph imported within it.
+struct ImportBudget {
+  ONNXImportLimits limits;
+  int64_t nodes = 0;
+};
 
 // Values of the graph being imported, by ONNX name.
 struct GraphState {
@@ -54,6 +74,11 @@ struct GraphState {
   int64_t opset = 0;
   // The model file, for node locations.
   std::string path;
+  // Shared by the graph and its subgraphs; never null while importing.
+  ImportBudget *budget = nullptr;
+  // The outermost node whose subgraphs are being imported ("node 'l'
+  // (Loop)"), which is what multiplies the nodes when the budget runs out.
+  std::string expandingNode;
 };
 
 class NodeContext {
@@ -69,10 +94,14 @@ public:
   int64_t getOpset() const { return state.opset; }
   // The graph's state (subgraph bodies start from a copy of it).
   const GraphState &getState() const { return state; }
+  const ONNXImportLimits &getLimits() const { return state.budget->limits; }
 
   // Emits "node 'NAME' (OP): reason" and returns failure.
   mlir::InFlightDiagnostic emitError();
   mlir::LogicalResult fail(const llvm::Twine &reason);
+  // Fails with a diagnostic when a static tensor `type` is past the
+  // import limits (checkTensorSize).
+  mlir::LogicalResult checkSize(mlir::Type type);
 
   // Inputs. Optional inputs may be absent (past the end or empty names).
   unsigned getNumInputs() const { return node.input_size(); }
@@ -83,6 +112,12 @@ public:
   bool isInputUnsigned(unsigned index) const;
   // The compile-time value of input `index`, if known.
   std::optional<mlir::DenseElementsAttr> getConstantInput(unsigned index);
+  // When input `index` holds compile-time indices, fails unless each lies
+  // in [-size, size), `size` being what the element at a flat position
+  // indexes (the run time clamps; a constant out of range is a bad model).
+  mlir::LogicalResult
+  checkConstantIndices(unsigned index,
+                       llvm::function_ref<int64_t(int64_t)> sizeAt);
   // Integer values of a constant input (e.g. axes, pads); fails with a
   // diagnostic when the input is not a compile-time constant.
   mlir::FailureOr<llvm::SmallVector<int64_t>> getConstantInts(unsigned index);

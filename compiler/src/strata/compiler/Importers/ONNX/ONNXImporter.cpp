@@ -87,6 +87,15 @@ LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
   auto it = table.find(node.op_type());
   if (it == table.end())
     return ctx.fail("unsupported op " + node.op_type());
+  if (++state.budget->nodes > state.budget->limits.maxNodes) {
+    std::string why = "the model expands to more than " +
+                      std::to_string(state.budget->limits.maxNodes) +
+                      " nodes (--max-onnx-nodes)";
+    if (!state.expandingNode.empty())
+      why += ": the subgraphs of " + state.expandingNode +
+             " are imported once per iteration or branch";
+    return ctx.fail(why);
+  }
   for (int i = 0; i < node.input_size(); ++i)
     if (ctx.hasInput(i) && !ctx.getInput(i))
       return ctx.fail("input '" + node.input(i) + "' is not defined");
@@ -105,10 +114,13 @@ LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
 
 class GraphImporter {
 public:
-  GraphImporter(MLIRContext *context, StringRef path, int64_t opset)
+  GraphImporter(MLIRContext *context, StringRef path, int64_t opset,
+                const ONNXImportLimits &limits)
       : context(context), builder(context), path(path.str()) {
     state.opset = opset;
     state.path = this->path;
+    budget.limits = limits;
+    state.budget = &budget;
   }
 
   OwningOpRef<ModuleOp> import(const onnx::GraphProto &graph,
@@ -118,6 +130,7 @@ private:
   MLIRContext *context;
   OpBuilder builder;
   std::string path;
+  ImportBudget budget;
   GraphState state;
 };
 
@@ -133,7 +146,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
 
   std::string error;
   for (const auto &tensor : graph.initializer()) {
-    DenseElementsAttr value = convertTensorProto(context, tensor, error);
+    DenseElementsAttr value =
+        convertTensorProto(context, tensor, budget.limits, error);
     if (!value) {
       emitError(fileLoc) << "initializer '" << tensor.name() << "': " << error;
       return {};
@@ -147,7 +161,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
   for (const auto &info : graph.input()) {
     if (state.constants.count(info.name()))
       continue;
-    RankedTensorType type = convertTensorType(context, info.type(), error);
+    RankedTensorType type =
+        convertTensorType(context, info.type(), budget.limits, error);
     if (!type) {
       emitError(fileLoc) << "graph input '" << info.name() << "': " << error;
       return {};
@@ -156,9 +171,19 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
     argumentTypes.push_back(type);
   }
   for (const auto &info : graph.output()) {
-    RankedTensorType type = convertTensorType(context, info.type(), error);
+    RankedTensorType type =
+        convertTensorType(context, info.type(), budget.limits, error);
     if (!type) {
-      emitError(fileLoc) << "graph output '" << info.name() << "': " << error;
+      // The node computing the output is what asks for it.
+      auto producer = llvm::find_if(graph.node(), [&](const auto &node) {
+        return llvm::is_contained(node.output(), info.name());
+      });
+      if (producer != graph.node().end())
+        emitError(getNodeLoc(context, path, *producer))
+            << "node '" << producer->name() << "' (" << producer->op_type()
+            << "): graph output '" << info.name() << "': " << error;
+      else
+        emitError(fileLoc) << "graph output '" << info.name() << "': " << error;
       return {};
     }
     resultTypes.push_back(type);
@@ -331,6 +356,9 @@ LogicalResult importSubgraph(
   // The body sees the enclosing scope's values by name; its own names
   // shadow them and do not leak out.
   GraphState inner = ctx.getState();
+  if (inner.expandingNode.empty())
+    inner.expandingNode =
+        "node '" + ctx.getNode().name() + "' (" + ctx.getNode().op_type() + ")";
   // Types for this use of the body (a loop's shapes may change between
   // iterations); the whole-model inference gave only what holds for all.
   onnx::GraphProto typed = typeSubgraph(body, inputs, known, inner);
@@ -341,7 +369,7 @@ LogicalResult importSubgraph(
   std::string error;
   for (const auto &tensor : body.initializer()) {
     DenseElementsAttr value =
-        convertTensorProto(ctx.getContext(), tensor, error);
+        convertTensorProto(ctx.getContext(), tensor, ctx.getLimits(), error);
     if (!value)
       return ctx.fail("subgraph initializer '" + tensor.name() + "': " + error);
     inner.values.erase(tensor.name());
@@ -388,7 +416,7 @@ OwningOpRef<ModuleOp> importONNXModel(StringRef path, StringRef contents,
   std::string error;
   LoadedModel loaded =
       loadModel(path.str(), contents.str(), options.targetOpset,
-                options.externalDataRoot, error);
+                options.externalDataRoot, options.limits.maxNodes, error);
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
   if (!loaded.model) {
     emitError(fileLoc) << error;
@@ -398,7 +426,7 @@ OwningOpRef<ModuleOp> importONNXModel(StringRef path, StringRef contents,
       ->loadDialect<arith::ArithDialect, func::FuncDialect,
                     linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
                     tensor::TensorDialect, tosa::TosaDialect>();
-  GraphImporter importer(context, path, loaded.opset);
+  GraphImporter importer(context, path, loaded.opset, options.limits);
   return importer.import(loaded.model->graph(), options.functionName);
 }
 

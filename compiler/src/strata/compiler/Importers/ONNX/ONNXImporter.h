@@ -19,6 +19,26 @@
 
 namespace strata {
 
+// What one model may ask of the importer. A model file of a few bytes can
+// describe tensors of any size and graphs that multiply when loops are
+// unrolled: past these limits the import stops with a diagnostic that names
+// the node, its op and the limit, instead of exhausting memory or time.
+struct ONNXImportLimits {
+  // Bytes of any one tensor of the graph (a static shape times its element
+  // size): a value, an initializer, a graph input or output. 32 GiB is past
+  // the largest single tensor of today's exported models (an LLM's embedding
+  // table in f32 is 2-8 GiB) and still refuses a 10^12-element constant.
+  int64_t maxTensorBytes = int64_t(1) << 35;
+  // Rank of any tensor: numpy's own limit.
+  int64_t maxRank = 64;
+  // Nodes imported in all, counting each unrolled iteration of a Loop or
+  // Scan body, each branch of an If and each node of an expanded local
+  // function. Past the largest exported models we know of (a few 10^4
+  // nodes); a chain of 65000 elementwise nodes compiles in about 25 s on
+  // one core of the CI machine.
+  int64_t maxNodes = int64_t(1) << 16;
+};
+
 struct ONNXImportOptions {
   // Name of the emitted function.
   std::string functionName = "main";
@@ -27,6 +47,7 @@ struct ONNXImportOptions {
   // External data files must resolve inside this folder; empty = the
   // model's own folder (ExternalData.h).
   std::string externalDataRoot;
+  ONNXImportLimits limits;
 };
 
 // True when `path` names an ONNX model (`.onnx`) or `contents` starts like

@@ -123,6 +123,8 @@ LogicalResult lowerScatterElements(NodeContext &ctx) {
       return ctx.fail("indices are larger than the data");
   Value indices = ctx.getInput(1), updates = ctx.getInput(2);
   int64_t dim = type->getDimSize(axis);
+  if (failed(ctx.checkConstantIndices(1, [&](int64_t) { return dim; })))
+    return failure();
   bool isUnsigned = ctx.isInputUnsigned(0);
   // One reduction loop k over the indices' axis; a [K] operand gives its
   // bound.
@@ -183,6 +185,9 @@ LogicalResult lowerScatterND(NodeContext &ctx) {
   int64_t k = it.getDimSize(it.getRank() - 1);
   if (k < 1 || k > rank)
     return ctx.fail("the last dim of indices must be in [1, data rank]");
+  if (failed(ctx.checkConstantIndices(
+          1, [&](int64_t position) { return type->getDimSize(position % k); })))
+    return failure();
   int64_t numUpdates = it.getNumElements() / k;
   if (numUpdates == 0)
     return ctx.setOutput(0, ctx.getInput(0));
@@ -239,6 +244,10 @@ LogicalResult lowerGatherND(NodeContext &ctx) {
   if (batchDims < 0 || batchDims >= q || batchDims + k > dt.getRank())
     return ctx.fail("batch_dims and the last dim of indices do not fit the "
                     "data");
+  if (failed(ctx.checkConstantIndices(1, [&](int64_t position) {
+        return dt.getDimSize(batchDims + position % k);
+      })))
+    return failure();
   if (type->getNumElements() == 0)
     return ctx.setOutput(0, createZeroElements(b, loc, *type));
   Value data = ctx.getInput(0), indices = ctx.getInput(1);

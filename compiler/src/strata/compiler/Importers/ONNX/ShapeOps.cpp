@@ -19,9 +19,44 @@ namespace strata::onnx_importer {
 namespace {
 
 // Reshape, Flatten, Squeeze, Unsqueeze: the inferred shape is the result.
+// Squeeze and Unsqueeze axes (an attribute before opset 13, else input 1)
+// must name dimensions of the input (Squeeze: of size 1) or of the result.
+LogicalResult checkSqueezeAxes(NodeContext &ctx, RankedTensorType input,
+                               RankedTensorType result) {
+  bool squeeze = ctx.getNode().op_type() == "Squeeze";
+  SmallVector<int64_t> axes = ctx.getIntsAttr("axes");
+  if (ctx.getOpset() >= 13 && ctx.hasInput(1)) {
+    std::optional<DenseElementsAttr> known = ctx.getConstantInput(1);
+    if (!known || !isa<IntegerType>(known->getElementType()))
+      return success(); // the result type alone says what happens
+    axes.clear();
+    for (const APInt &v : known->getValues<APInt>())
+      axes.push_back(v.getSExtValue());
+  }
+  int64_t rank = squeeze ? input.getRank() : result.getRank();
+  for (int64_t axis : axes) {
+    if (axis < -rank || axis >= rank)
+      return ctx.fail("axis " + Twine(axis) + " is out of range for rank " +
+                      Twine(rank));
+    if (squeeze && input.getDimSize(normalizeAxis(axis, rank)) != 1)
+      return ctx.fail("axis " + Twine(axis) + " has size " +
+                      Twine(input.getDimSize(normalizeAxis(axis, rank))) +
+                      ", not 1");
+  }
+  return success();
+}
+
 LogicalResult lowerReshapeLike(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
+    return failure();
+  RankedTensorType inputType = ctx.getInputType(0);
+  if (inputType.getNumElements() != type->getNumElements())
+    return ctx.emitError() << "cannot reshape " << inputType << " into "
+                           << *type << " (element counts differ)";
+  StringRef op = ctx.getNode().op_type();
+  if ((op == "Squeeze" || op == "Unsqueeze") &&
+      failed(checkSqueezeAxes(ctx, inputType, *type)))
     return failure();
   if (std::optional<DenseElementsAttr> value = ctx.getConstantInput(0))
     return ctx.setConstantOutput(0, value->reshape(*type));
@@ -58,7 +93,7 @@ LogicalResult lowerConstant(NodeContext &ctx) {
   if (const onnx::AttributeProto *attr = ctx.findAttr("value")) {
     std::string error;
     DenseElementsAttr value =
-        convertTensorProto(ctx.getContext(), attr->t(), error);
+        convertTensorProto(ctx.getContext(), attr->t(), ctx.getLimits(), error);
     if (!value)
       return ctx.fail(error);
     return ctx.setConstantOutput(0, value);
@@ -86,7 +121,7 @@ LogicalResult lowerConstantOfShape(NodeContext &ctx) {
   if (const onnx::AttributeProto *attr = ctx.findAttr("value")) {
     std::string error;
     DenseElementsAttr value =
-        convertTensorProto(ctx.getContext(), attr->t(), error);
+        convertTensorProto(ctx.getContext(), attr->t(), ctx.getLimits(), error);
     if (!value)
       return ctx.fail(error);
     if (value.getNumElements() != 1)

@@ -78,8 +78,52 @@ static std::string getTypeName(int32_t onnxType) {
       static_cast<onnx::TensorProto::DataType>(onnxType));
 }
 
+// "[2, 3]", the middle of long shapes elided.
+static std::string describeShape(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape.size() > 8 && i == 4) {
+      text += "..., ";
+      i = shape.size() - 3;
+    }
+    text += std::to_string(shape[i]) + (i + 1 < shape.size() ? ", " : "");
+  }
+  return text + "]";
+}
+
+std::string checkTensorSize(ArrayRef<int64_t> shape, Type elementType,
+                            const ONNXImportLimits &limits) {
+  if (static_cast<int64_t>(shape.size()) > limits.maxRank)
+    return "rank " + std::to_string(shape.size()) + " is past the limit of " +
+           std::to_string(limits.maxRank) + " (--max-tensor-rank)";
+  for (int64_t d : shape)
+    if (d < 0)
+      return "shape " + describeShape(shape) + " has a negative dimension";
+  int64_t elements = llvm::is_contained(shape, 0) ? 0 : 1;
+  for (int64_t d : shape)
+    if (elements && __builtin_mul_overflow(elements, d, &elements))
+      return "the element count of shape " + describeShape(shape) +
+             " overflows 64 bits";
+  int64_t width =
+      elementType.isIntOrFloat()
+          ? std::max<int64_t>(elementType.getIntOrFloatBitWidth(), 8)
+          : 64;
+  int64_t bytes = 0;
+  bool overflows = __builtin_mul_overflow(elements, width / 8, &bytes);
+  if (!overflows && bytes <= limits.maxTensorBytes)
+    return {};
+  std::string typeName;
+  llvm::raw_string_ostream(typeName) << elementType;
+  return "a tensor of shape " + describeShape(shape) + " and " + typeName +
+         " elements holds " +
+         (overflows ? std::string("2^63 or more") : std::to_string(bytes)) +
+         " bytes, past the limit of " + std::to_string(limits.maxTensorBytes) +
+         " bytes per tensor (--max-tensor-bytes)";
+}
+
 RankedTensorType convertTensorType(MLIRContext *context,
                                    const onnx::TypeProto &type,
+                                   const ONNXImportLimits &limits,
                                    std::string &error) {
   if (!type.has_tensor_type()) {
     error = "only tensor values are supported (not sequences, maps or "
@@ -108,6 +152,9 @@ RankedTensorType convertTensorType(MLIRContext *context,
     }
     shape.push_back(dim.dim_value());
   }
+  error = checkTensorSize(shape, elementType, limits);
+  if (!error.empty())
+    return {};
   return RankedTensorType::get(shape, elementType);
 }
 
@@ -120,6 +167,7 @@ static void appendField(SmallVectorImpl<T> &out, const Field &field) {
 
 DenseElementsAttr convertTensorProto(MLIRContext *context,
                                      const onnx::TensorProto &tensor,
+                                     const ONNXImportLimits &limits,
                                      std::string &error) {
   Type elementType = convertElementType(context, tensor.data_type());
   if (!elementType) {
@@ -132,6 +180,9 @@ DenseElementsAttr convertTensorProto(MLIRContext *context,
     return {};
   }
   SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  error = checkTensorSize(shape, elementType, limits);
+  if (!error.empty())
+    return {};
   auto type = RankedTensorType::get(shape, elementType);
   int64_t count = type.getNumElements();
   unsigned width = elementType.getIntOrFloatBitWidth();
