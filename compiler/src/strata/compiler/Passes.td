@@ -53,6 +53,17 @@ def OutlineDispatchRegionsPass : Pass<"strata-outline-dispatch-regions",
                            "::mlir::func::FuncDialect"];
 }
 
+def DeduplicateExecutablesPass : Pass<"strata-deduplicate-executables",
+                                      "mlir::ModuleOp"> {
+  let summary = "Merges executables that differ only in their names";
+  let description = [{
+    Executables whose entry functions are equal but for their names, with
+    the same workgroup grid, become one: the first is kept and every
+    dispatch of the others is pointed at it.
+  }];
+  let dependentDialects = ["::strata::flow::FlowDialect"];
+}
+
 def ConvertToHostProgramPass : Pass<"strata-convert-to-host-program",
                                     "mlir::ModuleOp"> {
   let summary = "Rewrites host functions from tensors to hal buffers, "

@@ -1,7 +1,8 @@
 //===- FuseElementwiseOps.cpp - elementwise fusion with a cost check ------===//
 //
 // Upstream elementwise fusion (producers into consumers, reshapes folded by
-// expansion, constant folding) with one exception: a producer computing
+// expansion, constant folding) with two exceptions. Bodies stop growing at
+// kMaxFusedBodyOps scalar ops. And a producer computing
 // transcendental math (erf, exp, tanh, ...) is not fused into a consumer
 // that reads it across one of its loops. Fused, the math would run once
 // per iteration of that loop: the GELU before a matmul once per output
@@ -59,9 +60,24 @@ bool isReadAcrossALoop(OpOperand *operand) {
   return false;
 }
 
+// Fusing copies the producer's body into the consumer's: past this many
+// scalar ops a kernel gains nothing from growing further, and a chain of n
+// elementwise ops fused into one would cost n^2 copies to build.
+constexpr size_t kMaxFusedBodyOps = 256;
+
+size_t getBodySize(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || op->getNumRegions() == 0 || op->getRegion(0).empty())
+    return 0;
+  return op->getRegion(0).front().getOperations().size();
+}
+
 bool shouldFuse(OpOperand *fusedOperand) {
   Operation *producer = fusedOperand->get().getDefiningOp();
   if (!producer || !producer->hasOneUse())
+    return false;
+  if (getBodySize(producer) + getBodySize(fusedOperand->getOwner()) >
+      kMaxFusedBodyOps)
     return false;
   return !(hasTranscendentalMath(producer) && isReadAcrossALoop(fusedOperand));
 }

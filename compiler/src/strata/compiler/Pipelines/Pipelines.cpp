@@ -38,6 +38,7 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
   }
   if (phase == "executables") {
     pm.addPass(createOutlineDispatchRegionsPass());
+    pm.addPass(createDeduplicateExecutablesPass());
     return success();
   }
   if (phase == "host") {
