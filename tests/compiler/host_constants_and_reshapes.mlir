@@ -21,3 +21,22 @@ func.func @f(%arg0: tensor<2x3xf32>) -> (tensor<6xf32>, tensor<2xi32>, tensor<3x
 // CHECK:         %[[V1:.+]] = hal.buffer_view.create %[[COPY]]
 // CHECK:         %[[V2:.+]] = hal.buffer_view.create %[[OUT]]
 // CHECK:         return %[[V0]], %[[V1]], %[[V2]]
+
+// A splat past 4 KiB is not stored whole: a 4 KiB block of it comes from
+// rodata and copies double what the buffer holds until it is full (4096,
+// 4096, then the last 3808 bytes of 12000), a barrier between copies. The
+// result is that buffer itself.
+func.func @big_splat() -> tensor<3000xf32> {
+  %c = arith.constant dense<2.5> : tensor<3000xf32>
+  return %c : tensor<3000xf32>
+}
+// CHECK-LABEL: func.func @big_splat
+// CHECK:         %[[BLOCK:.+]] = hal.constant_buffer dense<2.500000e+00> : tensor<1024xf32>
+// CHECK:         %[[BUF:.+]] = hal.allocator.allocate %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %c12000_i64 :
+// CHECK:         hal.command_buffer.copy_buffer %{{.+}}, %[[BLOCK]], %{{.+}}, %[[BUF]], %{{.+}}, %c4096_i64 :
+// CHECK:         hal.command_buffer.execution_barrier
+// CHECK:         hal.command_buffer.copy_buffer %{{.+}}, %[[BUF]], %{{.+}}, %[[BUF]], %c4096_i64{{.*}}, %c4096_i64{{.*}} :
+// CHECK:         hal.command_buffer.execution_barrier
+// CHECK:         hal.command_buffer.copy_buffer %{{.+}}, %[[BUF]], %{{.+}}, %[[BUF]], %{{.+}}, %{{.+}} :
+// CHECK-NOT:     hal.command_buffer.copy_buffer
+// CHECK:         hal.buffer_view.create %[[BUF]]

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """ONNX models built here (control flow, NonMaxSuppression, run-time reduce
-axes, external data in a subfolder), compiled with strata-compile, run with strata-run and checked against
+axes, external data in a subfolder, large splat constants), compiled with strata-compile, run with strata-run and checked against
 numpy implementations written from the ONNX operator definitions: larger and
 more varied than the backend suite's few hand-made cases.
 
@@ -265,6 +265,26 @@ def external_data_case(rng):
             {"weights/data.bin": blob})
 
 
+def large_splat_case(rng):
+    """ConstantOfShape results past the 4 KiB rodata block, built at run
+    time by doubling copies: an int64 splat returned as it is (its size not
+    a power of two times the block) and a float splat feeding an Add."""
+    value_i64 = helper.make_tensor("v", I64, [1], [-7])
+    value_f32 = helper.make_tensor("w", F, [1], [2.5])
+    model = make_model(
+        [helper.make_node("ConstantOfShape", ["s1"], ["y1"], value=value_i64),
+         helper.make_node("ConstantOfShape", ["s2"], ["c"], value=value_f32),
+         helper.make_node("Add", ["x", "c"], ["y2"])],
+        [value("x", F, [3, 1000])],
+        [value("y1", I64, [1001, 997]), value("y2", F, [3, 1000])],
+        initializers=[
+            helper.make_tensor("s1", I64, [2], [1001, 997]),
+            helper.make_tensor("s2", I64, [2], [3, 1000])])
+    x = rng.standard_normal((3, 1000)).astype(np.float32)
+    return ("large_splat_constants", model, [x],
+            [np.full((1001, 997), -7, dtype=np.int64), x + np.float32(2.5)])
+
+
 def cases():
     rng = np.random.default_rng(7)
     yield nms_case(rng, "nms_corners", 2, 3, 40, 0, 0.2)
@@ -281,6 +301,7 @@ def cases():
     yield reduce_case(rng, 2)
     yield reduce_case(rng, -1)
     yield external_data_case(rng)
+    yield large_splat_case(rng)
 
 
 def run(bin_dir, compile_args, name, model, inputs, wants, files, tmp):

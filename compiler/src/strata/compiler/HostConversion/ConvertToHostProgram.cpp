@@ -36,6 +36,9 @@ using namespace mlir;
 namespace strata {
 namespace {
 
+// Splat constants larger than this are expanded at run time.
+constexpr int64_t kSplatBlockBytes = 4096;
+
 // Where a tensor's bytes are: a buffer and a byte offset into it.
 struct Storage {
   Value buffer;
@@ -68,6 +71,8 @@ private:
   void convertArguments();
   LogicalResult convertDispatch(flow::DispatchOp dispatch);
   LogicalResult convertConstant(arith::ConstantOp constant);
+  LogicalResult convertLargeSplat(arith::ConstantOp constant,
+                                  DenseElementsAttr value);
   LogicalResult convertReshape(Operation *reshape);
   LogicalResult convertReturn(func::ReturnOp ret);
   Value createCommandBuffer();
@@ -226,6 +231,8 @@ Value HostFunctionConverter::createCommandBuffer() {
 }
 
 // Tensor constants live in the module's rodata; the buffer views them.
+// Splats past kSplatBlockBytes are built at run time instead: a 10^8-element
+// ConstantOfShape would otherwise be 400 MB of identical bytes in the file.
 LogicalResult
 HostFunctionConverter::convertConstant(arith::ConstantOp constant) {
   auto type = dyn_cast<RankedTensorType>(constant.getType());
@@ -235,9 +242,43 @@ HostFunctionConverter::convertConstant(arith::ConstantOp constant) {
     return constant.emitOpError("has a constant the host program cannot "
                                 "store yet: ")
            << constant.getType();
+  if (value.isSplat() && getStaticByteSize(type) > kSplatBlockBytes)
+    return convertLargeSplat(constant, value);
   Value buffer = hal::ConstantBufferOp::create(
       builder, loc(), hal::BufferType::get(context()), value);
   storages[constant.getResult()] = {buffer, 0, type, /*isConstant=*/true};
+  deadOps.push_back(constant);
+  return success();
+}
+
+// A block of the splat's elements (at most kSplatBlockBytes) comes from
+// rodata; copies of what the buffer already holds double it until it is
+// full: log2(bytes / block) copies, any element type.
+LogicalResult
+HostFunctionConverter::convertLargeSplat(arith::ConstantOp constant,
+                                         DenseElementsAttr value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t bytes = getStaticByteSize(type);
+  int64_t elementBytes = bytes / type.getNumElements();
+  int64_t blockElements = std::max<int64_t>(kSplatBlockBytes / elementBytes, 1);
+  auto blockType =
+      RankedTensorType::get({blockElements}, type.getElementType());
+  Value block = hal::ConstantBufferOp::create(builder, loc(),
+                                              hal::BufferType::get(context()),
+                                              value.resizeSplat(blockType));
+  Value buffer = allocate(bytes);
+  int64_t filled = blockElements * elementBytes;
+  createCommandBuffer();
+  hal::CommandBufferCopyBufferOp::create(builder, loc(), commandBuffer, block,
+                                         constI64(0), buffer, constI64(0),
+                                         constI64(filled));
+  for (; filled < bytes; filled *= 2) {
+    createCommandBuffer(); // a barrier: the next copy reads what this wrote
+    hal::CommandBufferCopyBufferOp::create(
+        builder, loc(), commandBuffer, buffer, constI64(0), buffer,
+        constI64(filled), constI64(std::min(filled, bytes - filled)));
+  }
+  storages[constant.getResult()] = {buffer, 0, type};
   deadOps.push_back(constant);
   return success();
 }
