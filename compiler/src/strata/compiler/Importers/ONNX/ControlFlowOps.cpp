@@ -32,6 +32,14 @@ constexpr const char *kUnboundedLoop =
     "the number of iterations must be known at compile time (a constant "
     "trip count, or a scan output of static shape)";
 
+// A loop with neither a trip count nor a scan output of static shape runs
+// until its condition, known at compile time in each iteration, turns
+// false: while-loops over a counter. Each iteration is imported (and its
+// body's types inferred) before the next condition is known, so this bounds
+// the time spent on a condition that never turns false well below what the
+// node budget would allow.
+constexpr int64_t kMaxWhileIterations = 1024;
+
 const onnx::GraphProto *getGraphAttr(NodeContext &ctx, StringRef name) {
   const onnx::AttributeProto *attr = ctx.findAttr(name);
   if (!attr || !attr->has_g())
@@ -420,6 +428,13 @@ LogicalResult lowerLoop(NodeContext &ctx) {
     return ctx.fail("negative trip count " + Twine(*bound));
   if (bound && failed(checkUnrollSize(ctx, *body, *bound)))
     return failure();
+  // A compile-time true condition the body hands back unchanged never
+  // turns false.
+  if (!bound && knownCond && *knownCond && body->input_size() >= 2 &&
+      body->output_size() >= 1 && !body->input(1).name().empty() &&
+      body->output(0).name() == body->input(1).name())
+    return ctx.fail("with no trip count, a condition that is true and that "
+                    "the body passes through unchanged never ends the loop");
 
   SmallVector<Value> carried;
   SmallVector<std::optional<DenseElementsAttr>> carriedKnown;
@@ -437,6 +452,12 @@ LogicalResult lowerLoop(NodeContext &ctx) {
       break;
     // Without a trip count, a compile-time condition must turn false in
     // time.
+    if (!bound && iteration == kMaxWhileIterations)
+      return ctx.fail("the condition is still true after " +
+                      Twine(kMaxWhileIterations) +
+                      " iterations; a loop with no trip count (and no scan "
+                      "output of static shape) is unrolled at most " +
+                      Twine(kMaxWhileIterations) + " times");
     if (!bound && failed(checkUnrollSize(ctx, *body, iteration + 1)))
       return failure();
 

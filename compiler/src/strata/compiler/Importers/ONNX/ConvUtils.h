@@ -26,6 +26,15 @@ mlir::Value padSpatial(mlir::OpBuilder &b, mlir::Location loc,
 mlir::DenseIntElementsAttr getI64VectorAttr(mlir::OpBuilder &b,
                                             llvm::ArrayRef<int64_t> values);
 
+// Fails unless `lhs` and `rhs` (numpy matmul operands) multiply into
+// `type`: ranks of at least 1, inner dims equal, batch dims broadcastable,
+// the result's shape theirs. Subgraph types come from non-strict
+// inference, so createMatMul's operands are checked here first.
+mlir::LogicalResult checkMatMulOperands(NodeContext &ctx,
+                                        mlir::RankedTensorType lhs,
+                                        mlir::RankedTensorType rhs,
+                                        mlir::RankedTensorType type);
+
 // MatMul with numpy batch broadcasting (1-D operands promoted) into
 // `type` (MatMulConvOps.cpp; any element type).
 mlir::Value createMatMul(mlir::OpBuilder &b, mlir::Location loc,

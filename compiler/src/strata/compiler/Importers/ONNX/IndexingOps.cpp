@@ -22,8 +22,10 @@ namespace {
 bool tryFoldGather(NodeContext &ctx, LogicalResult &result) {
   std::optional<DenseElementsAttr> data = ctx.getConstantInput(0);
   std::optional<DenseElementsAttr> indices = ctx.getConstantInput(1);
+  int64_t axis = ctx.getIntAttr("axis", 0);
   if (!data || !indices || data->getType().getRank() != 1 ||
-      data->getNumElements() > 64 || indices->getNumElements() > 64 ||
+      (axis != 0 && axis != -1) || data->getNumElements() > 64 ||
+      indices->getNumElements() > 64 ||
       !isa<IntegerType>(indices->getElementType()))
     return false;
   auto values = llvm::to_vector(data->getValues<Attribute>());
@@ -52,7 +54,16 @@ LogicalResult lowerGather(NodeContext &ctx) {
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
   RankedTensorType dt = ctx.getInputType(0), it = ctx.getInputType(1);
-  int64_t axis = normalizeAxis(ctx.getIntAttr("axis", 0), dt.getRank());
+  FailureOr<int64_t> axisOr =
+      ctx.getAxis(ctx.getIntAttr("axis", 0), dt.getRank());
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
+  // Subgraph types come from non-strict inference: check what the loop
+  // below indexes by.
+  if (type->getRank() != dt.getRank() - 1 + it.getRank())
+    return ctx.fail("the result has rank " + Twine(type->getRank()) +
+                    ", not the data's rank - 1 + the indices' rank");
   if (failed(ctx.checkConstantIndices(
           1, [&](int64_t) { return dt.getDimSize(axis); })))
     return failure();
@@ -84,7 +95,14 @@ LogicalResult lowerGatherElements(NodeContext &ctx) {
     return failure();
   OpBuilder &b = ctx.getBuilder();
   RankedTensorType dt = ctx.getInputType(0);
-  int64_t axis = normalizeAxis(ctx.getIntAttr("axis", 0), dt.getRank());
+  FailureOr<int64_t> axisOr =
+      ctx.getAxis(ctx.getIntAttr("axis", 0), dt.getRank());
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
+  if (type->getRank() != dt.getRank() ||
+      ctx.getInputType(1).getRank() != dt.getRank())
+    return ctx.fail("the indices and the result must have the data's rank");
   if (failed(ctx.checkConstantIndices(
           1, [&](int64_t) { return dt.getDimSize(axis); })))
     return failure();
@@ -150,9 +168,11 @@ LogicalResult lowerPad(NodeContext &ctx) {
     return ctx.fail("pads has the wrong length");
   SmallVector<int64_t> low(rank, 0), high(rank, 0);
   for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t axis = normalizeAxis(axes[i], rank);
-    low[axis] = pads[i];
-    high[axis] = pads[axes.size() + i];
+    FailureOr<int64_t> axis = ctx.getAxis(axes[i], rank);
+    if (failed(axis))
+      return failure();
+    low[*axis] = pads[i];
+    high[*axis] = pads[axes.size() + i];
   }
   std::string mode = ctx.getStringAttr("mode", "constant");
   if (mode == "constant" && !runtimePads &&

@@ -104,6 +104,40 @@ Value createMatmul2D(OpBuilder &b, Location loc, Value lhs, Value rhs) {
 
 } // namespace
 
+LogicalResult checkMatMulOperands(NodeContext &ctx, RankedTensorType lt,
+                                  RankedTensorType rt, RankedTensorType type) {
+  if (lt.getRank() < 1 || rt.getRank() < 1)
+    return ctx.fail("operands must have rank 1 or more, not " +
+                    Twine(lt.getRank()) + " and " + Twine(rt.getRank()));
+  SmallVector<int64_t> lshape(lt.getShape()), rshape(rt.getShape());
+  if (lshape.size() == 1)
+    lshape.insert(lshape.begin(), 1);
+  if (rshape.size() == 1)
+    rshape.push_back(1);
+  if (lshape.back() != rshape[rshape.size() - 2])
+    return ctx.fail("the operands' inner dimensions differ (" +
+                    Twine(lshape.back()) + " and " +
+                    Twine(rshape[rshape.size() - 2]) + ")");
+  ArrayRef<int64_t> lbatch = ArrayRef(lshape).drop_back(2),
+                    rbatch = ArrayRef(rshape).drop_back(2);
+  SmallVector<int64_t> shape = broadcastShapes(lbatch, rbatch);
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    int64_t offsetL = shape.size() - lbatch.size(),
+            offsetR = shape.size() - rbatch.size();
+    int64_t dl = static_cast<int64_t>(i) < offsetL ? 1 : lbatch[i - offsetL];
+    int64_t dr = static_cast<int64_t>(i) < offsetR ? 1 : rbatch[i - offsetR];
+    if ((dl != d && dl != 1) || (dr != d && dr != 1))
+      return ctx.fail("the operands' batch dimensions do not broadcast");
+  }
+  if (lt.getRank() > 1)
+    shape.push_back(lshape[lshape.size() - 2]);
+  if (rt.getRank() > 1)
+    shape.push_back(rshape.back());
+  if (ArrayRef<int64_t>(shape) != type.getShape())
+    return ctx.fail("the result's shape is not the operands' product's");
+  return success();
+}
+
 Value createMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                    RankedTensorType type) {
   auto lt = cast<RankedTensorType>(lhs.getType());
@@ -156,6 +190,9 @@ namespace {
 LogicalResult lowerMatMul(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
+    return failure();
+  if (failed(checkMatMulOperands(ctx, ctx.getInputType(0), ctx.getInputType(1),
+                                 *type)))
     return failure();
   return ctx.setOutput(0,
                        createMatMul(ctx.getBuilder(), ctx.getLoc(),

@@ -9,11 +9,13 @@
 #include "strata/compiler/Importers/ONNX/ExternalData.h"
 
 #include <climits>
+#include <deque>
 #include <exception>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "google/protobuf/io/coded_stream.h"
 #include "onnx/checker.h"
@@ -24,9 +26,8 @@
 namespace strata::onnx_importer {
 namespace {
 
-// Graph inputs and outputs must be tensors, every graph output a graph
-// input, an initializer or some node's output, Gemm operands matrices and
-// window attributes positive.
+// Graph inputs and outputs must be tensors and every graph output a graph
+// input, an initializer or some node's output.
 bool checkGraphOutputsDefined(const onnx::GraphProto &graph,
                               std::string &error) {
   std::set<std::string> defined;
@@ -57,40 +58,193 @@ bool checkGraphOutputsDefined(const onnx::GraphProto &graph,
             "' is not produced by any node";
     return false;
   }
-  // libonnx's Gemm version adapters index the operands' dims unchecked.
+  return true;
+}
+
+// The ranks of the values one graph or function body reads that are known
+// before inference (declared types, initializers, Constant nodes); names
+// not found here are looked up in the enclosing graph's scope.
+struct RankScope {
+  const google::protobuf::RepeatedPtrField<onnx::NodeProto> *nodes;
+  const RankScope *parent;
+  // -1: defined here with an unknown rank (shadows the enclosing scope).
   std::map<std::string, int> ranks;
-  for (const auto &input : graph.input())
-    if (input.type().has_tensor_type() &&
-        input.type().tensor_type().has_shape())
-      ranks[input.name()] = input.type().tensor_type().shape().dim_size();
+  std::string where; // " in subgraph 'b'", empty for the main graph
+
+  int lookup(const std::string &name) const {
+    for (const RankScope *scope = this; scope; scope = scope->parent) {
+      auto it = scope->ranks.find(name);
+      if (it != scope->ranks.end())
+        return it->second;
+    }
+    return -1;
+  }
+};
+
+void addDeclaredRanks(const onnx::GraphProto &graph, RankScope &scope) {
+  auto add = [&](const onnx::ValueInfoProto &info) {
+    scope.ranks[info.name()] =
+        info.type().has_tensor_type() && info.type().tensor_type().has_shape()
+            ? info.type().tensor_type().shape().dim_size()
+            : -1;
+  };
+  for (const auto &info : graph.input())
+    add(info);
+  for (const auto &info : graph.output())
+    add(info);
+  for (const auto &info : graph.value_info())
+    add(info);
   for (const auto &initializer : graph.initializer())
-    ranks[initializer.name()] = initializer.dims_size();
-  for (const auto &node : graph.node()) {
-    if (node.op_type() != "Gemm")
-      continue;
-    for (int i = 0; i < std::min(node.input_size(), 2); ++i) {
-      auto rank = ranks.find(node.input(i));
-      if (rank != ranks.end() && rank->second != 2) {
-        error = "node '" + node.name() + "' (Gemm): input " +
-                std::to_string(i) + " must be a matrix (rank 2), not rank " +
-                std::to_string(rank->second);
+    scope.ranks[initializer.name()] = initializer.dims_size();
+}
+
+std::string describeNode(const onnx::NodeProto &node, const RankScope &scope) {
+  return "node '" + node.name() + "' (" + node.op_type() + ")" + scope.where;
+}
+
+// Operand ranks libonnx's shape inference indexes dims by without checking
+// them: Gemm's version adapters read two dims of each operand, the conv
+// inference reads the input's dims for every spatial dim of the weight.
+bool checkNodeRanks(const onnx::NodeProto &node, const RankScope &scope,
+                    std::string &error) {
+  const std::string &op = node.op_type();
+  auto rankOf = [&](int i) {
+    return i < node.input_size() && !node.input(i).empty()
+               ? scope.lookup(node.input(i))
+               : -1;
+  };
+  if (op == "Gemm") {
+    for (int i = 0; i < 2; ++i) {
+      int rank = rankOf(i);
+      if (rank >= 0 && rank != 2) {
+        error = describeNode(node, scope) + ": input " + std::to_string(i) +
+                " must be a matrix (rank 2), not rank " + std::to_string(rank);
         return false;
       }
     }
+    return true;
   }
-  // libonnx's shape inference divides by strides and dilations unchecked.
-  for (const auto &node : graph.node())
-    for (const auto &attribute : node.attribute()) {
-      const std::string &name = attribute.name();
-      if (name != "strides" && name != "dilations" && name != "kernel_shape")
-        continue;
-      for (int64_t value : attribute.ints())
-        if (value < 1) {
-          error = "node '" + node.name() + "' (" + node.op_type() +
-                  "): " + name + " must be positive";
-          return false;
-        }
+  int weight = op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" ? 1
+               : op == "QLinearConv" ? 3
+                                     : -1;
+  int inputRank = rankOf(0);
+  if (weight >= 0) {
+    int weightRank = rankOf(weight);
+    for (int rank : {inputRank, weightRank})
+      if (rank >= 0 && rank < 3) {
+        error = describeNode(node, scope) +
+                ": the input and the weight must have rank 3 or more, not " +
+                std::to_string(rank);
+        return false;
+      }
+    if (inputRank >= 0 && weightRank >= 0 && inputRank != weightRank) {
+      error = describeNode(node, scope) + ": the input has rank " +
+              std::to_string(inputRank) + " but the weight rank " +
+              std::to_string(weightRank);
+      return false;
     }
+  }
+  for (const auto &attribute : node.attribute())
+    if (attribute.name() == "kernel_shape" && inputRank >= 2 &&
+        attribute.ints_size() != inputRank - 2) {
+      error = describeNode(node, scope) + ": kernel_shape has " +
+              std::to_string(attribute.ints_size()) +
+              " values for an input of rank " + std::to_string(inputRank);
+      return false;
+    }
+  return true;
+}
+
+// Checks, before libonnx's version converter and shape inference (which
+// crash on them), every node of the main graph, of each subgraph and of
+// each local function body as called: operand ranks (checkNodeRanks) and
+// positive window attributes (the inference divides by strides and
+// dilations). Graphs are walked iteratively; the calls of local functions
+// expand to at most --max-onnx-nodes nodes (checkLocalFunctions ran first).
+bool checkNodesBeforeInference(const onnx::ModelProto &model,
+                               std::string &error) {
+  std::map<std::pair<std::string, std::string>, const onnx::FunctionProto *>
+      functions;
+  for (const auto &function : model.functions())
+    functions[{function.domain() == "ai.onnx" ? "" : function.domain(),
+               function.name()}] = &function;
+  // A deque keeps each scope where it is while its children point at it.
+  std::deque<RankScope> scopes;
+  std::vector<RankScope *> pending;
+  auto addGraph = [&](const onnx::GraphProto &graph, const RankScope *parent,
+                      std::string where) {
+    RankScope &scope = scopes.emplace_back();
+    scope.nodes = &graph.node();
+    scope.parent = parent;
+    scope.where = std::move(where);
+    addDeclaredRanks(graph, scope);
+    pending.push_back(&scope);
+  };
+  addGraph(model.graph(), nullptr, "");
+  // Bodies not called anywhere still get their attributes checked.
+  for (const auto &function : model.functions()) {
+    RankScope &scope = scopes.emplace_back();
+    scope.nodes = &function.node();
+    scope.parent = nullptr;
+    scope.where = " in local function '" + function.name() + "'";
+    pending.push_back(&scope);
+  }
+  while (!pending.empty()) {
+    // Its subgraphs are walked after it, so they see every rank it finds.
+    RankScope &scope = *pending.back();
+    pending.pop_back();
+    for (const auto &node : *scope.nodes) {
+      if (!checkNodeRanks(node, scope, error))
+        return false;
+      for (const auto &attribute : node.attribute()) {
+        const std::string &name = attribute.name();
+        if (name == "strides" || name == "dilations" || name == "kernel_shape")
+          for (int64_t value : attribute.ints())
+            if (value < 1) {
+              error =
+                  describeNode(node, scope) + ": " + name + " must be positive";
+              return false;
+            }
+        std::string where = " in subgraph '" + attribute.name() +
+                            "' of node '" + node.name() + "' (" +
+                            node.op_type() + ")" + scope.where;
+        if (attribute.has_g())
+          addGraph(attribute.g(), &scope, where);
+        for (const auto &graph : attribute.graphs())
+          addGraph(graph, &scope, where);
+      }
+      auto function = functions.find(
+          {node.domain() == "ai.onnx" ? "" : node.domain(), node.op_type()});
+      if (function != functions.end()) {
+        // The body as this node calls it: its inputs have the arguments'
+        // ranks, and it sees nothing of the caller's scope.
+        const onnx::FunctionProto &body = *function->second;
+        RankScope &call = scopes.emplace_back();
+        call.nodes = &body.node();
+        call.parent = nullptr;
+        call.where = " in local function '" + body.name() + "' called by " +
+                     describeNode(node, scope);
+        for (int i = 0; i < body.input_size() && i < node.input_size(); ++i)
+          if (!node.input(i).empty())
+            call.ranks[body.input(i)] = scope.lookup(node.input(i));
+        pending.push_back(&call);
+      }
+      for (const auto &output : node.output()) {
+        if (output.empty())
+          continue;
+        const auto *value = node.op_type() == "Constant" &&
+                                    node.attribute_size() == 1 &&
+                                    node.attribute(0).has_t()
+                                ? &node.attribute(0).t()
+                                : nullptr;
+        // A declared type stays; another output's rank is unknown here.
+        if (value)
+          scope.ranks[output] = value->dims_size();
+        else
+          scope.ranks.try_emplace(output, -1);
+      }
+    }
+  }
   return true;
 }
 
@@ -144,7 +298,8 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
     onnx::checker::check_model(*model);
     // libonnx's version converter and shape inference crash on some
     // malformed graphs (undefined outputs, zero strides): reject them first.
-    if (!checkGraphOutputsDefined(model->graph(), error))
+    if (!checkGraphOutputsDefined(model->graph(), error) ||
+        !checkNodesBeforeInference(*model, error))
       return result;
     int64_t opset = getDefaultDomainOpset(*model);
     // libonnx's Scan 8 -> 9 adapter drops the batch dimension from the

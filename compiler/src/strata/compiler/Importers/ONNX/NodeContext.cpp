@@ -149,6 +149,14 @@ NodeContext::getOutputTypeOr(unsigned index, RankedTensorType computed) {
   return computed;
 }
 
+FailureOr<int64_t> NodeContext::getAxis(int64_t axis, int64_t rank,
+                                        const llvm::Twine &what) {
+  if (axis < -rank || axis >= rank)
+    return fail(what + " " + llvm::Twine(axis) + " is out of range for rank " +
+                llvm::Twine(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
 LogicalResult NodeContext::checkSize(Type type) {
   auto shaped = dyn_cast<RankedTensorType>(type);
   if (!shaped || !shaped.hasStaticShape())

@@ -102,6 +102,11 @@ public:
   // Fails with a diagnostic when a static tensor `type` is past the
   // import limits (checkTensorSize).
   mlir::LogicalResult checkSize(mlir::Type type);
+  // `axis` in [0, rank), counted from the end when negative; fails naming
+  // `what` when out of range (inside subgraphs shape inference, not strict,
+  // does not reject such axes).
+  mlir::FailureOr<int64_t> getAxis(int64_t axis, int64_t rank,
+                                   const llvm::Twine &what = "axis");
 
   // Inputs. Optional inputs may be absent (past the end or empty names).
   unsigned getNumInputs() const { return node.input_size(); }

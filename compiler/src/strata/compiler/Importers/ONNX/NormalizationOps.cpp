@@ -156,7 +156,10 @@ LogicalResult lowerLayerNorm(NodeContext &ctx) {
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
   int64_t rank = type->getRank();
-  int64_t axis = normalizeAxis(ctx.getIntAttr("axis", -1), rank);
+  FailureOr<int64_t> axisOr = ctx.getAxis(ctx.getIntAttr("axis", -1), rank);
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
   double eps = ctx.getFloatAttr("epsilon", 1e-5f);
   SmallVector<int64_t> axes;
   for (int64_t i = axis; i < rank; ++i)

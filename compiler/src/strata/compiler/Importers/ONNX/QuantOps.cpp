@@ -273,7 +273,9 @@ LogicalResult lowerMatMulInteger(NodeContext &ctx) {
     return failure();
   FailureOr<Value> a = shiftedI32(ctx, 0, 2, -2);
   FailureOr<Value> b = shiftedI32(ctx, 1, 3, -1);
-  if (failed(a) || failed(b))
+  if (failed(a) || failed(b) ||
+      failed(checkMatMulOperands(ctx, cast<RankedTensorType>(a->getType()),
+                                 cast<RankedTensorType>(b->getType()), *type)))
     return failure();
   return ctx.setOutput(
       0, createMatMul(ctx.getBuilder(), ctx.getLoc(), *a, *b, *type));
@@ -291,6 +293,10 @@ LogicalResult lowerQLinearMatMul(NodeContext &ctx) {
     return failure();
   auto accType =
       RankedTensorType::get(type->getShape(), ctx.getBuilder().getI32Type());
+  if (failed(checkMatMulOperands(ctx, cast<RankedTensorType>(a->getType()),
+                                 cast<RankedTensorType>(b->getType()),
+                                 accType)))
+    return failure();
   Value acc = createMatMul(ctx.getBuilder(), ctx.getLoc(), *a, *b, accType);
   return requantize(ctx, acc, *aScale, *bScale, 6, 7);
 }

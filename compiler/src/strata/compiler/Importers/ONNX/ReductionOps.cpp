@@ -144,8 +144,12 @@ getReduceAxes(NodeContext &ctx, RankedTensorType inputType,
     for (int64_t i = 0; i < rank; ++i)
       axes.push_back(i);
   }
-  for (int64_t &a : axes)
-    a = normalizeAxis(a, rank);
+  for (int64_t &a : axes) {
+    FailureOr<int64_t> axis = ctx.getAxis(a, rank);
+    if (failed(axis))
+      return failure();
+    a = *axis;
+  }
   return SmallVector<SmallVector<int64_t>>{axes};
 }
 

@@ -196,11 +196,21 @@ LogicalResult lowerConcat(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
     return failure();
-  int64_t axis = normalizeAxis(ctx.getIntAttr("axis", 0), type->getRank());
+  FailureOr<int64_t> axis =
+      ctx.getAxis(ctx.getIntAttr("axis", 0), type->getRank());
+  if (failed(axis))
+    return failure();
   SmallVector<Value> inputs;
-  for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
-    if (ctx.hasInput(i) && ctx.getInputType(i).getDimSize(axis) != 0)
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    if (!ctx.hasInput(i))
+      continue;
+    if (ctx.getInputType(i).getRank() != type->getRank())
+      return ctx.fail("input " + Twine(i) + " has rank " +
+                      Twine(ctx.getInputType(i).getRank()) + ", the result " +
+                      Twine(type->getRank()));
+    if (ctx.getInputType(i).getDimSize(*axis) != 0)
       inputs.push_back(ctx.getInput(i));
+  }
   if (inputs.size() == 1)
     return ctx.setOutput(0, inputs.front());
   if (inputs.empty())
@@ -208,7 +218,7 @@ LogicalResult lowerConcat(NodeContext &ctx) {
         0, createZeroElements(ctx.getBuilder(), ctx.getLoc(), *type));
   return ctx.setOutput(0,
                        tensor::ConcatOp::create(ctx.getBuilder(), ctx.getLoc(),
-                                                *type, axis, inputs));
+                                                *type, *axis, inputs));
 }
 
 // Reverses dimension `axis` of `input` (a generic with a reversed map).
@@ -269,11 +279,17 @@ LogicalResult lowerSlice(NodeContext &ctx) {
       axes.push_back(i);
   if (steps.empty())
     steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return ctx.fail("starts, ends, axes and steps differ in length");
   SmallVector<int64_t> offsets(rank, 0), sizes(inputType.getShape()),
       strides(rank, 1);
   SmallVector<int64_t> reversed;
   for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t axis = normalizeAxis(axes[i], rank);
+    FailureOr<int64_t> axisOr = ctx.getAxis(axes[i], rank);
+    if (failed(axisOr))
+      return failure();
+    int64_t axis = *axisOr;
     int64_t dim = inputType.getDimSize(axis);
     int64_t step = steps[i];
     if (step == 0)
@@ -364,13 +380,21 @@ LogicalResult lowerTile(NodeContext &ctx) {
 
 LogicalResult lowerSplit(NodeContext &ctx) {
   RankedTensorType inputType = ctx.getInputType(0);
-  int64_t axis = normalizeAxis(ctx.getIntAttr("axis", 0), inputType.getRank());
+  FailureOr<int64_t> axisOr =
+      ctx.getAxis(ctx.getIntAttr("axis", 0), inputType.getRank());
+  if (failed(axisOr))
+    return failure();
+  int64_t axis = *axisOr;
   OpBuilder &b = ctx.getBuilder();
   int64_t offset = 0;
   for (unsigned i = 0; i < ctx.getNumOutputs(); ++i) {
     FailureOr<RankedTensorType> type = ctx.getOutputType(i);
     if (failed(type))
       return failure();
+    if (type->getRank() != inputType.getRank())
+      return ctx.fail("output " + Twine(i) + " has rank " +
+                      Twine(type->getRank()) + ", the input " +
+                      Twine(inputType.getRank()));
     SmallVector<int64_t> offsets(inputType.getRank(), 0);
     offsets[axis] = offset;
     SmallVector<int64_t> strides(inputType.getRank(), 1);
