@@ -156,6 +156,9 @@ LogicalResult lowerLayerNorm(NodeContext &ctx) {
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
   int64_t rank = type->getRank();
+  // Subgraph types come from non-strict inference.
+  if (ctx.getInputType(0).getShape() != type->getShape())
+    return ctx.fail("the result's shape differs from the input's");
   FailureOr<int64_t> axisOr = ctx.getAxis(ctx.getIntAttr("axis", -1), rank);
   if (failed(axisOr))
     return failure();

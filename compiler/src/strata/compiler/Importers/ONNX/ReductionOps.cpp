@@ -293,6 +293,9 @@ LogicalResult lowerSoftmax(NodeContext &ctx, bool logSoftmax) {
   Location loc = ctx.getLoc();
   int64_t rank = type->getRank();
   Type et = type->getElementType();
+  // Subgraph types come from non-strict inference.
+  if (ctx.getInputType(0).getShape() != type->getShape())
+    return ctx.fail("the result's shape differs from the input's");
   FailureOr<int64_t> axisOr =
       getAxisAttr(ctx, /*defaultAxis=*/ctx.getOpset() < 13 ? 1 : -1, rank);
   if (failed(axisOr))
