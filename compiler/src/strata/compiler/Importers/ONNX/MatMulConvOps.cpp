@@ -217,8 +217,20 @@ LogicalResult lowerGemm(NodeContext &ctx) {
   double beta = ctx.getFloatAttr("beta", 1.0f);
   SmallVector<Value> inputs{y};
   bool hasC = ctx.hasInput(2) && beta != 0;
-  if (hasC)
+  if (hasC) {
+    // C broadcasts one way to the result: rank <= 2, each dim 1 or equal
+    // (inference does not check it).
+    ArrayRef<int64_t> c = ctx.getInputType(2).getShape();
+    ArrayRef<int64_t> out = type->getShape();
+    if (c.size() > out.size() ||
+        llvm::any_of(llvm::seq<size_t>(0, c.size()), [&](size_t i) {
+          int64_t d = c[c.size() - 1 - i];
+          return d != 1 && d != out[out.size() - 1 - i];
+        }))
+      return ctx.emitError() << "C of type " << ctx.getInputType(2)
+                             << " does not broadcast to the result " << *type;
     inputs.push_back(ctx.getInput(2));
+  }
   if (alpha == 1.0 && !hasC)
     return ctx.setOutput(0, y);
   bool isFloat = isa<FloatType>(type->getElementType());

@@ -144,6 +144,16 @@ bool checkNodeRanks(const onnx::NodeProto &node, const RankScope &scope,
       return false;
     }
   }
+  // Scan's inference sizes its tables by num_scan_inputs (2^31 of them
+  // would take 24 GB before anything checks it).
+  for (const auto &attribute : node.attribute())
+    if (op == "Scan" && attribute.name() == "num_scan_inputs" &&
+        (attribute.i() < 1 || attribute.i() > node.input_size())) {
+      error = describeNode(node, scope) + ": num_scan_inputs " +
+              std::to_string(attribute.i()) + " is not in [1, " +
+              std::to_string(node.input_size()) + "] (the node's inputs)";
+      return false;
+    }
   for (const auto &attribute : node.attribute())
     if (attribute.name() == "kernel_shape" && inputRank >= 2 &&
         attribute.ints_size() != inputRank - 2) {
