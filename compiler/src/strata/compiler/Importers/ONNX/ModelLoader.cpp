@@ -144,6 +144,23 @@ bool checkNodeRanks(const onnx::NodeProto &node, const RankScope &scope,
       return false;
     }
   }
+  // The control-flow inferences read their graph attributes unchecked, and
+  // libonnx's checker does not look at the nodes of local functions.
+  auto required = [&](std::initializer_list<const char *> names) {
+    for (const char *name : names)
+      if (llvm::none_of(node.attribute(), [&](const auto &attribute) {
+            return attribute.name() == name;
+          })) {
+        error =
+            describeNode(node, scope) + ": attribute '" + name + "' is missing";
+        return false;
+      }
+    return true;
+  };
+  if ((op == "Scan" && !required({"body", "num_scan_inputs"})) ||
+      (op == "Loop" && !required({"body"})) ||
+      (op == "If" && !required({"then_branch", "else_branch"})))
+    return false;
   // Scan's inference sizes its tables by num_scan_inputs (2^31 of them
   // would take 24 GB before anything checks it).
   for (const auto &attribute : node.attribute())
