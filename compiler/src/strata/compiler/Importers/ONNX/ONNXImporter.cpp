@@ -112,6 +112,40 @@ LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
   return success();
 }
 
+// The linalg verifier inverts an op's indexing maps before it checks them
+// against the operands. A lowering handed types that contradict its operands
+// (subgraph types come from non-strict inference) could build maps it
+// crashes on: such an op is the node's error instead.
+LogicalResult checkIndexingMaps(ModuleOp module) {
+  WalkResult result = module.walk([](linalg::LinalgOp op) {
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    bool valid = maps.size() == op->getNumOperands();
+    for (auto [map, operand] : llvm::zip(maps, op->getOpOperands())) {
+      auto type = dyn_cast<ShapedType>(operand.get().getType());
+      int64_t rank = type ? type.getRank() : 0;
+      valid = valid && map.getNumDims() == maps.front().getNumDims() &&
+              map.getNumSymbols() == 0 && map.getNumResults() == rank;
+      // Built without checks, a map may name loops it does not have.
+      for (AffineExpr expr : map.getResults())
+        expr.walk([&](AffineExpr e) {
+          if (auto dim = dyn_cast<AffineDimExpr>(e))
+            valid = valid && dim.getPosition() < map.getNumDims();
+        });
+    }
+    if (valid && !maps.empty() &&
+        inversePermutation(concatAffineMaps(maps, op->getContext())))
+      return WalkResult::advance();
+    InFlightDiagnostic diag = emitError(op->getLoc());
+    if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+      diag << "node '" << name.getName().getValue() << "': ";
+    diag << "the lowering built a '" << op->getName().getStringRef()
+         << "' whose operand shapes contradict its "
+            "indexing maps (inconsistent inferred types)";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 class GraphImporter {
 public:
   GraphImporter(MLIRContext *context, StringRef path, int64_t opset,
@@ -221,7 +255,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
     results.push_back(value);
   }
   func::ReturnOp::create(builder, fileLoc, results);
-  if (failed(mlir::verify(*module)))
+  if (failed(checkIndexingMaps(*module)) || failed(mlir::verify(*module)))
     return {};
   return module;
 }
