@@ -61,6 +61,11 @@ prepareBroadcastInput(OpBuilder &b, Location loc, Value input,
   auto type = cast<RankedTensorType>(input.getType());
   int64_t rank = shape.size();
   int64_t offset = rank - type.getRank();
+  // An input of higher rank than the result cannot broadcast to it: keep
+  // it with a map the importer's indexing-map check refuses, naming the
+  // node (only types contradicting each other lead here).
+  if (offset < 0)
+    return {input, b.getMultiDimIdentityMap(rank)};
   SmallVector<AffineExpr> exprs;
   SmallVector<ReassociationIndices> groups;
   ReassociationIndices pending;
