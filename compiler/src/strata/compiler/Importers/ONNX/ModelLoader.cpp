@@ -375,17 +375,18 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
 }
 
 bool inferGraphShapes(onnx::GraphProto &graph, int64_t opset,
-                      std::string &error) {
+                      std::string &error, bool strict) {
   onnx::ModelProto model;
   model.set_ir_version(onnx::IR_VERSION);
   auto *import = model.add_opset_import();
   import->set_domain("");
   import->set_version(opset);
   *model.mutable_graph() = std::move(graph);
-  // Not strict: a node inference cannot type keeps no type (its lowering
-  // then computes one or says it needs one), the others still get theirs.
+  // Strict: an inference error (an axis or rank out of range) throws.
+  // Either way a node inference cannot type keeps no type (its lowering then
+  // computes one or says it needs one).
   onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
-                                      /*strict_mode_val=*/0,
+                                      /*strict_mode_val=*/strict ? 1 : 0,
                                       /*data_prop_val=*/true);
   bool inferred = true;
   try {

@@ -41,7 +41,7 @@ bool checkLocalFunctions(const onnx::ModelProto &model, int64_t maxNodes,
 // typed inputs or initializers) into its value_info and outputs. False with
 // `error` when inference fails; the graph is kept either way.
 bool inferGraphShapes(onnx::GraphProto &graph, int64_t opset,
-                      std::string &error);
+                      std::string &error, bool strict = false);
 
 } // namespace strata::onnx_importer
 

@@ -320,12 +320,12 @@ void collectOuterNames(const onnx::GraphProto &graph,
 // A copy of `body` typed for this use: its inputs with the types of the
 // values bound to them, the outer values it reads as initializers (small
 // integer constants, so shape computations fold) or typed inputs, and the
-// types of its values inferred afresh. Inference that fails leaves the
-// types the whole-model inference gave.
+// types of its values inferred afresh. Inference that fails sets `error`;
+// values it cannot type keep the types the whole-model inference gave.
 onnx::GraphProto typeSubgraph(const onnx::GraphProto &body,
                               ArrayRef<Value> inputs,
                               ArrayRef<std::optional<DenseElementsAttr>> known,
-                              const GraphState &state) {
+                              const GraphState &state, std::string &error) {
   onnx::GraphProto typed = body;
   typed.clear_value_info();
   for (auto [i, info] : llvm::enumerate(*typed.mutable_input())) {
@@ -362,8 +362,10 @@ onnx::GraphProto typeSubgraph(const onnx::GraphProto &body,
     setTensorType(*info->mutable_type(),
                   getONNXElementType(onnxType, type.getElementType()), type);
   }
-  std::string error;
-  if (!inferGraphShapes(typed, state.opset, error))
+  // Strict, as for the main graph: a node whose inference fails (an axis
+  // or operand rank out of range) is the subgraph's error, not a type left
+  // for a lowering to trust.
+  if (!inferGraphShapes(typed, state.opset, error, /*strict=*/true))
     return body;
   // What this inference could not type keeps the whole-model type.
   llvm::StringSet<> typedNames;
@@ -395,7 +397,15 @@ LogicalResult importSubgraph(
         "node '" + ctx.getNode().name() + "' (" + ctx.getNode().op_type() + ")";
   // Types for this use of the body (a loop's shapes may change between
   // iterations); the whole-model inference gave only what holds for all.
-  onnx::GraphProto typed = typeSubgraph(body, inputs, known, inner);
+  std::string inferenceError;
+  onnx::GraphProto typed =
+      typeSubgraph(body, inputs, known, inner, inferenceError);
+  if (!inferenceError.empty()) {
+    while (!inferenceError.empty() &&
+           (inferenceError.back() == '\n' || inferenceError.back() == ' '))
+      inferenceError.pop_back();
+    return ctx.fail("subgraph '" + body.name() + "': " + inferenceError);
+  }
   for (const auto &info : typed.value_info())
     inner.types[info.name()] = &info.type();
   for (const auto &info : typed.output())
