@@ -455,6 +455,23 @@ public:
     return false;
   }
 
+  // An operand slot of one of `kinds` in a random function, and that
+  // function's index.
+  bool PickSlot(const char *kinds, size_t *index, Slot *slot) {
+    std::vector<Instruction> instructions;
+    if (!PickFunction(index, &instructions))
+      return false;
+    std::vector<const Slot *> slots;
+    for (const Instruction &instruction : instructions)
+      for (const Slot &candidate : instruction.slots)
+        if (std::strchr(kinds, candidate.kind))
+          slots.push_back(&candidate);
+    if (slots.empty())
+      return false;
+    *slot = *random_.Pick(slots);
+    return true;
+  }
+
 private:
   uint32_t Start(size_t index) {
     return uint32_t(std::min<uint64_t>(module_.functions[index].offset,
@@ -658,17 +675,9 @@ private:
 
   bool MutateIndexOperand() {
     size_t index;
-    std::vector<Instruction> instructions;
-    if (!PickFunction(&index, &instructions))
+    Slot slot;
+    if (!PickSlot("gdmnc", &index, &slot))
       return false;
-    std::vector<const Slot *> slots;
-    for (const Instruction &instruction : instructions)
-      for (const Slot &slot : instruction.slots)
-        if (std::strchr("gdmnc", slot.kind))
-          slots.push_back(&slot);
-    if (slots.empty())
-      return false;
-    const Slot &slot = *random_.Pick(slots);
     uint32_t value;
     if (random_.OneIn(4)) {
       value =
@@ -703,17 +712,9 @@ private:
 
   bool MutateImmediate() {
     size_t index;
-    std::vector<Instruction> instructions;
-    if (!PickFunction(&index, &instructions))
+    Slot slot;
+    if (!PickSlot("kKxXsl", &index, &slot))
       return false;
-    std::vector<const Slot *> slots;
-    for (const Instruction &instruction : instructions)
-      for (const Slot &slot : instruction.slots)
-        if (std::strchr("kKxXsl", slot.kind))
-          slots.push_back(&slot);
-    if (slots.empty())
-      return false;
-    const Slot &slot = *random_.Pick(slots);
     uint8_t *bytes = &Code(index)[slot.offset];
     switch (slot.kind) {
     case 'k':
