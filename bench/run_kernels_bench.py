@@ -1,0 +1,429 @@
+#!/usr/bin/python3
+"""Single kernels side by side: Strata's compiled code (strata-compile +
+strata-bench) against oneDNN (the Debian package, libdnnl-dev 2.6) on the same
+machine in one run, reported in GFLOP/s with the ratio strata / oneDNN (above
+1 means Strata is faster). Speed is only measured here, never asserted.
+
+  flock /tmp/strata-build.lock bench/run_kernels_bench.py \\
+      [--kernels REGEX] [--threads 1,2] [--iterations N] [--min-time S]
+      [--rounds R] [--compile-timeout S] [--bin build/bin] [--list] [--keep DIR]
+
+For every kernel the script writes an MLIR program (linalg on tensors,
+func.func @main, static shapes, weights as function arguments) to a temporary
+directory, compiles it with strata-compile, checks the result of one call
+(strata-run) against a numpy reference, and then times, for each thread
+count, the Strata module (strata-bench, local-sync for 1 thread,
+local-task?workers=N for N) and right after it the same operation in oneDNN
+(bench/onednn_kernels.cpp, built on first use into build/bench-kernels/ and
+run with OMP_NUM_THREADS), --rounds times, alternating; each side's best
+round median is reported. Both sides of a kernel run the same number of
+timed calls: --iterations, or more for small kernels so that a measurement
+lasts about --min-time seconds. A kernel strata-compile refuses is reported as
+"refused" (or "crashed" when it dies on a signal), one whose result is off
+or that fails to run as "WRONG" (and is not timed), and the run goes on;
+oneDNN is still timed for it.
+
+oneDNN gets format_tag::any for the weights (and for source and destination
+of convolutions), i.e. its blocked layouts, and only the primitive's execution
+is timed. Strata's convolutions include their zero padding (tensor.pad before
+the linalg convolution, as the ONNX importer emits it).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DRIVER_SOURCE = os.path.join(ROOT, "bench", "onednn_kernels.cpp")
+DRIVER = os.path.join(ROOT, "build", "bench-kernels", "onednn_kernels")
+COMPILE_MEMORY_GIB = 8
+
+
+# ----------------------------------------------------------------------------
+# Kernels: each has a name, a shape label, the MLIR argument/result shapes and
+# body, a numpy reference, the oneDNN driver's arguments and its FLOP count.
+
+def ttype(shape):
+    return "tensor<" + "x".join(str(d) for d in shape) + "xf32>"
+
+
+def mlir_main(args, result, body):
+    params = ", ".join(f"%a{i}: {ttype(s)}" for i, s in enumerate(args))
+    return (f"func.func @main({params}) -> {ttype(result)} {{\n"
+            f"  %zero = arith.constant 0.0 : f32\n"
+            f"  %init = tensor.empty() : {ttype(result)}\n"
+            f"  %fill = linalg.fill ins(%zero : f32) outs(%init : {ttype(result)}) -> {ttype(result)}\n"
+            f"{body}"
+            f"  return %r : {ttype(result)}\n"
+            f"}}\n")
+
+
+def pad_op(value, shape, spatial_dims, pad):
+    """tensor.pad of `value` by `pad` on both sides of `spatial_dims`; returns
+    (mlir text defining %p, padded shape)."""
+    if pad == 0:
+        return "", value, shape
+    padded = [d + 2 * pad if i in spatial_dims else d for i, d in enumerate(shape)]
+    low = ", ".join(str(pad) if i in spatial_dims else "0" for i in range(len(shape)))
+    idx = ", ".join(f"%i{i}: index" for i in range(len(shape)))
+    text = (f"  %p = tensor.pad {value} low[{low}] high[{low}] {{\n"
+            f"  ^bb0({idx}):\n"
+            f"    tensor.yield %zero : f32\n"
+            f"  }} : {ttype(shape)} to {ttype(padded)}\n")
+    return text, "%p", padded
+
+
+def conv_attrs(stride, dilation):
+    return (f"{{dilations = dense<{dilation}> : tensor<2xi64>, "
+            f"strides = dense<{stride}> : tensor<2xi64>}}")
+
+
+def out_size(h, k, stride, pad, dilation):
+    return (h + 2 * pad - dilation * (k - 1) - 1) // stride + 1
+
+
+def conv_ref(x, w, stride, pad, dilation, groups):
+    """x: NCHW, w: OC x C/G x KH x KW -> NCHW, in float64."""
+    x = x.astype(np.float64)
+    w = w.astype(np.float64)
+    n, c, h, wd = x.shape
+    oc, cg, kh, kw = w.shape
+    oh, ow = out_size(h, kh, stride, pad, dilation), out_size(wd, kw, stride, pad, dilation)
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    out = np.zeros((n, groups, oc // groups, oh, ow))
+    wg = w.reshape(groups, oc // groups, cg, kh, kw)
+    for i in range(kh):
+        for j in range(kw):
+            xs = xp[:, :, i * dilation:i * dilation + stride * (oh - 1) + 1:stride,
+                    j * dilation:j * dilation + stride * (ow - 1) + 1:stride]
+            xs = xs.reshape(n, groups, cg, oh, ow)
+            out += np.einsum("ngchw,gfc->ngfhw", xs, wg[:, :, :, i, j], optimize=True)
+    return out.reshape(n, oc, oh, ow)
+
+
+class Kernel:
+    def __init__(self, name, shape, arg_shapes, result_shape, body, reference, onednn, flops,
+                 form):
+        self.name, self.shape = name, shape
+        self.arg_shapes, self.result_shape = arg_shapes, result_shape
+        self.mlir = mlir_main(arg_shapes, result_shape, body)
+        self.reference, self.onednn, self.flops, self.form = reference, onednn, flops, form
+
+
+def matmul(name, m, k, n):
+    body = (f"  %r = linalg.matmul ins(%a0, %a1 : {ttype([m, k])}, {ttype([k, n])}) "
+            f"outs(%fill : {ttype([m, n])}) -> {ttype([m, n])}\n")
+    return Kernel(name, f"{m}x{k}x{n}", [[m, k], [k, n]], [m, n], body,
+                  lambda a: a[0].astype(np.float64) @ a[1],
+                  ["matmul", m, k, n], 2.0 * m * k * n, "linalg.matmul")
+
+
+def batch_matmul(name, b, m, k, n):
+    body = (f"  %r = linalg.batch_matmul ins(%a0, %a1 : {ttype([b, m, k])}, {ttype([b, k, n])}) "
+            f"outs(%fill : {ttype([b, m, n])}) -> {ttype([b, m, n])}\n")
+    return Kernel(name, f"{b}x{m}x{k}x{n}", [[b, m, k], [b, k, n]], [b, m, n], body,
+                  lambda a: a[0].astype(np.float64) @ a[1],
+                  ["batch_matmul", b, m, k, n], 2.0 * b * m * k * n, "linalg.batch_matmul")
+
+
+def conv(name, layout, c, h, oc, kh, stride=1, pad=0, dilation=1, groups=1, n=1):
+    """A square 2-D convolution in one of the linalg forms:
+    nchw (conv_2d_nchw_fchw), nhwc (conv_2d_nhwc_hwcf), ngchw
+    (conv_2d_ngchw_gfchw, grouped), dw_nchw (depthwise_conv_2d_nchw_chw),
+    dw_nhwc (depthwise_conv_2d_nhwc_hwc)."""
+    w = h
+    oh = out_size(h, kh, stride, pad, dilation)
+    ow = oh
+    cg, fg = c // groups, oc // groups
+    attrs = conv_attrs(stride, dilation)
+    if layout == "nchw":
+        x_shape, w_shape, r_shape = [n, c, h, w], [oc, c, kh, kh], [n, oc, oh, ow]
+        spatial, op = (2, 3), "linalg.conv_2d_nchw_fchw"
+        to_ref = lambda a: (a[0], a[1])
+        from_ref = lambda o: o
+    elif layout == "nhwc":
+        x_shape, w_shape, r_shape = [n, h, w, c], [kh, kh, c, oc], [n, oh, ow, oc]
+        spatial, op = (1, 2), "linalg.conv_2d_nhwc_hwcf"
+        to_ref = lambda a: (a[0].transpose(0, 3, 1, 2), a[1].transpose(3, 2, 0, 1))
+        from_ref = lambda o: o.transpose(0, 2, 3, 1)
+    elif layout == "ngchw":
+        x_shape, w_shape = [n, groups, cg, h, w], [groups, fg, cg, kh, kh]
+        r_shape = [n, groups, fg, oh, ow]
+        spatial, op = (3, 4), "linalg.conv_2d_ngchw_gfchw"
+        to_ref = lambda a: (a[0].reshape(n, c, h, w), a[1].reshape(oc, cg, kh, kh))
+        from_ref = lambda o: o.reshape(r_shape)
+    elif layout == "dw_nchw":
+        assert groups == c == oc
+        x_shape, w_shape, r_shape = [n, c, h, w], [c, kh, kh], [n, c, oh, ow]
+        spatial, op = (2, 3), "linalg.depthwise_conv_2d_nchw_chw"
+        to_ref = lambda a: (a[0], a[1].reshape(c, 1, kh, kh))
+        from_ref = lambda o: o
+    elif layout == "dw_nhwc":
+        assert groups == c == oc
+        x_shape, w_shape, r_shape = [n, h, w, c], [kh, kh, c], [n, oh, ow, c]
+        spatial, op = (1, 2), "linalg.depthwise_conv_2d_nhwc_hwc"
+        to_ref = lambda a: (a[0].transpose(0, 3, 1, 2), a[1].transpose(2, 0, 1)[:, None])
+        from_ref = lambda o: o.transpose(0, 2, 3, 1)
+    else:
+        raise ValueError(layout)
+    pad_text, x_value, x_padded = pad_op("%a0", x_shape, spatial, pad)
+    body = (pad_text +
+            f"  %r = {op} {attrs}\n"
+            f"       ins({x_value}, %a1 : {ttype(x_padded)}, {ttype(w_shape)}) "
+            f"outs(%fill : {ttype(r_shape)}) -> {ttype(r_shape)}\n")
+
+    def reference(a):
+        xr, wr = to_ref(a)
+        return from_ref(conv_ref(xr, wr, stride, pad, dilation, groups))
+
+    label = f"{c}->{oc} {kh}x{kh}/{stride} @{h}x{w}" + (f" g={groups}" if groups > 1 else "")
+    label += f" {layout.split('_')[-1].upper()}"
+    flops = 2.0 * n * oc * oh * ow * cg * kh * kh
+    form = ("tensor.pad + " if pad else "") + op
+    return Kernel(name, label, [x_shape, w_shape], r_shape, body, reference,
+                  ["conv", n, c, h, w, oc, kh, kh, stride, pad, dilation, groups], flops, form)
+
+
+KERNELS = [
+    matmul("matmul_512", 512, 512, 512),
+    matmul("matmul_1024", 1024, 1024, 1024),
+    matmul("proj_128x256x1024", 128, 256, 1024),
+    matmul("proj_197x384x1152", 197, 384, 1152),
+    matmul("matvec_1x1024x1024", 1, 1024, 1024),
+    batch_matmul("bmm_attention", 12, 128, 64, 128),
+    conv("conv3x3_nhwc", "nhwc", 64, 56, 64, 3, pad=1),
+    conv("conv3x3_nchw", "nchw", 64, 56, 64, 3, pad=1),
+    conv("conv1x1_nchw", "nchw", 64, 56, 256, 1),
+    conv("conv3x3_s2_nchw", "nchw", 128, 28, 128, 3, stride=2, pad=1),
+    conv("conv7x7_s2_stem", "nchw", 3, 224, 64, 7, stride=2, pad=3),
+    conv("conv3x3_g4", "ngchw", 64, 56, 64, 3, pad=1, groups=4),
+    conv("dw3x3_nchw", "dw_nchw", 32, 112, 32, 3, pad=1, groups=32),
+    conv("dw3x3_nhwc", "dw_nhwc", 32, 112, 32, 3, pad=1, groups=32),
+    conv("dw5x5_nchw", "dw_nchw", 96, 56, 96, 5, pad=2, groups=96),
+    conv("dw7x7_nchw", "dw_nchw", 96, 56, 96, 7, pad=3, groups=96),
+]
+
+
+# ----------------------------------------------------------------------------
+
+def build_driver():
+    if os.path.exists(DRIVER) and os.path.getmtime(DRIVER) >= os.path.getmtime(DRIVER_SOURCE):
+        return
+    os.makedirs(os.path.dirname(DRIVER), exist_ok=True)
+    print(f"building {os.path.relpath(DRIVER, ROOT)}", file=sys.stderr)
+    subprocess.run(["g++", "-O2", "-std=c++17", DRIVER_SOURCE, "-ldnnl", "-o", DRIVER],
+                   check=True)
+
+
+def onednn_gflops(kernel, threads, iterations):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    out = subprocess.run([DRIVER, f"--iterations={iterations}", "--warmup=3"] +
+                         [str(v) for v in kernel.onednn],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    result = json.loads(out)
+    return kernel.flops / (result["median_ms"] * 1e6), result
+
+
+def device_flag(threads):
+    return "--device=local-sync" if threads == 1 else f"--device=local-task?workers={threads}"
+
+
+def limit_memory():
+    """The machine is shared: a compiler that runs away gets an allocation
+    failure (reported as a crash) instead of waking the OOM killer."""
+    limit = COMPILE_MEMORY_GIB << 30
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def strata_prepare(args, kernel, tmp):
+    """Compiles and checks one kernel. Returns (module, inputs, status) with
+    status None when it is fine, else "refused" or "WRONG" (and a reason)."""
+    d = os.path.join(tmp, kernel.name)
+    os.makedirs(d, exist_ok=True)
+    prog = os.path.join(d, "prog.mlir")
+    with open(prog, "w") as f:
+        f.write(kernel.mlir)
+    module = os.path.join(d, "prog.smod")
+    try:
+        compiled = subprocess.run([os.path.join(args.bin, "strata-compile"), prog, "-o", module],
+                                  capture_output=True, text=True, timeout=args.compile_timeout,
+                                  preexec_fn=limit_memory)
+    except subprocess.TimeoutExpired:
+        return None, None, ("refused", f"strata-compile ran past {args.compile_timeout} s")
+    if compiled.returncode != 0:
+        message = (compiled.stderr or compiled.stdout).strip()
+        if compiled.returncode < 0:  # killed by a signal: a crash, not a diagnostic
+            return None, None, ("crashed", f"strata-compile signal {-compiled.returncode} "
+                                           f"{message[-300:]}")
+        first = [line for line in message.splitlines() if "error" in line][:1]
+        return None, None, ("refused", (first[0] if first else message)[:400] or
+                            f"strata-compile exit {compiled.returncode}")
+    rng = np.random.default_rng(zlib.crc32(kernel.name.encode()))
+    arrays, inputs = [], []
+    for i, shape in enumerate(kernel.arg_shapes):
+        a = rng.uniform(-1.0, 1.0, shape).astype(np.float32)
+        path = os.path.join(d, f"arg{i}.npy")
+        np.save(path, a)
+        arrays.append(a)
+        inputs.append(path)
+    out = os.path.join(d, "out.npy")
+    ran = subprocess.run([os.path.join(args.bin, "strata-run"), f"--module={module}",
+                          "--function=main", f"--output=@{out}"] +
+                         [f"--input=@{p}" for p in inputs],
+                         capture_output=True, text=True)
+    if ran.returncode != 0:
+        return None, None, ("WRONG", f"strata-run exit {ran.returncode}: " +
+                            (ran.stderr or ran.stdout).strip()[:300])
+    got = np.load(out)
+    ref = kernel.reference(arrays)
+    if got.shape != tuple(kernel.result_shape) or got.shape != ref.shape:
+        return None, None, ("WRONG", f"result shape {got.shape}, expected {ref.shape}")
+    scale = max(1.0, float(np.abs(ref).max()))
+    err = float(np.abs(got.astype(np.float64) - ref).max())
+    if not np.isfinite(err) or err > 1e-3 * scale:
+        return None, None, ("WRONG", f"max abs error {err:.3g} (reference max {scale:.3g})")
+    return module, inputs, None
+
+
+def strata_gflops(args, kernel, module, inputs, threads, iterations):
+    command = [os.path.join(args.bin, "strata-bench"), f"--module={module}", "--function=main",
+               device_flag(threads), f"--iterations={iterations}", "--warmup=3", "--json"]
+    command += [f"--input=@{p}" for p in inputs]
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    result = json.loads(out)
+    return kernel.flops / (result["median_ms"] * 1e6), result
+
+
+def iterations_for(args, kernel):
+    """--iterations, raised for small kernels so that one measurement lasts
+    about --min-time seconds (guessing 50 GFLOP/s), at most 5000."""
+    guess_s = kernel.flops / 50e9
+    return max(args.iterations, min(5000, math.ceil(args.min_time / guess_s)))
+
+
+def measure(args, kernel, module, inputs, threads, notes):
+    """--rounds rounds of: Strata, then oneDNN right after it on the same
+    shape and thread count. Returns each side's best round (the highest
+    GFLOP/s of the per-round medians; interference only slows a round down)
+    and oneDNN's implementation name."""
+    iterations = iterations_for(args, kernel)
+    strata, onednn, impl = [], [], ""
+    for _ in range(args.rounds):
+        if module:
+            try:
+                strata.append(strata_gflops(args, kernel, module, inputs, threads, iterations)[0])
+            except subprocess.CalledProcessError as error:
+                notes.append(f"{kernel.name} {threads}T: strata-bench failed: "
+                             f"{(error.stderr or '').strip()[:300]}")
+                module = None
+        try:
+            gflops, result = onednn_gflops(kernel, threads, iterations)
+            onednn.append(gflops)
+            impl = result.get("impl", "")
+        except subprocess.CalledProcessError as error:
+            notes.append(f"{kernel.name} {threads}T: oneDNN failed: "
+                         f"{(error.stderr or '').strip()[:300]}")
+            break
+    s = max(strata) if strata and module else None
+    o = max(onednn) if onednn else None
+    print(f"  {kernel.name} {threads}T x{iterations}: strata "
+          f"{' '.join(f'{v:.1f}' for v in strata) or '-'} GFLOP/s, oneDNN "
+          f"{' '.join(f'{v:.1f}' for v in onednn) or '-'} GFLOP/s ({impl})",
+          file=sys.stderr, flush=True)
+    return s, o
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    parser.add_argument("--kernels", default=".", help="regular expression on kernel names")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--iterations", type=int, default=30,
+                        help="timed calls per measurement, at least (default 30)")
+    parser.add_argument("--min-time", type=float, default=0.2,
+                        help="seconds one measurement should last; small kernels get more "
+                             "iterations (default 0.2)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternating Strata/oneDNN measurements per kernel and thread "
+                             "count; the best of each side is reported (default 3)")
+    parser.add_argument("--compile-timeout", type=int, default=300,
+                        help="seconds strata-compile may take per kernel (default 300)")
+    parser.add_argument("--list", action="store_true", help="print the kernels and exit")
+    parser.add_argument("--keep", help="write the programs and inputs here instead of a temp dir")
+    args = parser.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+    kernels = [k for k in KERNELS if re.search(args.kernels, k.name)]
+    if args.list:
+        for k in kernels:
+            print(f"{k.name:<20} {k.shape:<34} {k.form}")
+        return 0
+    if not kernels:
+        print("no kernel matches", file=sys.stderr)
+        return 1
+    if not os.path.exists(os.path.join(args.bin, "strata-compile")):
+        print(f"no strata-compile in {args.bin}", file=sys.stderr)
+        return 1
+    build_driver()
+    compiler = os.path.join(args.bin, "strata-compile")
+    compiler_mtime = os.path.getmtime(compiler)
+
+    header = "| kernel | shape |"
+    rule = "|---|---|"
+    for t in threads:
+        header += f" strata GFLOP/s {t}T | oneDNN {t}T | ratio {t}T |"
+        rule += "---|---|---|"
+    rows, ratios, notes = [], {t: [] for t in threads}, []
+    tmp = args.keep or tempfile.mkdtemp(prefix="strata-kernels-")
+    try:
+        for k in kernels:
+            module, inputs, status = strata_prepare(args, k, tmp)
+            row = f"| {k.name} | {k.shape} |"
+            if status:
+                notes.append(f"{k.name}: {status[0]}: {status[1][:400]}")
+                print(f"  {k.name}: {status[0]}: {status[1][:400]}", file=sys.stderr)
+            for t in threads:
+                s, o = measure(args, k, module, inputs, t, notes)
+                strata_cell = status[0] if status else (f"{s:.1f}" if s else "failed")
+                row += f" {strata_cell} | {o:.1f} |" if o else f" {strata_cell} | - |"
+                if s and o:
+                    ratios[t].append(s / o)
+                    row += f" {s / o:.2f} |"
+                else:
+                    row += " - |"
+            rows.append(row)
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    print(header)
+    print(rule)
+    for row in rows:
+        print(row)
+    print()
+    for t in threads:
+        r = ratios[t]
+        if r:
+            geomean = math.exp(sum(math.log(x) for x in r) / len(r))
+            print(f"geomean ratio (strata / oneDNN) {t}T: {geomean:.2f} over {len(r)} kernels")
+    for note in notes:
+        print(f"- {note}")
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(compiler_mtime))
+    print(f"- strata-compile: {compiler}, built {stamp} UTC")
+    if os.path.getmtime(compiler) != compiler_mtime:
+        print("- WARNING: strata-compile was rebuilt during this run; kernels compiled "
+              "before and after it came from different compilers")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
