@@ -2,6 +2,7 @@
 #ifndef STRATA_COMPILER_PASSES_H_
 #define STRATA_COMPILER_PASSES_H_
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -92,6 +92,24 @@ def VectorizableLoopOrderPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def TileAndVectorizeContractionsPass
+    : Pass<"strata-tile-and-vectorize-contractions", "mlir::func::FuncOp"> {
+  let summary = "Tiles f32 contractions for the caches and into register "
+                "tiles, and vectorizes the register tiles into FMAs";
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"512",
+           "Width of the target's vector registers in bits">,
+    Option<"lowerVectors", "lower-vectors", "bool", /*default=*/"true",
+           "Lower the vector contractions to FMAs (off: stop at "
+           "vector.contract, for tests)">,
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ExpandMathPass : Pass<"strata-expand-math", "mlir::func::FuncOp"> {
   let summary = "Expands math functions into code that needs no libm";
   let dependentDialects = ["::mlir::math::MathDialect",

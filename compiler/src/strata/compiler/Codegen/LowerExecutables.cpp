@@ -40,18 +40,38 @@ namespace {
 
 // Buffer code to the LLVM dialect. Kept as text so `strata-opt` users can
 // reproduce any step.
-constexpr const char *kToLLVMPipeline =
-    "func.func(strata-memref-copy-to-linalg,strata-vectorizable-loop-order,"
-    "convert-linalg-to-loops,"
-    "strata-expand-math),"
-    // Integer powers become small outlined functions (no libm either).
-    "convert-math-to-funcs,"
-    "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
-    "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
-    "convert-cf-to-llvm,"
-    "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
-    "convert-index-to-llvm,convert-ub-to-llvm,reconcile-unrealized-casts,"
-    "canonicalize";
+std::string getToLLVMPipeline(unsigned vectorBits) {
+  return (llvm::Twine("func.func(strata-memref-copy-to-linalg,"
+                      "strata-tile-and-vectorize-contractions{vector-bits=") +
+          llvm::Twine(vectorBits) +
+          "},"
+          "strata-vectorizable-loop-order,"
+          "convert-linalg-to-loops,"
+          "strata-expand-math),"
+          // Integer powers become small outlined functions (no libm either).
+          "convert-math-to-funcs,"
+          "convert-vector-to-scf{full-unroll=true},"
+          "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+          "convert-vector-to-llvm,"
+          "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
+          "convert-cf-to-llvm,"
+          "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+          "convert-index-to-llvm,convert-ub-to-llvm,reconcile-unrealized-casts,"
+          "canonicalize")
+      .str();
+}
+
+// The vector register width kernels are tiled for: that of the first
+// target CPU (later variants run the same tiles, split into their own
+// registers by LLVM).
+unsigned getVectorBits(llvm::TargetMachine &machine) {
+  const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
+  if (subtarget->checkFeatures("+avx512f"))
+    return 512;
+  if (subtarget->checkFeatures("+avx"))
+    return 256;
+  return 128;
+}
 
 enum class CpuFeatureUse { codegen, intrinsic };
 
@@ -83,7 +103,7 @@ struct LowerExecutablesPass
   }
 
   static LogicalResult buildPipeline(OpPassManager &pipeline) {
-    return parsePassPipeline(kToLLVMPipeline, pipeline);
+    return parsePassPipeline(getToLLVMPipeline(512), pipeline);
   }
 
   // One target machine per CPU of the comma-separated `cpu` option.
@@ -150,7 +170,9 @@ LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
                                  UnitAttr::get(executable.getContext()));
 
   OpPassManager toLLVM(ModuleOp::getOperationName());
-  if (failed(parsePassPipeline(kToLLVMPipeline, toLLVM)) ||
+  if (failed(parsePassPipeline(
+          getToLLVMPipeline(getVectorBits(*targets.front().machine)),
+          toLLVM)) ||
       failed(runPipeline(toLLVM, inner)))
     return executable.emitOpError("failed to lower to the LLVM dialect");
   if (printLoweredIR) {

@@ -1,6 +1,8 @@
 //===- WorkgroupTiling.cpp ------------------------------------------------===//
 #include "strata/compiler/Codegen/WorkgroupTiling.h"
 
+#include "strata/compiler/Codegen/ContractionStrategy.h"
+
 #include <functional>
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -82,6 +84,106 @@ static bool isUsedNonlinearly(linalg::LinalgOp op, unsigned loop) {
   });
 }
 
+// Below this many multiply-adds per workgroup a contraction is not split.
+static constexpr int64_t kMinContractionIterationsPerWorkgroup = 1 << 17;
+
+// The loop of `root` that walks the same result dimension as loop
+// `contractionLoop` of `contraction` (root itself, or the producer of one
+// of root's operands), if there is one.
+static std::optional<unsigned> mapToRootLoop(linalg::LinalgOp root,
+                                             linalg::LinalgOp contraction,
+                                             unsigned contractionLoop) {
+  if (root == contraction)
+    return contractionLoop;
+  AffineMap producerMap =
+      contraction.getIndexingMapMatchingResult(contraction->getResult(0));
+  for (OpOperand &operand : root->getOpOperands()) {
+    if (operand.get() != contraction->getResult(0))
+      continue;
+    AffineMap map = root.getMatchingIndexingMap(&operand);
+    for (auto [index, expr] : llvm::enumerate(producerMap.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim || dim.getPosition() != contractionLoop)
+        continue;
+      if (auto rootDim = dyn_cast<AffineDimExpr>(map.getResult(index)))
+        return rootDim.getPosition();
+    }
+  }
+  return std::nullopt;
+}
+
+// A contraction splits along whole cache tiles of its row or vector loop
+// (or one batch at a time), so each workgroup reuses what it loads: the
+// option that gives the most workgroups, at most kMaxWorkgroups.
+static std::optional<WorkgroupTiling>
+chooseContractionWorkgroupTiling(linalg::LinalgOp root) {
+  linalg::LinalgOp contraction;
+  std::optional<ContractionTiles> tiles;
+  auto consider = [&](linalg::LinalgOp op) {
+    if (!op || contraction || op->getNumResults() != 1)
+      return;
+    if ((tiles = chooseContractionTiles(op, /*vectorBits=*/512)))
+      contraction = op;
+  };
+  consider(root);
+  for (Value operand : root->getOperands())
+    consider(operand.getDefiningOp<linalg::LinalgOp>());
+  if (!contraction)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = contraction.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  int64_t iterations = 1;
+  for (int64_t range : ranges)
+    iterations *= std::max<int64_t>(range, 1);
+  int64_t wanted = std::min(kMaxWorkgroups,
+                            iterations / kMinContractionIterationsPerWorkgroup);
+  if (wanted < 2)
+    return WorkgroupTiling();
+
+  // (loop, tile): tiles from `preferred` down to `smallest` while fewer
+  // than two workgroups result.
+  auto splitLoop = [&](unsigned loop, int64_t preferred,
+                       int64_t smallest) -> std::optional<WorkgroupTiling> {
+    std::optional<unsigned> rootLoop = mapToRootLoop(root, contraction, loop);
+    if (!rootLoop)
+      return std::nullopt;
+    int64_t range = ranges[loop];
+    int64_t tile = preferred;
+    while (tile > smallest && llvm::divideCeil(range, tile) < 2)
+      tile /= 2;
+    if (llvm::divideCeil(range, tile) > wanted)
+      tile = llvm::alignTo(llvm::divideCeil(range, wanted), smallest);
+    WorkgroupTiling tiling;
+    tiling.loop = *rootLoop;
+    tiling.tileSize = tile;
+    tiling.count = llvm::divideCeil(range, tile);
+    if (tiling.count < 2)
+      return std::nullopt;
+    return tiling;
+  };
+  SmallVector<WorkgroupTiling> options;
+  SmallVector<utils::IteratorType> iterators =
+      contraction.getIteratorTypesArray();
+  // Batch loops: parallel loops other than the row and vector loops.
+  for (unsigned loop = 0; loop < ranges.size(); ++loop)
+    if (iterators[loop] == utils::IteratorType::parallel &&
+        loop != tiles->rowLoop && loop != tiles->vectorLoop)
+      if (auto option = splitLoop(loop, 1, 1))
+        options.push_back(*option);
+  if (auto option = splitLoop(tiles->vectorLoop, 256, 32))
+    options.push_back(*option);
+  if (tiles->rowLoop != tiles->vectorLoop)
+    if (auto option = splitLoop(tiles->rowLoop, 64, 8))
+      options.push_back(*option);
+  if (options.empty())
+    return WorkgroupTiling();
+  return *llvm::max_element(
+      options, [](const WorkgroupTiling &a, const WorkgroupTiling &b) {
+        return a.count < b.count;
+      });
+}
+
 std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root) {
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
@@ -106,6 +208,12 @@ std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root) {
     for (unsigned loop = 0; loop < linalgOp.getNumLoops(); ++loop)
       if (isUsedNonlinearly(linalgOp, loop))
         return std::nullopt;
+  }
+  if (std::optional<WorkgroupTiling> tiling =
+          chooseContractionWorkgroupTiling(root)) {
+    if (tiling->count < 2)
+      return std::nullopt;
+    return tiling;
   }
   int64_t wanted =
       std::min(kMaxWorkgroups, iterations / kMinIterationsPerWorkgroup);

@@ -1,0 +1,47 @@
+//===- ContractionStrategy.h - register-tiled contraction kernels -*- C++ -*-=//
+//
+// The kernel strategy for contractions (matmul, batch matmul, convolution as
+// a product over im2col or pixels): tile for the caches, then into register
+// tiles of `rows x vector` accumulators that stay in vector registers across
+// the reduction loop, each step one broadcast per row and full-width FMAs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STRATA_COMPILER_CODEGEN_CONTRACTIONSTRATEGY_H_
+#define STRATA_COMPILER_CODEGEN_CONTRACTIONSTRATEGY_H_
+
+#include <optional>
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace strata {
+
+// Tile sizes per loop of the contraction (0: not tiled at that level).
+struct ContractionTiles {
+  // Cache tiles, and the order of their loops (outermost first).
+  llvm::SmallVector<int64_t> cache;
+  llvm::SmallVector<unsigned> cacheLoopOrder;
+  // Register tiles inside a cache tile: the row and vector loops tile the
+  // accumulator block; the reduction loop steps by one.
+  llvm::SmallVector<int64_t> registers;
+  unsigned rowLoop = 0, vectorLoop = 0, reductionLoop = 0;
+};
+
+// The tiles for `op` on a machine with `vectorBits`-wide vector registers,
+// or nullopt when `op` is not a contraction this strategy handles (its
+// element types, or no loop that walks the output and an input
+// contiguously).
+std::optional<ContractionTiles>
+chooseContractionTiles(mlir::linalg::LinalgOp op, unsigned vectorBits);
+
+// On buffers: tiles every contraction of `func` the strategy handles and
+// vectorizes its full register tiles (partial tiles stay loops). Vector
+// contractions are lowered to FMAs; transfers remain for the vector-to-LLVM
+// conversions.
+mlir::LogicalResult tileAndVectorizeContractions(mlir::func::FuncOp func,
+                                                 unsigned vectorBits,
+                                                 bool lowerVectors = true);
+
+} // namespace strata
+
+#endif // STRATA_COMPILER_CODEGEN_CONTRACTIONSTRATEGY_H_

@@ -1,0 +1,95 @@
+// RUN: strata-opt %s --split-input-file --linalg-generalize-named-ops --strata-tile-and-vectorize-contractions="vector-bits=512 lower-vectors=0" | FileCheck %s
+// RUN: strata-opt %s --split-input-file --linalg-generalize-named-ops --strata-tile-and-vectorize-contractions="vector-bits=512" | FileCheck %s --check-prefix=LOWERED
+// RUN: strata-opt %s --split-input-file --linalg-generalize-named-ops --strata-tile-and-vectorize-contractions="vector-bits=256 lower-vectors=0" | FileCheck %s --check-prefix=AVX2
+
+// Register tiles of 8 rows x 32 lanes (AVX-512); the remainders of a static
+// shape are static too and vectorized with their own sizes. Each tile's
+// accumulator is read before the reduction loop, carried through it, and
+// written after it.
+// CHECK-LABEL: func.func @matmul_with_remainders
+// CHECK:       %[[ACC:.+]] = vector.transfer_read %arg2[%c0, %c0]{{.*}} vector<8x32xf32>
+// CHECK:       %[[SUM:.+]] = scf.for {{.*}} iter_args(%[[IT:.+]] = %[[ACC]]) -> (vector<8x32xf32>)
+// CHECK:         vector.contract {{.*}} %[[IT]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK:       vector.transfer_write %[[SUM]], %arg2[%c0, %c0]
+// CHECK:       vector.contract {{.*}} : vector<8x1xf32>, vector<1x8xf32> into vector<8x8xf32>
+// CHECK:       vector.contract {{.*}} : vector<5x1xf32>, vector<1x32xf32> into vector<5x32xf32>
+// CHECK:       vector.contract {{.*}} : vector<5x1xf32>, vector<1x8xf32> into vector<5x8xf32>
+// CHECK-NOT:   linalg.generic
+// LOWERED-LABEL: func.func @matmul_with_remainders
+// LOWERED-NOT:   vector.contract
+// LOWERED:       vector.fma {{.*}} : vector<32xf32>
+// AVX2-LABEL:  func.func @matmul_with_remainders
+// AVX2:        vector.contract {{.*}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+func.func @matmul_with_remainders(%a: memref<13x64xf32>, %b: memref<64x40xf32>, %c: memref<13x40xf32>) {
+  linalg.matmul ins(%a, %b : memref<13x64xf32>, memref<64x40xf32>) outs(%c : memref<13x40xf32>)
+  return
+}
+
+// -----
+
+// One row: the tile widens to 8 vectors so FMAs have independent
+// accumulators.
+// CHECK-LABEL: func.func @matrix_vector
+// CHECK:       vector.contract {{.*}} : vector<1x1xf32>, vector<1x128xf32> into vector<1x128xf32>
+func.func @matrix_vector(%a: memref<1x256xf32>, %b: memref<256x512xf32>, %c: memref<1x512xf32>) {
+  linalg.matmul ins(%a, %b : memref<1x256xf32>, memref<256x512xf32>) outs(%c : memref<1x512xf32>)
+  return
+}
+
+// -----
+
+// Batches are tiled by one.
+// CHECK-LABEL: func.func @batch_matmul
+// CHECK:       scf.for %{{.+}} = %c0 to %c3 step %c1
+// CHECK:       vector.contract {{.*}} into vector<1x8x32xf32>
+func.func @batch_matmul(%a: memref<3x16x8xf32>, %b: memref<3x8x64xf32>, %c: memref<3x16x64xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<3x16x8xf32>, memref<3x8x64xf32>) outs(%c : memref<3x16x64xf32>)
+  return
+}
+
+// -----
+
+// A workgroup's share of rows has a dynamic size: full register tiles are
+// vectorized, the rows past the last one stay a loop.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK:       vector.contract {{.*}} into vector<8x32xf32>
+// CHECK:       linalg.generic
+// CHECK-SAME:  memref<?x1xf32
+func.func @dynamic_rows(%a: memref<?x64xf32>, %b: memref<64x64xf32>, %c: memref<?x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x64xf32>) outs(%c : memref<?x64xf32>)
+  return
+}
+
+// -----
+
+// Not a plain multiply-add (an activation fused onto an input): left to
+// the loop lowering.
+// CHECK-LABEL: func.func @fused_activation
+// CHECK-NOT:   vector.contract
+// CHECK:       math.tanh
+func.func @fused_activation(%a: memref<16x16xf32>, %b: memref<16x64xf32>, %c: memref<16x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : memref<16x16xf32>, memref<16x64xf32>) outs(%c : memref<16x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %t = math.tanh %x : f32
+    %m = arith.mulf %t, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The vector loop must be the innermost of an input: with B transposed
+// (C = A * B^T) there is none, and the op keeps the loop lowering.
+// CHECK-LABEL: func.func @transposed_rhs
+// CHECK-NOT:   vector.contract
+func.func @transposed_rhs(%a: memref<16x32xf32>, %b: memref<64x32xf32>, %c: memref<16x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : memref<16x32xf32>, memref<64x32xf32>) outs(%c : memref<16x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
