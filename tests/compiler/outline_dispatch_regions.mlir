@@ -42,3 +42,42 @@ func.func @big(%arg0: tensor<512x256xf32>) -> tensor<512x256xf32> {
 }
 // CHECK: flow.executable @big_dispatch_0 entry @big_dispatch_0 attributes {workgroup_count = array<i64: 8, 1, 1>}
 // CHECK: flow.dispatch @big_dispatch_0::@big_dispatch_0{{\[}}[8, 1, 1]]
+
+// A contraction splits over whole cache tiles of its register-tiled loops:
+// 512 rows make 8 workgroups of 64 rows (512 lanes only 2 of 256).
+func.func @matmul_grid(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>, %c: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %0 = flow.dispatch.region -> (tensor<512x512xf32>) {
+    %1 = linalg.matmul ins(%a, %b : tensor<512x512xf32>, tensor<512x512xf32>) outs(%c : tensor<512x512xf32>) -> tensor<512x512xf32>
+    flow.return %1 : tensor<512x512xf32>
+  }
+  return %0 : tensor<512x512xf32>
+}
+// CHECK: flow.executable @matmul_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 8, 1, 1>
+
+// Few rows: the columns split instead, 1152 lanes into 5 tiles of 256.
+func.func @projection_grid(%a: tensor<197x384xf32>, %b: tensor<384x1152xf32>, %c: tensor<197x1152xf32>) -> tensor<197x1152xf32> {
+  %0 = flow.dispatch.region -> (tensor<197x1152xf32>) {
+    %1 = linalg.matmul ins(%a, %b : tensor<197x384xf32>, tensor<384x1152xf32>) outs(%c : tensor<197x1152xf32>) -> tensor<197x1152xf32>
+    flow.return %1 : tensor<197x1152xf32>
+  }
+  return %0 : tensor<197x1152xf32>
+}
+// CHECK: flow.executable @projection_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 5, 1, 1>
+
+// Batches split one per workgroup; too little work stays one workgroup.
+func.func @batch_grid(%a: tensor<12x128x64xf32>, %b: tensor<12x64x128xf32>, %c: tensor<12x128x128xf32>) -> tensor<12x128x128xf32> {
+  %0 = flow.dispatch.region -> (tensor<12x128x128xf32>) {
+    %1 = linalg.batch_matmul ins(%a, %b : tensor<12x128x64xf32>, tensor<12x64x128xf32>) outs(%c : tensor<12x128x128xf32>) -> tensor<12x128x128xf32>
+    flow.return %1 : tensor<12x128x128xf32>
+  }
+  return %0 : tensor<12x128x128xf32>
+}
+// CHECK: flow.executable @batch_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 12, 1, 1>
+func.func @small_grid(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>, %c: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %0 = flow.dispatch.region -> (tensor<32x32xf32>) {
+    %1 = linalg.matmul ins(%a, %b : tensor<32x32xf32>, tensor<32x32xf32>) outs(%c : tensor<32x32xf32>) -> tensor<32x32xf32>
+    flow.return %1 : tensor<32x32xf32>
+  }
+  return %0 : tensor<32x32xf32>
+}
+// CHECK: flow.executable @small_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 1, 1, 1>

@@ -7,10 +7,11 @@
 // accumulator is read before the reduction loop, carried through it, and
 // written after it.
 // CHECK-LABEL: func.func @matmul_with_remainders
-// CHECK:       %[[ACC:.+]] = vector.transfer_read %arg2[%c0, %c0]{{.*}} vector<8x32xf32>
+// CHECK:       %[[TILE:.+]] = memref.subview %arg2[0, 0] [8, 32]
+// CHECK:       %[[ACC:.+]] = vector.transfer_read %[[TILE]][%c0, %c0]{{.*}} vector<8x32xf32>
 // CHECK:       %[[SUM:.+]] = scf.for {{.*}} iter_args(%[[IT:.+]] = %[[ACC]]) -> (vector<8x32xf32>)
 // CHECK:         vector.contract {{.*}} %[[IT]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
-// CHECK:       vector.transfer_write %[[SUM]], %arg2[%c0, %c0]
+// CHECK:       vector.transfer_write %[[SUM]], %[[TILE]][%c0, %c0]
 // CHECK:       vector.contract {{.*}} : vector<8x1xf32>, vector<1x8xf32> into vector<8x8xf32>
 // CHECK:       vector.contract {{.*}} : vector<5x1xf32>, vector<1x32xf32> into vector<5x32xf32>
 // CHECK:       vector.contract {{.*}} : vector<5x1xf32>, vector<1x8xf32> into vector<5x8xf32>
@@ -38,10 +39,31 @@ func.func @matrix_vector(%a: memref<1x256xf32>, %b: memref<256x512xf32>, %c: mem
 
 // -----
 
-// Batches are tiled by one.
+// An exporter's product with unit dimensions between rows and lanes
+// ([128, 1, 768] = [128, 1, 256] x [1, 256, 1, 768]): the register tile
+// reads its operands without them.
+// CHECK-LABEL: func.func @unit_dimensions
+// CHECK:       vector.transfer_read {{.*}} : memref<8x1x32xf32, {{.*}}>, vector<8x32xf32>
+// CHECK:       vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK:       vector.transfer_write {{.*}} : vector<8x32xf32>, memref<8x1x32xf32
+func.func @unit_dimensions(%a: memref<128x1x256xf32>, %b: memref<1x256x1x768xf32>, %c: memref<128x1x768xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d3, d4, d1, d2)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%a, %b : memref<128x1x256xf32>, memref<1x256x1x768xf32>) outs(%c : memref<128x1x768xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Batches are tiled by one; the unit batch dimension stays out of the
+// vectors.
 // CHECK-LABEL: func.func @batch_matmul
 // CHECK:       scf.for %{{.+}} = %c0 to %c3 step %c1
-// CHECK:       vector.contract {{.*}} into vector<1x8x32xf32>
+// CHECK:       vector.transfer_read {{.*}} : memref<1x8x32xf32, {{.*}}>, vector<8x32xf32>
+// CHECK:       vector.contract {{.*}} into vector<8x32xf32>
 func.func @batch_matmul(%a: memref<3x16x8xf32>, %b: memref<3x8x64xf32>, %c: memref<3x16x64xf32>) {
   linalg.batch_matmul ins(%a, %b : memref<3x16x8xf32>, memref<3x8x64xf32>) outs(%c : memref<3x16x64xf32>)
   return

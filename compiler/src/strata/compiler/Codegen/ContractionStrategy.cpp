@@ -26,6 +26,7 @@
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
@@ -140,14 +141,19 @@ std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op,
   if (usesDim(lhsMap, *vectorLoop))
     return std::nullopt;
 
-  // The row loop: the output's next loop, if A reads it (B does not).
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // The row loop: the output's innermost other loop that A reads and B
+  // does not, skipping unit loops (an exporter's [128, 1, 768] product has
+  // its rows outside a unit dimension).
   std::optional<unsigned> rowLoop;
-  if (outputMap.getNumResults() >= 2)
-    if (auto dim = dyn_cast<AffineDimExpr>(
-            outputMap.getResult(outputMap.getNumResults() - 2)))
-      if (usesDim(lhsMap, dim.getPosition()) &&
-          !usesDim(rhsMap, dim.getPosition()))
-        rowLoop = dim.getPosition();
+  for (AffineExpr expr : llvm::reverse(outputMap.getResults().drop_back())) {
+    unsigned dim = cast<AffineDimExpr>(expr).getPosition();
+    if (ranges[dim] == 1)
+      continue;
+    if (usesDim(lhsMap, dim) && !usesDim(rhsMap, dim))
+      rowLoop = dim;
+    break;
+  }
   // The reduction loop: A's innermost if it is one, else B's outermost
   // reduction.
   std::optional<unsigned> reductionLoop = innermostDim(lhsMap);
@@ -165,7 +171,6 @@ std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op,
   if (!reductionLoop)
     return std::nullopt;
 
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned loops = op.getNumLoops();
   ContractionTiles tiles;
   tiles.vectorLoop = *vectorLoop;
@@ -282,46 +287,75 @@ LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
   return success();
 }
 
-// Whether `memref` is a buffer no other value of the function aliases:
-// a binding (bindings are distinct, LowerExecutables marks them noalias) or
-// a temporary.
-bool isDistinctBuffer(Value memref) {
+// Some vector pattern sets can rewrite each other's results back and
+// forth: a fixed bound keeps a missed case from hanging the compiler (the
+// IR stays valid, only less optimized).
+GreedyRewriteConfig boundedRewrites() {
+  GreedyRewriteConfig config;
+  config.setMaxIterations(8);
+  return config;
+}
+
+// The buffer `memref` is a view of, when that buffer has no other alias in
+// the function: a binding (bindings are distinct, LowerExecutables marks
+// them noalias) or a temporary.
+Value getDistinctRootBuffer(Value memref) {
+  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
+    memref = view.getViewSource();
   if (auto arg = dyn_cast<BlockArgument>(memref))
-    return isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
-  return memref.getDefiningOp<memref::AllocaOp>() ||
-         memref.getDefiningOp<memref::AllocOp>();
+    return isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) ? memref
+                                                                   : Value();
+  if (memref.getDefiningOp<memref::AllocaOp>() ||
+      memref.getDefiningOp<memref::AllocOp>())
+    return memref;
+  return Value();
+}
+
+// Whether an op in `loop` other than `read` and `write` accesses (a view
+// of) `root`.
+bool othersAccess(scf::ForOp loop, Value root, Operation *read,
+                  Operation *write) {
+  WalkResult result = loop.getBody()->walk([&](Operation *op) {
+    if (op == read || op == write || isa<ViewLikeOpInterface>(op))
+      return WalkResult::advance();
+    for (Value operand : op->getOperands())
+      if (isa<MemRefType>(operand.getType()) &&
+          getDistinctRootBuffer(operand) == root)
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
 }
 
 // Moves a read of an accumulator tile at the loop's start and the write of
 // its new value at the loop's end out of `loop`: the value is carried in
 // registers. Only where nothing else in the loop touches that buffer.
-// (Upstream's hoistRedundantVectorTransfers also refuses buffers that have
-// any view anywhere in the function, such as the subview a linalg.fill of
-// the same output writes through.)
-// Returns the new loop, or null when there was nothing to hoist.
+// (Upstream's hoistRedundantVectorTransfers refuses transfers on views,
+// and buffers with views anywhere in the function.) Returns the new loop,
+// or null when there was nothing to hoist.
 scf::ForOp hoistAccumulatorTile(RewriterBase &rewriter, scf::ForOp loop) {
   for (Operation &op : loop.getBody()->without_terminator()) {
     auto read = dyn_cast<vector::TransferReadOp>(op);
-    if (!read || !isDistinctBuffer(read.getBase()) || read.getMask() ||
+    if (!read || read.getMask() ||
         !llvm::all_of(read->getOperands(),
                       [&](Value v) { return loop.isDefinedOutsideOfLoop(v); }))
       continue;
+    Value root = getDistinctRootBuffer(read.getBase());
+    if (!root)
+      continue;
     vector::TransferWriteOp write;
-    bool othersTouchBuffer = false;
     for (Operation *user : read.getBase().getUsers()) {
-      if (user == read || !loop->isAncestor(user))
-        continue;
       auto candidate = dyn_cast<vector::TransferWriteOp>(user);
-      if (write || !candidate || candidate->getBlock() != loop.getBody() ||
-          candidate.getMask() || candidate.getIndices() != read.getIndices() ||
-          candidate.getVectorType() != read.getVectorType() ||
-          candidate.getPermutationMap() != read.getPermutationMap()) {
-        othersTouchBuffer = true;
+      if (candidate && candidate->getBlock() == loop.getBody() &&
+          !candidate.getMask() && candidate.getIndices() == read.getIndices() &&
+          candidate.getVectorType() == read.getVectorType() &&
+          candidate.getPermutationMap() == read.getPermutationMap()) {
+        write = candidate;
         break;
       }
-      write = candidate;
     }
-    if (othersTouchBuffer || !write || !read->isBeforeInBlock(write))
+    if (!write || !read->isBeforeInBlock(write) ||
+        othersAccess(loop, root, read, write))
       continue;
     rewriter.moveOpBefore(read, loop);
     auto newLoop = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
@@ -338,24 +372,12 @@ scf::ForOp hoistAccumulatorTile(RewriterBase &rewriter, scf::ForOp loop) {
   return nullptr;
 }
 
-// The vectorized register tiles (broadcasting reads, a multiplication and
-// a reduction over k) become vector.contract ops, and the transfers of C's
-// tile move out of the reduction loop, so the accumulators stay in
-// registers.
+// The transfers of C's tile move out of the reduction loop, so the
+// accumulators stay in registers.
 void formContractions(func::FuncOp func) {
   MLIRContext *context = func.getContext();
-  {
-    RewritePatternSet patterns(context);
-    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    vector::populateVectorReductionToContractPatterns(patterns);
-    vector::BroadcastOp::getCanonicalizationPatterns(patterns, context);
-    vector::TransferReadOp::getCanonicalizationPatterns(patterns, context);
-    // Subviews fold into the transfers, so C's transfers read the binding
-    // at indices the reduction loop does not change.
-    memref::populateFoldMemRefAliasOpPatterns(patterns);
-    (void)applyPatternsGreedily(func, std::move(patterns));
-  }
-  // The read and the write of C's tile must use the same index values.
+  // The read and the write of C's tile must use the same view and index
+  // values, defined outside the reduction loop.
   IRRewriter rewriter(context);
   DominanceInfo dominance(func);
   eliminateCommonSubExpressions(rewriter, dominance, func);
@@ -367,8 +389,15 @@ void formContractions(func::FuncOp func) {
     while (scf::ForOp newLoop = hoistAccumulatorTile(rewriter, loop))
       loop = newLoop;
 }
+
 // vector.contract to FMAs of a broadcast row element and 1-D vectors.
 void lowerContractions(func::FuncOp func) {
+  {
+    // Batches tiled by one leave a leading unit dimension.
+    RewritePatternSet patterns(func.getContext());
+    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+    (void)applyPatternsGreedily(func, std::move(patterns), boundedRewrites());
+  }
   RewritePatternSet patterns(func.getContext());
   vector::populateVectorContractLoweringPatterns(
       patterns, vector::VectorContractLowering::OuterProduct);
@@ -378,7 +407,118 @@ void lowerContractions(func::FuncOp func) {
       patterns, vector::VectorTransposeLowering::EltWise);
   vector::populateVectorBroadcastLoweringPatterns(patterns);
   vector::populateVectorShapeCastLoweringPatterns(patterns);
-  (void)applyPatternsGreedily(func, std::move(patterns));
+  (void)applyPatternsGreedily(func, std::move(patterns), boundedRewrites());
+}
+
+// The operand of `op` whose innermost dimension is walked by
+// `vectorLoop` (B), or null.
+OpOperand *findVectorOperand(linalg::LinalgOp op, unsigned vectorLoop) {
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (innermostDim(op.getMatchingIndexingMap(input)) == vectorLoop)
+      return input;
+  return nullptr;
+}
+
+// A transfer map reading `operand` of `op` as a vector along `loops` (in
+// order); the operand's other dimensions are unit ones of the register tile
+// and dropped.
+AffineMap getTileReadMap(linalg::LinalgOp op, OpOperand *operand,
+                         ArrayRef<unsigned> loops) {
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  SmallVector<AffineExpr> results;
+  for (unsigned loop : loops)
+    for (auto [index, expr] : llvm::enumerate(map.getResults()))
+      if (cast<AffineDimExpr>(expr).getPosition() == loop)
+        results.push_back(getAffineDimExpr(index, op.getContext()));
+  return AffineMap::get(map.getNumResults(), 0, results, op.getContext());
+}
+
+// Vectorizes a static register tile of a contraction: every loop but the
+// row, vector and reduction loops has one iteration, and so does the
+// reduction loop. Its operands are read without their unit dimensions (an
+// exporter's [128, 1, 768] product would otherwise carry them into the
+// vectors, where the contraction no longer lowers to outer products) into
+// one rows x 1 by 1 x lanes vector.contract.
+LogicalResult vectorizeRegisterTile(RewriterBase &rewriter, linalg::LinalgOp op,
+                                    const ContractionTiles &tiles) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  bool hasRows = tiles.rowLoop != tiles.vectorLoop;
+  for (auto [loop, range] : llvm::enumerate(ranges))
+    if (range != 1 && loop != tiles.vectorLoop &&
+        !(hasRows && loop == tiles.rowLoop))
+      return failure();
+  OpOperand *rhs = findVectorOperand(op, tiles.vectorLoop);
+  if (!rhs)
+    return failure();
+  OpOperand *lhs = op.getDpsInputOperand(rhs == op.getDpsInputOperand(0));
+  OpOperand *acc = op.getDpsInitOperand(0);
+  int64_t rows = hasRows ? ranges[tiles.rowLoop] : 1;
+  int64_t lanes = ranges[tiles.vectorLoop];
+  Type f32 = rewriter.getF32Type();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value padding = ub::PoisonOp::create(rewriter, loc, f32);
+
+  auto read = [&](OpOperand *operand, ArrayRef<unsigned> loops,
+                  VectorType contractType) -> Value {
+    AffineMap map = getTileReadMap(op, operand, loops);
+    SmallVector<int64_t> shape;
+    for (unsigned loop : loops)
+      shape.push_back(ranges[loop]);
+    auto type = VectorType::get(shape, f32);
+    if (shape.empty())
+      type = VectorType::get({1}, f32);
+    SmallVector<Value> indices(map.getNumDims(), zero);
+    // A scalar (the row element of a one-row tile) is read as one lane.
+    if (shape.empty())
+      map =
+          AffineMap::getMinorIdentityMap(map.getNumDims(), 1, op.getContext());
+    SmallVector<bool> inBounds(type.getRank(), true);
+    Value vector = vector::TransferReadOp::create(
+        rewriter, loc, type, operand->get(), indices, padding, map,
+        ArrayRef<bool>(inBounds));
+    if (vector.getType() == contractType)
+      return vector;
+    return vector::ShapeCastOp::create(rewriter, loc, contractType, vector);
+  };
+  SmallVector<unsigned> rowLoops, accLoops;
+  if (hasRows)
+    rowLoops.push_back(tiles.rowLoop);
+  accLoops = rowLoops;
+  accLoops.push_back(tiles.vectorLoop);
+  auto lhsType = VectorType::get({rows, 1}, f32);
+  auto rhsType = VectorType::get({1, lanes}, f32);
+  auto accType = VectorType::get({rows, lanes}, f32);
+  Value lhsVector = read(lhs, rowLoops, lhsType);
+  Value rhsVector = read(rhs, {tiles.vectorLoop}, rhsType);
+  Value accVector = read(acc, accLoops, accType);
+
+  MLIRContext *context = op.getContext();
+  AffineExpr m = getAffineDimExpr(0, context), n = getAffineDimExpr(1, context),
+             k = getAffineDimExpr(2, context);
+  SmallVector<AffineMap> maps = AffineMap::inferFromExprList(
+      ArrayRef<ArrayRef<AffineExpr>>{{m, k}, {k, n}, {m, n}}, context);
+  auto iterators = rewriter.getArrayAttr(
+      {vector::IteratorTypeAttr::get(context, vector::IteratorType::parallel),
+       vector::IteratorTypeAttr::get(context, vector::IteratorType::parallel),
+       vector::IteratorTypeAttr::get(context,
+                                     vector::IteratorType::reduction)});
+  Value result = vector::ContractionOp::create(
+      rewriter, loc, lhsVector, rhsVector, accVector,
+      rewriter.getAffineMapArrayAttr(maps), iterators);
+
+  AffineMap accMap = getTileReadMap(op, acc, accLoops);
+  auto storeType = VectorType::get(
+      hasRows ? ArrayRef<int64_t>{rows, lanes} : ArrayRef<int64_t>{lanes}, f32);
+  if (storeType != accType)
+    result = vector::ShapeCastOp::create(rewriter, loc, storeType, result);
+  SmallVector<Value> indices(accMap.getNumDims(), zero);
+  SmallVector<bool> inBounds(storeType.getRank(), true);
+  vector::TransferWriteOp::create(rewriter, loc, result, acc->get(), indices,
+                                  accMap, ArrayRef<bool>(inBounds));
+  rewriter.eraseOp(op);
+  return success();
 }
 
 } // namespace
@@ -386,20 +526,18 @@ void lowerContractions(func::FuncOp func) {
 LogicalResult tileAndVectorizeContractions(func::FuncOp func,
                                            unsigned vectorBits,
                                            bool lowerVectors) {
-  SmallVector<std::pair<linalg::LinalgOp, ContractionTiles>> work;
+  SmallVector<linalg::LinalgOp> candidates;
   func.walk([&](linalg::LinalgOp op) {
-    if (!op.hasPureBufferSemantics())
-      return;
-    if (std::optional<ContractionTiles> tiles =
-            chooseContractionTiles(op, vectorBits))
-      work.push_back({op, *tiles});
+    if (op.hasPureBufferSemantics() && chooseContractionTiles(op, vectorBits))
+      candidates.push_back(op);
   });
-  if (work.empty())
+  if (candidates.empty())
     return success();
 
   IRRewriter rewriter(func.getContext());
-  for (auto &[op, tiles] : work)
-    if (failed(tileContraction(rewriter, op, tiles)))
+  for (linalg::LinalgOp op : candidates)
+    if (failed(tileContraction(rewriter, op,
+                               *chooseContractionTiles(op, vectorBits))))
       return failure();
   // Fold the peeled bounds into static tile shapes.
   {
@@ -423,15 +561,12 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
     if (!op.hasPureBufferSemantics() ||
         llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
       continue;
-    rewriter.setInsertionPoint(op);
-    if (failed(linalg::vectorize(rewriter, op, /*inputVectorSizes=*/{},
-                                 /*inputScalableVecDims=*/{},
-                                 /*vectorizeNDExtract=*/false,
-                                 /*flatten1DDepthwiseConv=*/false,
-                                 /*assumeDynamicDimsMatchVecSizes=*/false,
-                                 /*createNamedContraction=*/true)))
+    // The roles of the loops are those of the whole op (unit ranges only
+    // drop the row loop).
+    std::optional<ContractionTiles> roles =
+        chooseContractionTiles(op, vectorBits);
+    if (!roles || failed(vectorizeRegisterTile(rewriter, op, *roles)))
       return op.emitOpError("register tile could not be vectorized");
-    rewriter.eraseOp(op);
   }
   formContractions(func);
   if (lowerVectors)
