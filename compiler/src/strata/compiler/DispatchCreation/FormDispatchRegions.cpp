@@ -126,6 +126,33 @@ bool isFusableProducer(Operation *producer) {
   return hasTensorSemantics(producer) || isa<tensor::ExtractSliceOp>(producer);
 }
 
+// Whether a contraction or reduction in `region` reads a result of
+// `producer` across one of its parallel loops: an elementwise producer that
+// computes something would then run once per multiply-add (or need a whole
+// temporary inside the executable). It stays out of the region, and
+// becomes the epilogue of its own producer's dispatch instead.
+bool isReadAcrossLoopByReduction(Operation *producer,
+                                 flow::DispatchRegionOp region) {
+  auto linalgProducer = dyn_cast<linalg::LinalgOp>(producer);
+  if (!linalgProducer || linalgProducer.getBlock()->getOperations().size() <= 1)
+    return false;
+  for (OpOperand &use : producer->getUses()) {
+    auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    if (!consumer || !region->isProperAncestor(consumer) ||
+        consumer.getNumReductionLoops() == 0)
+      continue;
+    AffineMap map = consumer.getMatchingIndexingMap(&use);
+    SmallVector<utils::IteratorType> iterators =
+        consumer.getIteratorTypesArray();
+    SmallVector<int64_t> ranges = consumer.getStaticLoopRanges();
+    for (unsigned loop = 0; loop < iterators.size(); ++loop)
+      if (iterators[loop] == utils::IteratorType::parallel &&
+          !map.isFunctionOfDim(loop) && ranges[loop] != 1)
+        return true;
+  }
+  return false;
+}
+
 // Pulls producers into `region` until none qualifies. Looks at every value
 // the region uses from above, including uses nested in op bodies (a scalar
 // constant used inside a linalg.generic). A region rooted at a tensor op
@@ -164,6 +191,8 @@ void fuseProducers(flow::DispatchRegionOp region, bool rootIsLinalg) {
         continue;
       bool elementwise = isElementwise(producer) || isTensorComputeOp(producer);
       if (!elementwise && hasNonElementwise)
+        continue;
+      if (isReadAcrossLoopByReduction(producer, region))
         continue;
       hasNonElementwise |= !elementwise;
       producer->moveBefore(&body, body.begin());

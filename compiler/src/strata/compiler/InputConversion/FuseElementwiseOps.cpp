@@ -3,11 +3,12 @@
 // Upstream elementwise fusion (producers into consumers, reshapes folded by
 // expansion, constant folding) with two exceptions. Bodies stop growing at
 // kMaxFusedBodyOps scalar ops. And a producer computing
-// transcendental math (erf, exp, tanh, ...) is not fused into a consumer
-// that reads it across one of its loops. Fused, the math would run once
-// per iteration of that loop: the GELU before a matmul once per output
-// column instead of once per element, and inside the matmul's scalar
-// reduction instead of in a loop of its own that vectorizes.
+// transcendental math (erf, exp, tanh, ...), or computing anything at all
+// when the consumer is a contraction or reduction, is not fused into a
+// consumer that reads it across one of its loops. Fused, the math would
+// run once per iteration of that loop: the GELU before a matmul once per
+// output column instead of once per element, and inside the matmul's
+// scalar reduction instead of in a loop of its own that vectorizes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,7 +80,16 @@ bool shouldFuse(OpOperand *fusedOperand) {
   if (getBodySize(producer) + getBodySize(fusedOperand->getOwner()) >
       kMaxFusedBodyOps)
     return false;
-  return !(hasTranscendentalMath(producer) && isReadAcrossALoop(fusedOperand));
+  if (!isReadAcrossALoop(fusedOperand))
+    return true;
+  if (hasTranscendentalMath(producer))
+    return false;
+  // Into a contraction or reduction, even cheap math (a bias and ReLU)
+  // would run once per multiply-add, and keeps the consumer from being the
+  // plain multiply-add its vector kernel needs: it stays in the producer's
+  // dispatch as an epilogue instead. Broadcasts and copies still fuse.
+  auto consumer = cast<linalg::LinalgOp>(fusedOperand->getOwner());
+  return consumer.getNumReductionLoops() == 0 || getBodySize(producer) <= 1;
 }
 
 struct FuseElementwiseOpsPass
