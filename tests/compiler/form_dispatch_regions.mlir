@@ -123,3 +123,37 @@ func.func @sequential_region(%x: tensor<8xf32>) -> tensor<8xf32> {
 // CHECK:            tensor.extract %arg0
 // CHECK:        flow.return %[[E]] : tensor<8xf32>
 // CHECK:      return %[[R]]
+
+// -----
+
+// Two layers: the first matmul's bias + ReLU, read by the second matmul
+// across its columns, is the first dispatch's epilogue, not a producer
+// computed inside the second.
+#id5 = affine_map<(d0, d1) -> (d0, d1)>
+#col5 = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @two_layers
+// CHECK:       %[[L1:.+]] = flow.dispatch.region -> (tensor<4x16xf32>) {
+// CHECK:         linalg.matmul
+// CHECK:         %[[ACT:.+]] = linalg.generic
+// CHECK:           arith.maximumf
+// CHECK:         flow.return %[[ACT]]
+// CHECK:       flow.dispatch.region -> (tensor<4x8xf32>) {
+// CHECK-NOT:     arith.maximumf
+// CHECK:         linalg.matmul ins(%[[L1]],
+func.func @two_layers(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %b: tensor<16xf32>, %w2: tensor<16x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %mm = linalg.matmul ins(%x, %w1 : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %act = linalg.generic {indexing_maps = [#id5, #col5, #id5], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %b : tensor<4x16xf32>, tensor<16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %mm2 = linalg.matmul ins(%act, %w2 : tensor<4x16xf32>, tensor<16x8xf32>) outs(%f2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %mm2 : tensor<4x8xf32>
+}

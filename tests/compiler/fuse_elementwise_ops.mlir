@@ -52,3 +52,63 @@ func.func @exp_then_row_sum(%x: tensor<8x16xf32>, %acc: tensor<8xf32>) -> tensor
   } -> tensor<8xf32>
   return %sum : tensor<8xf32>
 }
+
+// -----
+
+// Cheap math (bias and ReLU) on a matmul's input stays out too: fused, it
+// would run once per multiply-add and the matmul would no longer be the
+// plain multiply-add its vector kernel needs.
+#id3 = affine_map<(i, k) -> (i, k)>
+#col3 = affine_map<(i, k) -> (k)>
+#a3 = affine_map<(i, j, k) -> (i, k)>
+#b3 = affine_map<(i, j, k) -> (k, j)>
+#c3 = affine_map<(i, j, k) -> (i, j)>
+// CHECK-LABEL: func.func @bias_relu_then_matmul
+// CHECK:       %[[ACT:.+]] = linalg.generic
+// CHECK:         arith.maximumf
+// CHECK:       linalg.generic {{.+}} ins(%[[ACT]], %arg2 : tensor<8x16xf32>, tensor<16x4xf32>)
+// CHECK-NOT:     arith.maximumf
+func.func @bias_relu_then_matmul(%x: tensor<8x16xf32>, %bias: tensor<16xf32>, %w: tensor<16x4xf32>, %acc: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %act = linalg.generic {indexing_maps = [#id3, #col3, #id3], iterator_types = ["parallel", "parallel"]} ins(%x, %bias : tensor<8x16xf32>, tensor<16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<8x16xf32>
+  %mm = linalg.generic {indexing_maps = [#a3, #b3, #c3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%act, %w : tensor<8x16xf32>, tensor<16x4xf32>) outs(%acc : tensor<8x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %t = arith.addf %s, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<8x4xf32>
+  return %mm : tensor<8x4xf32>
+}
+
+// -----
+
+// A broadcast (nothing computed) still fuses into the matmul.
+#row4 = affine_map<(i, k) -> (k)>
+#id4 = affine_map<(i, k) -> (i, k)>
+#a4 = affine_map<(i, j, k) -> (i, k)>
+#b4 = affine_map<(i, j, k) -> (k, j)>
+#c4 = affine_map<(i, j, k) -> (i, j)>
+// CHECK-LABEL: func.func @broadcast_then_matmul
+// CHECK:       linalg.generic
+// CHECK-SAME:    iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-NOT:   linalg.generic
+func.func @broadcast_then_matmul(%v: tensor<16xf32>, %w: tensor<16x4xf32>, %acc: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %bc = linalg.generic {indexing_maps = [#row4, #id4], iterator_types = ["parallel", "parallel"]} ins(%v : tensor<16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<8x16xf32>
+  %mm = linalg.generic {indexing_maps = [#a4, #b4, #c4], iterator_types = ["parallel", "parallel", "reduction"]} ins(%bc, %w : tensor<8x16xf32>, tensor<16x4xf32>) outs(%acc : tensor<8x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %s: f32):
+    %m = arith.mulf %p, %q : f32
+    %t = arith.addf %s, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<8x4xf32>
+  return %mm : tensor<8x4xf32>
+}
