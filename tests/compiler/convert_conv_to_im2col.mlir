@@ -1,15 +1,39 @@
 // RUN: strata-opt %s --pass-pipeline='builtin.module(func.func(strata-convert-conv-to-im2col))' --split-input-file | FileCheck %s
 
 // A 3x3 NCHW convolution becomes a gather of the 3x3 patches of every
-// output pixel ([N, C*9, Oh*Ow]) and a product with the filter viewed as
-// [F, C*9]; the accumulator fill is of the collapsed shape.
+// output pixel ([N, C*9, Oh, Ow]) and a product with the filter viewed as
+// [F, C*9] into the convolution's own accumulator (no reshape between the
+// product and what follows it).
+// CHECK-DAG:   #[[GATHER:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 floordiv 9, d2 + (d1 mod 9) floordiv 3, d3 + d1 mod 3)>
+// CHECK-DAG:   #[[W_MAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
+// CHECK-DAG:   #[[X_MAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2, d3)>
+// CHECK-DAG:   #[[O_MAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @conv3x3
 // CHECK-DAG:   %[[W:.+]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x3x3xf32> into tensor<16x72xf32>
-// CHECK-DAG:   %[[COL:.+]] = linalg.generic {{.+}} ins(%arg0 : tensor<1x8x10x10xf32>) outs(%{{.+}} : tensor<1x72x64xf32>)
+// CHECK-DAG:   %[[COL:.+]] = linalg.generic {indexing_maps = [#[[GATHER]], {{.+}} ins(%arg0 : tensor<1x8x34x34xf32>) outs(%{{.+}} : tensor<1x72x32x32xf32>)
+// CHECK-DAG:   %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x16x32x32xf32>)
+// CHECK:       %[[MM:.+]] = linalg.generic {indexing_maps = [#[[W_MAP]], #[[X_MAP]], #[[O_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[COL]] : tensor<16x72xf32>, tensor<1x72x32x32xf32>) outs(%[[ACC]] : tensor<1x16x32x32xf32>)
+// CHECK:       return %[[MM]]
+func.func @conv3x3(%x: tensor<1x8x34x34xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x32x32xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x32x32xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x34x34xf32>, tensor<16x8x3x3xf32>) outs(%f : tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
+  return %r : tensor<1x16x32x32xf32>
+}
+
+// -----
+
+// Output rows narrower than a register tile are flattened: patches
+// [N, C*9, Oh*Ow], a product over all pixels of a channel, and the fill of
+// the collapsed shape.
+// CHECK-DAG:   #[[GATHER:.+]] = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 9, d2 floordiv 8 + (d1 mod 9) floordiv 3, d2 mod 8 + d1 mod 3)>
+// CHECK-LABEL: func.func @conv3x3_narrow
+// CHECK-DAG:   %[[COL:.+]] = linalg.generic {indexing_maps = [#[[GATHER]], {{.+}} ins(%arg0 : tensor<1x8x10x10xf32>) outs(%{{.+}} : tensor<1x72x64xf32>)
 // CHECK-DAG:   %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x16x64xf32>)
-// CHECK:       %[[MM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[COL]] : tensor<16x72xf32>, tensor<1x72x64xf32>) outs(%[[ACC]] : tensor<1x16x64xf32>)
+// CHECK:       %[[MM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %[[COL]] : tensor<16x72xf32>, tensor<1x72x64xf32>) outs(%[[ACC]] : tensor<1x16x64xf32>)
 // CHECK:       tensor.expand_shape %[[MM]] {{\[}}[0], [1], [2, 3]] output_shape [1, 16, 8, 8]
-func.func @conv3x3(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x8x8xf32> {
+func.func @conv3x3_narrow(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x8x8xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x16x8x8xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
@@ -19,27 +43,28 @@ func.func @conv3x3(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x3x3xf32>) -> tenso
 
 // -----
 
-// A 1x1 convolution with unit strides needs no patch matrix: the input
-// viewed as [N, C, H*W] is multiplied directly.
+// A 1x1 convolution with unit strides needs no patch matrix: the input is
+// multiplied directly.
 // CHECK-LABEL: func.func @conv1x1
-// CHECK-DAG:   %[[X:.+]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<1x8x10x10xf32> into tensor<1x8x100xf32>
-// CHECK-DAG:   %[[W:.+]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x1x1xf32> into tensor<16x8xf32>
-// CHECK:       %[[MM:.+]] = linalg.generic {{.+}} ins(%[[W]], %[[X]] : tensor<16x8xf32>, tensor<1x8x100xf32>) outs(%{{.+}} : tensor<1x16x100xf32>)
-// CHECK:       tensor.expand_shape %[[MM]]
+// CHECK:       %[[W:.+]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x1x1xf32> into tensor<16x8xf32>
+// CHECK:       %[[MM:.+]] = linalg.generic {{.+}} ins(%[[W]], %arg0 : tensor<16x8xf32>, tensor<1x8x40x40xf32>) outs(%{{.+}} : tensor<1x16x40x40xf32>)
 // CHECK-NOT:   linalg.conv_2d_nchw_fchw
-func.func @conv1x1(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<1x16x10x10xf32> {
+func.func @conv1x1(%x: tensor<1x8x40x40xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<1x16x40x40xf32> {
   %z = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x16x10x10xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x10x10xf32>) -> tensor<1x16x10x10xf32>
-  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x10x10xf32>, tensor<16x8x1x1xf32>) outs(%f : tensor<1x16x10x10xf32>) -> tensor<1x16x10x10xf32>
-  return %r : tensor<1x16x10x10xf32>
+  %e = tensor.empty() : tensor<1x16x40x40xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x40x40xf32>) -> tensor<1x16x40x40xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x40x40xf32>, tensor<16x8x1x1xf32>) outs(%f : tensor<1x16x40x40xf32>) -> tensor<1x16x40x40xf32>
+  return %r : tensor<1x16x40x40xf32>
 }
 
 // -----
 
-// A strided 1x1 convolution is left as it is.
+// A strided 1x1 convolution gathers every other pixel into its patch
+// matrix.
 // CHECK-LABEL: func.func @conv1x1_strided
-// CHECK:       linalg.conv_2d_nchw_fchw
+// CHECK:       linalg.generic {{.+}} ins(%arg0 : tensor<1x8x10x10xf32>) outs(%{{.+}} : tensor<1x8x25xf32>)
+// CHECK:       linalg.generic {{.+}} outs(%{{.+}} : tensor<1x16x25xf32>)
+// CHECK-NOT:   linalg.conv_2d_nchw_fchw
 func.func @conv1x1_strided(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<1x16x5x5xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x16x5x5xf32>

@@ -144,11 +144,13 @@ std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   // The row loop: the output's innermost other loop that A reads and B
   // does not, skipping unit loops (an exporter's [128, 1, 768] product has
-  // its rows outside a unit dimension).
+  // its rows outside a unit dimension) and B's own loops.
   std::optional<unsigned> rowLoop;
   for (AffineExpr expr : llvm::reverse(outputMap.getResults().drop_back())) {
     unsigned dim = cast<AffineDimExpr>(expr).getPosition();
-    if (ranges[dim] == 1)
+    // Unit loops, and loops only B reads (a convolution's output rows
+    // beside its columns), are tiled by one.
+    if (ranges[dim] == 1 || (usesDim(rhsMap, dim) && !usesDim(lhsMap, dim)))
       continue;
     if (usesDim(lhsMap, dim) && !usesDim(rhsMap, dim))
       rowLoop = dim;
@@ -521,6 +523,61 @@ LogicalResult vectorizeRegisterTile(RewriterBase &rewriter, linalg::LinalgOp op,
   return success();
 }
 
+// Folds peeled loop bounds into static tile shapes.
+void foldStaticTileShapes(func::FuncOp func) {
+  MLIRContext *context = func.getContext();
+  RewritePatternSet patterns(context);
+  scf::ForOp::getCanonicalizationPatterns(patterns, context);
+  affine::AffineMinOp::getCanonicalizationPatterns(patterns, context);
+  memref::SubViewOp::getCanonicalizationPatterns(patterns, context);
+  memref::CastOp::getCanonicalizationPatterns(patterns, context);
+  linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
+  (void)applyPatternsGreedily(func, std::move(patterns));
+}
+
+// Splits register tiles whose lane count is not a power of two (the 24
+// lanes left of a 56-pixel row) into power-of-two parts (16 + 8): LLVM
+// handles other vector widths poorly (that row ran 5x slower).
+LogicalResult splitLanesToPowersOfTwo(RewriterBase &rewriter, func::FuncOp func,
+                                      unsigned vectorBits) {
+  while (true) {
+    SmallVector<std::pair<linalg::LinalgOp, unsigned>> work;
+    func.walk([&](linalg::LinalgOp op) {
+      if (!op->hasAttr(kRegisterTileMarker) ||
+          llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+        return;
+      std::optional<ContractionTiles> roles =
+          chooseContractionTiles(op, vectorBits);
+      if (!roles)
+        return;
+      int64_t lanes = op.getStaticLoopRanges()[roles->vectorLoop];
+      if (lanes > 4 && !llvm::isPowerOf2_64(lanes))
+        work.push_back({op, roles->vectorLoop});
+    });
+    if (work.empty())
+      return success();
+    for (auto [op, vectorLoop] : work) {
+      int64_t lanes = op.getStaticLoopRanges()[vectorLoop];
+      SmallVector<int64_t> sizes(op.getNumLoops(), 0);
+      sizes[vectorLoop] = llvm::bit_floor(static_cast<uint64_t>(lanes));
+      linalg::LinalgTilingOptions options;
+      options.setTileSizes(sizes);
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::TiledLinalgOp> tiled =
+          linalg::tileLinalgOp(rewriter, op, options);
+      if (failed(tiled) || tiled->loops.size() != 1)
+        return op.emitOpError("register tile could not be split");
+      rewriter.eraseOp(op);
+      tiled->op->setAttr(kRegisterTileMarker, rewriter.getUnitAttr());
+      scf::ForOp partial;
+      auto loop = cast<scf::ForOp>(tiled->loops.front());
+      rewriter.setInsertionPoint(loop);
+      (void)scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial);
+    }
+    foldStaticTileShapes(func);
+  }
+}
+
 } // namespace
 
 LogicalResult tileAndVectorizeContractions(func::FuncOp func,
@@ -539,17 +596,9 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
     if (failed(tileContraction(rewriter, op,
                                *chooseContractionTiles(op, vectorBits))))
       return failure();
-  // Fold the peeled bounds into static tile shapes.
-  {
-    RewritePatternSet patterns(func.getContext());
-    scf::ForOp::getCanonicalizationPatterns(patterns, func.getContext());
-    affine::AffineMinOp::getCanonicalizationPatterns(patterns,
-                                                     func.getContext());
-    memref::SubViewOp::getCanonicalizationPatterns(patterns, func.getContext());
-    memref::CastOp::getCanonicalizationPatterns(patterns, func.getContext());
-    linalg::GenericOp::getCanonicalizationPatterns(patterns, func.getContext());
-    (void)applyPatternsGreedily(func, std::move(patterns));
-  }
+  foldStaticTileShapes(func);
+  if (failed(splitLanesToPowersOfTwo(rewriter, func, vectorBits)))
+    return failure();
 
   SmallVector<linalg::LinalgOp> marked;
   func.walk([&](linalg::LinalgOp op) {

@@ -3,14 +3,16 @@
 // A direct NCHW convolution lowers to loops that re-read the input once per
 // output channel and filter tap, with a short or strided innermost loop:
 // a few GFLOP/s. As im2col + matrix product it is (F, C*Kh*Kw) x
-// (C*Kh*Kw, Oh*Ow) per image, whose innermost loop runs over the output
-// pixels contiguously and vectorizes like any matmul. The patch matrix is
-// materialized once (its own dispatch: FormDispatchRegions does not fuse
-// gathers into reductions) at the cost of Kh*Kw copies of the input.
+// (C*Kh*Kw, Oh, Ow) per image, a contraction whose innermost loop runs
+// over output pixels contiguously: the contraction kernels take it like any
+// matmul (output channels are the rows, pixels the vector lanes). The patch
+// matrix is materialized once (its own dispatch: FormDispatchRegions does
+// not fuse gathers into reductions) at the cost of Kh*Kw copies of the
+// input. The product writes the convolution's output shape directly, so a
+// bias and activation after it become its epilogue.
 //
-// A 1x1 convolution with unit strides needs no patch matrix: the input
-// viewed as [N, C, H*W] is the right operand already, so the product runs
-// over all output pixels instead of one output row.
+// A 1x1 convolution with unit strides needs no patch matrix: the input is
+// the right operand already.
 //
 // Only ungrouped floating-point NCHW convolutions with static shapes are
 // rewritten.
@@ -46,45 +48,50 @@ bool hasStaticShapes(linalg::Conv2DNchwFchwOp conv) {
          isa<FloatType>(outputType.getElementType());
 }
 
-// A 1x1 convolution with unit strides as a product over the flattened
-// pixels: [F, C] x [N, C, H*W] -> [N, F, H*W].
-LogicalResult rewritePointwise(RewriterBase &rewriter,
-                               linalg::Conv2DNchwFchwOp conv) {
-  auto inputType = cast<RankedTensorType>(conv.getInputs()[0].getType());
-  auto filterType = cast<RankedTensorType>(conv.getInputs()[1].getType());
+// Output rows narrower than this are flattened: the product's vector
+// lanes run over all Oh*Ow pixels of a channel instead of one row of Ow
+// (7 pixels of a late ResNet layer fill no vector).
+constexpr int64_t kMinRowPixels = 32;
+
+bool flattensPixels(linalg::Conv2DNchwFchwOp conv) {
   auto outputType = cast<RankedTensorType>(conv.getOutputs()[0].getType());
-  if (filterType.getDimSize(2) != 1 || filterType.getDimSize(3) != 1 ||
-      !llvm::all_of(conv.getStrides().getValues<int64_t>(),
-                    [](int64_t s) { return s == 1; }) ||
-      inputType.getDimSize(2) != outputType.getDimSize(2) ||
-      inputType.getDimSize(3) != outputType.getDimSize(3))
-    return failure();
-  Location loc = conv.getLoc();
+  return outputType.getDimSize(3) < kMinRowPixels;
+}
+
+// The product [F, C*Kh*Kw] x [N, C*Kh*Kw, Oh, Ow] -> [N, F, Oh, Ow] as a
+// contraction over (n, f, oh, ow, k) that writes the convolution's own
+// output: no reshape separates it from an elementwise epilogue (bias,
+// activation), which then joins its dispatch. With flattened pixels the
+// patches are [N, C*Kh*Kw, Oh*Ow] and the product runs over (n, f, p, k)
+// into the output viewed as [N, F, Oh*Ow].
+Value buildProduct(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
+                   Value filter, Value patches) {
+  auto outputType = cast<RankedTensorType>(conv.getOutputs()[0].getType());
   Type et = outputType.getElementType();
-  int64_t n = outputType.getDimSize(0), f = outputType.getDimSize(1),
-          c = inputType.getDimSize(1),
-          pixels = outputType.getDimSize(2) * outputType.getDimSize(3);
-  SmallVector<ReassociationIndices> spatial{{0}, {1}, {2, 3}};
-  Value input = tensor::CollapseShapeOp::create(
-      rewriter, loc,
-      RankedTensorType::get({n, c, pixels}, inputType.getElementType()),
-      conv.getInputs()[0], spatial);
-  Value filter = tensor::CollapseShapeOp::create(
-      rewriter, loc, RankedTensorType::get({f, c}, filterType.getElementType()),
-      conv.getInputs()[1], SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-  auto flatType = RankedTensorType::get({n, f, pixels}, et);
-  Value init = tensor::CollapseShapeOp::create(rewriter, loc, flatType,
-                                               conv.getOutputs()[0], spatial);
   MLIRContext *context = rewriter.getContext();
-  AffineExpr dn, df, dp, dc;
-  bindDims(context, dn, df, dp, dc);
-  SmallVector<AffineMap> maps{AffineMap::get(4, 0, {df, dc}, context),
-                              AffineMap::get(4, 0, {dn, dc, dp}, context),
-                              AffineMap::get(4, 0, {dn, df, dp}, context)};
-  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  Location loc = conv.getLoc();
+  bool flat = flattensPixels(conv);
+  unsigned loops = flat ? 4 : 5;
+  SmallVector<AffineExpr> dims;
+  for (unsigned i = 0; i < loops; ++i)
+    dims.push_back(getAffineDimExpr(i, context));
+  AffineExpr dn = dims[0], df = dims[1], dk = dims.back();
+  ArrayRef<AffineExpr> pixels = ArrayRef<AffineExpr>(dims).slice(2, loops - 3);
+  SmallVector<AffineExpr> patchExprs{dn, dk}, outputExprs{dn, df};
+  llvm::append_range(patchExprs, pixels);
+  llvm::append_range(outputExprs, pixels);
+  SmallVector<AffineMap> maps{AffineMap::get(loops, 0, {df, dk}, context),
+                              AffineMap::get(loops, 0, patchExprs, context),
+                              AffineMap::get(loops, 0, outputExprs, context)};
+  SmallVector<utils::IteratorType> iterators(loops - 1,
+                                             utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
+  SmallVector<ReassociationIndices> spatial{{0}, {1}, {2, 3}};
+  Value init = conv.getOutputs()[0];
+  if (flat)
+    init = tensor::CollapseShapeOp::create(rewriter, loc, init, spatial);
   auto product = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{flatType}, ValueRange{filter, input},
+      rewriter, loc, TypeRange{init.getType()}, ValueRange{filter, patches},
       ValueRange{init}, maps, iterators,
       [&](OpBuilder &b, Location nested, ValueRange args) {
         Value w = args[0], x = args[1];
@@ -97,15 +104,102 @@ LogicalResult rewritePointwise(RewriterBase &rewriter,
             b, nested,
             ValueRange{arith::AddFOp::create(b, nested, mul, args[2])});
       });
-  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-      conv, outputType, product.getResult(0), spatial);
+  if (!flat)
+    return product.getResult(0);
+  return tensor::ExpandShapeOp::create(rewriter, loc, outputType,
+                                       product.getResult(0), spatial);
+}
+
+// The filter [F, C, Kh, Kw] as the [F, C*Kh*Kw] left operand.
+Value collapseFilter(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv) {
+  auto filterType = cast<RankedTensorType>(conv.getInputs()[1].getType());
+  int64_t f = filterType.getDimSize(0);
+  int64_t k = filterType.getDimSize(1) * filterType.getDimSize(2) *
+              filterType.getDimSize(3);
+  return tensor::CollapseShapeOp::create(
+      rewriter, conv.getLoc(),
+      RankedTensorType::get({f, k}, filterType.getElementType()),
+      conv.getInputs()[1], SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+}
+
+// A 1x1 convolution with unit strides needs no patch matrix: the input
+// [N, C, H, W] is the right operand as it is.
+LogicalResult rewritePointwise(RewriterBase &rewriter,
+                               linalg::Conv2DNchwFchwOp conv) {
+  auto inputType = cast<RankedTensorType>(conv.getInputs()[0].getType());
+  auto filterType = cast<RankedTensorType>(conv.getInputs()[1].getType());
+  auto outputType = cast<RankedTensorType>(conv.getOutputs()[0].getType());
+  if (filterType.getDimSize(2) != 1 || filterType.getDimSize(3) != 1 ||
+      !llvm::all_of(conv.getStrides().getValues<int64_t>(),
+                    [](int64_t s) { return s == 1; }) ||
+      inputType.getDimSize(2) != outputType.getDimSize(2) ||
+      inputType.getDimSize(3) != outputType.getDimSize(3))
+    return failure();
+  Value input = conv.getInputs()[0];
+  if (flattensPixels(conv))
+    input = tensor::CollapseShapeOp::create(
+        rewriter, conv.getLoc(), input,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  Value product =
+      buildProduct(rewriter, conv, collapseFilter(rewriter, conv), input);
+  rewriter.replaceOp(conv, product);
   return success();
 }
 
-// [F, C, Kh, Kw]: one tap (strided) is left as it is.
-bool hasSeveralTaps(linalg::Conv2DNchwFchwOp conv) {
+// Any other convolution (taps, strides, dilations): the patch matrix
+// [N, C*Kh*Kw, Oh, Ow] gathers, for each output pixel, the input values
+// its filter taps read.
+LogicalResult rewriteWithPatches(RewriterBase &rewriter,
+                                 linalg::Conv2DNchwFchwOp conv) {
+  auto inputType = cast<RankedTensorType>(conv.getInputs()[0].getType());
   auto filterType = cast<RankedTensorType>(conv.getInputs()[1].getType());
-  return filterType.getDimSize(2) * filterType.getDimSize(3) > 1;
+  auto outputType = cast<RankedTensorType>(conv.getOutputs()[0].getType());
+  SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
+  SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
+  int64_t kh = filterType.getDimSize(2), kw = filterType.getDimSize(3);
+  int64_t taps = kh * kw;
+  int64_t k = filterType.getDimSize(1) * taps;
+  MLIRContext *context = rewriter.getContext();
+  bool flat = flattensPixels(conv);
+  unsigned rank = flat ? 3 : 4;
+  int64_t ow = outputType.getDimSize(3);
+  AffineExpr dn = getAffineDimExpr(0, context),
+             dk = getAffineDimExpr(1, context);
+  AffineExpr dy = flat ? getAffineDimExpr(2, context).floorDiv(ow)
+                       : getAffineDimExpr(2, context);
+  AffineExpr dx =
+      flat ? getAffineDimExpr(2, context) % ow : getAffineDimExpr(3, context);
+  AffineExpr channel = dk.floorDiv(taps);
+  AffineExpr tapRow = (dk % taps).floorDiv(kw), tapColumn = dk % kw;
+  AffineMap gather =
+      AffineMap::get(rank, 0,
+                     {dn, channel, dy * strides[0] + tapRow * dilations[0],
+                      dx * strides[1] + tapColumn * dilations[1]},
+                     context);
+  Location loc = conv.getLoc();
+  SmallVector<int64_t> patchesShape{outputType.getDimSize(0), k};
+  if (flat) {
+    patchesShape.push_back(outputType.getDimSize(2) * ow);
+  } else {
+    patchesShape.append({outputType.getDimSize(2), ow});
+  }
+  auto patchesType =
+      RankedTensorType::get(patchesShape, inputType.getElementType());
+  Value empty = tensor::EmptyOp::create(rewriter, loc, patchesType.getShape(),
+                                        patchesType.getElementType());
+  auto patches = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{patchesType}, ValueRange{conv.getInputs()[0]},
+      ValueRange{empty},
+      SmallVector<AffineMap>{gather,
+                             AffineMap::getMultiDimIdentityMap(rank, context)},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [](OpBuilder &b, Location nested, ValueRange args) {
+        linalg::YieldOp::create(b, nested, args[0]);
+      });
+  Value product = buildProduct(rewriter, conv, collapseFilter(rewriter, conv),
+                               patches.getResult(0));
+  rewriter.replaceOp(conv, product);
+  return success();
 }
 
 struct ConvertConvToIm2ColPass
@@ -121,15 +215,11 @@ struct ConvertConvToIm2ColPass
       rewriter.setInsertionPoint(conv);
       if (succeeded(rewritePointwise(rewriter, conv)))
         continue;
-      if (!hasSeveralTaps(conv))
-        continue;
-      // A convolution the rewrite does not take (dilations, say) stays a
-      // direct one.
-      (void)linalg::rewriteInIm2Col(rewriter, conv);
+      (void)rewriteWithPatches(rewriter, conv);
     }
     if (convs.empty())
       return;
-    // The product's accumulator is the convolution's, collapsed to
+    // A flattened product's accumulator is the convolution's, collapsed to
     // [N, F, Oh*Ow]: fill the collapsed empty tensor instead, so the fill
     // still fuses into each workgroup's tile rather than becoming a
     // whole-output temporary.
