@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "strata/hal/device.h"
 #include "strata/tooling/flags.h"
 #include "strata/tooling/program_runner.h"
 #include "strata/tooling/terminal.h"
@@ -33,6 +34,10 @@ int Run(int argc, char **argv) {
   flags.AddInt("warmup", &warmup, "untimed calls first (default 5)");
   flags.AddInt("iterations", &iterations, "timed calls (default 100)");
   flags.AddBool("json", &json, "print the statistics as JSON");
+  std::string trace;
+  flags.AddString("trace", &trace,
+                  "FILE.json: after the timed calls, profile one more (warm) "
+                  "call and write a Chrome trace with one span per dispatch");
   std::vector<std::string> positional;
   Status status = flags.Parse(argc, argv, &positional);
   if (flags.help_requested()) {
@@ -77,6 +82,22 @@ int Run(int argc, char **argv) {
   double allocations_per_call =
       double(allocator->statistics().allocation_count - allocations_before) /
       double(iterations);
+  // Profiled apart from the timed calls: profiling has its own cost, and a
+  // warm call shows where time goes in steady state (a first call's spans
+  // include page faults on fresh buffers).
+  if (!trace.empty()) {
+    hal::Device &device = program->session->device();
+    status = device.ProfilingBegin({.file_path = trace});
+    if (!status.ok())
+      return Fail(status);
+    status =
+        program->session->Call(program->function, program->inputs, &results);
+    Status ended = device.ProfilingEnd();
+    if (status.ok())
+      status = ended;
+    if (!status.ok())
+      return Fail(status);
+  }
   std::sort(millis.begin(), millis.end());
   std::string device = tooling::DeviceUri(options);
   double mean = 0;

@@ -106,10 +106,102 @@ bool isPlainMultiplyAdd(linalg::LinalgOp op) {
          (mul.getLhs() == b && mul.getRhs() == a);
 }
 
+// Whether `expr` is `dim` plus, optionally, reduction loops (a convolution's
+// `ow + kw`): stepping `dim` then moves the index by one.
+bool isLoopPlusOffsets(AffineExpr expr, unsigned dim,
+                       ArrayRef<utils::IteratorType> iterators) {
+  if (auto d = dyn_cast<AffineDimExpr>(expr))
+    return d.getPosition() == dim;
+  auto sum = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!sum || sum.getKind() != AffineExprKind::Add)
+    return false;
+  auto isReductionTerm = [&](AffineExpr term) {
+    if (auto mul = dyn_cast<AffineBinaryOpExpr>(term);
+        mul && mul.getKind() == AffineExprKind::Mul)
+      term =
+          isa<AffineConstantExpr>(mul.getRHS()) ? mul.getLHS() : mul.getRHS();
+    auto d = dyn_cast<AffineDimExpr>(term);
+    return d && iterators[d.getPosition()] == utils::IteratorType::reduction;
+  };
+  return (isLoopPlusOffsets(sum.getLHS(), dim, iterators) &&
+          isReductionTerm(sum.getRHS())) ||
+         (isLoopPlusOffsets(sum.getRHS(), dim, iterators) &&
+          isReductionTerm(sum.getLHS()));
+}
+
+// C[.., v] += A[..] * B[.., v + offsets] with A not reading v: a depthwise
+// (or direct) convolution. Vector lanes run along v, one row at a time.
+std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
+                                                     unsigned vectorBits) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!outputMap.isProjectedPermutation() || op.getNumReductionLoops() == 0)
+    return std::nullopt;
+  std::optional<unsigned> vectorLoop = innermostDim(outputMap);
+  if (!vectorLoop)
+    return std::nullopt;
+  OpOperand *lanes = nullptr, *scalar = nullptr;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!lanes && map.getNumResults() > 0 &&
+        isLoopPlusOffsets(map.getResults().back(), *vectorLoop, iterators))
+      lanes = input;
+    else
+      scalar = input;
+  }
+  if (!lanes || !scalar ||
+      op.getMatchingIndexingMap(scalar).isFunctionOfDim(*vectorLoop))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned loops = op.getNumLoops();
+  ContractionTiles tiles;
+  tiles.broadcast = true;
+  tiles.vectorLoop = tiles.rowLoop = *vectorLoop;
+  tiles.cache.assign(loops, 1);
+  tiles.registers.assign(loops, 0);
+  int64_t laneCount = std::max<int64_t>(vectorBits / 32, 4);
+  tiles.cache[*vectorLoop] = clampTile(kCacheVector, ranges[*vectorLoop]);
+  // Four vectors: independent accumulators for the FMAs' latency.
+  tiles.registers[*vectorLoop] = clampTile(4 * laneCount, ranges[*vectorLoop]);
+  SmallVector<unsigned> reductions;
+  for (unsigned loop = 0; loop < loops; ++loop) {
+    if (loop == *vectorLoop)
+      continue;
+    if (iterators[loop] == utils::IteratorType::reduction) {
+      reductions.push_back(loop);
+      tiles.registers[loop] = 1;
+    } else {
+      tiles.cacheLoopOrder.push_back(loop);
+    }
+  }
+  tiles.reductionLoop = reductions.front();
+  tiles.cacheLoopOrder.push_back(*vectorLoop);
+  llvm::append_range(tiles.cacheLoopOrder, reductions);
+  return tiles;
+}
+
+std::optional<ContractionTiles> chooseMatmulTiles(linalg::LinalgOp op,
+                                                  unsigned vectorBits);
+
 } // namespace
 
 std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op,
                                                        unsigned vectorBits) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !isPlainMultiplyAdd(op))
+    return std::nullopt;
+  for (OpOperand &operand : op->getOpOperands())
+    if (!getElementTypeOrSelf(operand.get().getType()).isF32())
+      return std::nullopt;
+  if (linalg::isaContractionOpInterface(op))
+    return chooseMatmulTiles(op, vectorBits);
+  return chooseBroadcastTiles(op, vectorBits);
+}
+
+namespace {
+
+std::optional<ContractionTiles> chooseMatmulTiles(linalg::LinalgOp op,
+                                                  unsigned vectorBits) {
   if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !isPlainMultiplyAdd(op))
     return std::nullopt;
@@ -217,8 +309,6 @@ std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op,
   return tiles;
 }
 
-namespace {
-
 // Tiles `op` for the caches and then into register tiles, peels the partial
 // register tiles, and marks the full ones for vectorization.
 LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -313,12 +403,61 @@ Value getDistinctRootBuffer(Value memref) {
   return Value();
 }
 
+// A view as a box in the view it was carved from: static-offset, unit-
+// stride, rank-preserving subviews are looked through (their offsets add
+// up); the first other view or buffer is the base.
+struct ViewBox {
+  Value base;
+  SmallVector<int64_t> offsets, sizes;
+};
+
+std::optional<ViewBox> getViewBox(Value view) {
+  auto subview = view.getDefiningOp<memref::SubViewOp>();
+  if (!subview)
+    return std::nullopt;
+  ViewBox box;
+  box.sizes = llvm::to_vector(subview.getStaticSizes());
+  box.offsets.assign(box.sizes.size(), 0);
+  while (subview && !ShapedType::isDynamicShape(subview.getStaticOffsets()) &&
+         !ShapedType::isDynamicShape(subview.getStaticSizes()) &&
+         llvm::all_of(subview.getStaticStrides(),
+                      [](int64_t s) { return s == 1; }) &&
+         subview.getSourceType().getRank() == subview.getType().getRank()) {
+    for (auto [total, offset] :
+         llvm::zip(box.offsets, subview.getStaticOffsets()))
+      total += offset;
+    view = subview.getSource();
+    subview = view.getDefiningOp<memref::SubViewOp>();
+  }
+  box.base = view;
+  if (ShapedType::isDynamicShape(box.sizes))
+    return std::nullopt;
+  return box;
+}
+
+// Whether views `a` and `b` are carved from one view at static offsets
+// that do not overlap (the power-of-two parts of one row of lanes).
+bool areDisjointSubviews(Value a, Value b) {
+  std::optional<ViewBox> boxA = getViewBox(a), boxB = getViewBox(b);
+  if (!boxA || !boxB || boxA->base != boxB->base ||
+      boxA->offsets.size() != boxB->offsets.size())
+    return false;
+  for (size_t i = 0; i < boxA->offsets.size(); ++i)
+    if (boxA->offsets[i] + boxA->sizes[i] <= boxB->offsets[i] ||
+        boxB->offsets[i] + boxB->sizes[i] <= boxA->offsets[i])
+      return true;
+  return false;
+}
+
 // Whether an op in `loop` other than `read` and `write` accesses (a view
-// of) `root`.
-bool othersAccess(scf::ForOp loop, Value root, Operation *read,
+// of) `root`, other than vector transfers on a provably disjoint view.
+bool othersAccess(scf::ForOp loop, Value root, vector::TransferReadOp read,
                   Operation *write) {
   WalkResult result = loop.getBody()->walk([&](Operation *op) {
     if (op == read || op == write || isa<ViewLikeOpInterface>(op))
+      return WalkResult::advance();
+    if (auto transfer = dyn_cast<VectorTransferOpInterface>(op);
+        transfer && areDisjointSubviews(transfer.getBase(), read.getBase()))
       return WalkResult::advance();
     for (Value operand : op->getOperands())
       if (isa<MemRefType>(operand.getType()) &&
@@ -441,8 +580,65 @@ AffineMap getTileReadMap(linalg::LinalgOp op, OpOperand *operand,
 // exporter's [128, 1, 768] product would otherwise carry them into the
 // vectors, where the contraction no longer lowers to outer products) into
 // one rows x 1 by 1 x lanes vector.contract.
+// A broadcast kernel's register tile (every loop but the vector loop has
+// one iteration): acc[lanes] += broadcast(A) * B[lanes], one vector.fma.
+LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
+                                     linalg::LinalgOp op,
+                                     const ContractionTiles &tiles) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (auto [loop, range] : llvm::enumerate(ranges))
+    if (range != 1 && loop != tiles.vectorLoop)
+      return failure();
+  OpOperand *lanesOperand = nullptr, *scalarOperand = nullptr;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (op.getMatchingIndexingMap(input).isFunctionOfDim(tiles.vectorLoop))
+      lanesOperand = input;
+    else
+      scalarOperand = input;
+  }
+  if (!lanesOperand || !scalarOperand)
+    return failure();
+  OpOperand *acc = op.getDpsInitOperand(0);
+  Type f32 = rewriter.getF32Type();
+  auto type = VectorType::get({ranges[tiles.vectorLoop]}, f32);
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value padding = ub::PoisonOp::create(rewriter, loc, f32);
+  // Each operand's tile is a view whose innermost dimension holds the
+  // lanes (or one element) and whose other dimensions are unit ones.
+  auto readLanes = [&](Value memref) -> Value {
+    unsigned rank = cast<MemRefType>(memref.getType()).getRank();
+    SmallVector<Value> indices(rank, zero);
+    SmallVector<bool> inBounds{true};
+    return vector::TransferReadOp::create(
+        rewriter, loc, type, memref, indices, padding,
+        AffineMap::getMinorIdentityMap(rank, 1, op.getContext()),
+        ArrayRef<bool>(inBounds));
+  };
+  Value lanes = readLanes(lanesOperand->get());
+  Value accumulator = readLanes(acc->get());
+  unsigned scalarRank =
+      cast<MemRefType>(scalarOperand->get().getType()).getRank();
+  Value scalar = memref::LoadOp::create(rewriter, loc, scalarOperand->get(),
+                                        SmallVector<Value>(scalarRank, zero));
+  Value splat = vector::BroadcastOp::create(rewriter, loc, type, scalar);
+  Value result =
+      vector::FMAOp::create(rewriter, loc, lanes, splat, accumulator);
+  unsigned accRank = cast<MemRefType>(acc->get().getType()).getRank();
+  SmallVector<bool> inBounds{true};
+  vector::TransferWriteOp::create(
+      rewriter, loc, result, acc->get(), SmallVector<Value>(accRank, zero),
+      AffineMap::getMinorIdentityMap(accRank, 1, op.getContext()),
+      ArrayRef<bool>(inBounds));
+  rewriter.eraseOp(op);
+  return success();
+}
+
 LogicalResult vectorizeRegisterTile(RewriterBase &rewriter, linalg::LinalgOp op,
                                     const ContractionTiles &tiles) {
+  if (tiles.broadcast)
+    return vectorizeBroadcastTile(rewriter, op, tiles);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   bool hasRows = tiles.rowLoop != tiles.vectorLoop;
   for (auto [loop, range] : llvm::enumerate(ranges))

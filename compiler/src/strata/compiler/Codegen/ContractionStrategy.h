@@ -25,10 +25,15 @@ struct ContractionTiles {
   // accumulator block; the reduction loop steps by one.
   llvm::SmallVector<int64_t> registers;
   unsigned rowLoop = 0, vectorLoop = 0, reductionLoop = 0;
+  // A broadcast kernel instead of a contraction (a depthwise or direct
+  // convolution: B's lanes are read at a reduction loop's offset, A is one
+  // scalar per step): register tiles are one row of lanes, accumulated over
+  // every reduction loop.
+  bool broadcast = false;
 };
 
 // The tiles for `op` on a machine with `vectorBits`-wide vector registers,
-// or nullopt when `op` is not a contraction this strategy handles (its
+// or nullopt when `op` is not a multiply-add this strategy handles (its
 // element types, or no loop that walks the output and an input
 // contiguously).
 std::optional<ContractionTiles>
