@@ -202,6 +202,21 @@ def main():
         expect(ok, "strata-bench --device --workers --loader", r)
         r = run([bench, f"--module={module}", "--function=simple_mul", "--iterations=5"] + good_inputs)
         expect(r.returncode == 0 and "median" in r.stdout and "p90" in r.stdout, "strata-bench text", r)
+        # --trace: one more, warm call profiled, every dispatch a span.
+        trace = os.path.join(tmp, "bench_trace.json")
+        r = run([bench, f"--module={hundred}", "--function=big", "--iterations=3",
+                 f"--trace={trace}", "--input=16x16xf32=0.5", "--input=16x16xf32=0.25"])
+        ok = r.returncode == 0 and os.path.exists(trace)
+        spans = []
+        if ok:
+            with open(trace) as f:
+                events = json.load(f)["traceEvents"]
+            spans = [e for e in events if e.get("ph") == "X" and e.get("cat") == "dispatch"]
+            ok = len(spans) == dispatch_sites and all(e["name"] in disassembly for e in spans)
+        expect(ok, f"strata-bench --trace: {len(spans)} spans for {dispatch_sites} dispatches", r)
+        expect_error(run([bench, f"--module={module}", "--function=simple_mul", "--iterations=1",
+                          "--trace=/nonexistent/dir/t.json"] + good_inputs),
+                     "/nonexistent/dir/t.json", "strata-bench --trace to an unwritable path")
         expect_error(run([bench, f"--module={module}", "--function=simple_mul", "--iterations=x"]),
                      "--iterations expects an integer", "strata-bench bad flag value")
 
