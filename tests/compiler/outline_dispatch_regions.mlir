@@ -81,3 +81,18 @@ func.func @small_grid(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>, %c: tensor<3
   return %0 : tensor<32x32xf32>
 }
 // CHECK: flow.executable @small_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 1, 1, 1>
+
+// A large pad splits along its unpadded channel dimension (96 channels,
+// 48 workgroups of 2); padded dimensions are never split.
+func.func @pad_grid(%x: tensor<1x96x112x112xf32>) -> tensor<1x96x114x114xf32> {
+  %0 = flow.dispatch.region -> (tensor<1x96x114x114xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+    ^bb0(%i: index, %j: index, %k: index, %l: index):
+      tensor.yield %zero : f32
+    } : tensor<1x96x112x112xf32> to tensor<1x96x114x114xf32>
+    flow.return %p : tensor<1x96x114x114xf32>
+  }
+  return %0 : tensor<1x96x114x114xf32>
+}
+// CHECK: flow.executable @pad_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 48, 1, 1>

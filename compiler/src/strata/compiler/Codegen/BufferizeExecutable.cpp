@@ -146,10 +146,8 @@ bufferizeExecutable(flow::ExecutableOp executable, PipelineRunner runPipeline) {
   bool tiled = false;
   std::optional<ArrayRef<int64_t>> workgroups = executable.getWorkgroupCount();
   if (workgroups && !workgroups->empty() && (*workgroups)[0] > 1) {
-    linalg::LinalgOp root =
-        findDispatchRoot(entry.getBody().front().getTerminator());
     std::optional<WorkgroupTiling> tiling =
-        root ? chooseWorkgroupTiling(root) : std::nullopt;
+        chooseDispatchWorkgroupTiling(entry.getBody().front().getTerminator());
     tiled = tiling && tiling->count == (*workgroups)[0] &&
             succeeded(tileToWorkgroups(entry, *tiling));
   }

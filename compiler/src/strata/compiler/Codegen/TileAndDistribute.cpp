@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -27,11 +28,8 @@ bool isAllowedOutsideLoop(Operation *op) {
 }
 
 LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
-  linalg::LinalgOp root =
-      findDispatchRoot(func.getBody().front().getTerminator());
-  if (!root)
-    return failure();
-  std::optional<WorkgroupTiling> chosen = chooseWorkgroupTiling(root);
+  std::optional<WorkgroupTiling> chosen =
+      chooseDispatchWorkgroupTiling(func.getBody().front().getTerminator());
   if (!chosen || chosen->count != tiling.count || chosen->loop != tiling.loop)
     return failure();
 
@@ -42,7 +40,8 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
     tensor::populateFoldTensorEmptyPatterns(patterns);
     (void)applyPatternsGreedily(func, std::move(patterns));
   }
-  root = findDispatchRoot(func.getBody().front().getTerminator());
+  TilingInterface root =
+      findTileableDispatchRoot(func.getBody().front().getTerminator());
   if (!root)
     return failure();
 
@@ -50,15 +49,17 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
   // An init the root only overwrites (elementwise ops often reuse an input
   // as their init) would become the loop's shared output and keep its
   // producer outside the loop; a fresh empty tensor lets it fuse.
-  for (OpOperand &init : root.getDpsInitsMutable()) {
-    if (root.payloadUsesValueFromOperand(&init))
-      continue;
-    auto type = cast<RankedTensorType>(init.get().getType());
-    rewriter.setInsertionPoint(root);
-    init.set(tensor::EmptyOp::create(rewriter, root.getLoc(), type.getShape(),
-                                     type.getElementType()));
+  if (auto linalgRoot = dyn_cast<linalg::LinalgOp>(root.getOperation())) {
+    for (OpOperand &init : linalgRoot.getDpsInitsMutable()) {
+      if (linalgRoot.payloadUsesValueFromOperand(&init))
+        continue;
+      auto type = cast<RankedTensorType>(init.get().getType());
+      rewriter.setInsertionPoint(root);
+      init.set(tensor::EmptyOp::create(rewriter, root.getLoc(), type.getShape(),
+                                       type.getElementType()));
+    }
   }
-  SmallVector<OpFoldResult> tileSizes(root.getNumLoops(),
+  SmallVector<OpFoldResult> tileSizes(root.getLoopIteratorTypes().size(),
                                       rewriter.getIndexAttr(0));
   tileSizes[tiling.loop] = rewriter.getIndexAttr(tiling.tileSize);
   scf::SCFTilingOptions tilingOptions;
@@ -68,8 +69,7 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
   options.setTilingOptions(tilingOptions);
   rewriter.setInsertionPoint(root);
   FailureOr<scf::SCFTileAndFuseResult> result =
-      scf::tileConsumerAndFuseProducersUsingSCF(
-          rewriter, cast<TilingInterface>(root.getOperation()), options);
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
   if (failed(result) || result->loops.size() != 1)
     return failure();
   for (OpResult value : root->getResults())
@@ -79,6 +79,14 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
   // Drop what the fusion made dead (also the slices it left in the loop),
   // then require that nothing computing remains outside the loop.
   (void)runRegionDCE(rewriter, func.getBody());
+  // A pad tile as a fill of its output slice and a copy of its input slice
+  // into it: bufferized in place, instead of through a whole-tile
+  // temporary copied out afterwards.
+  {
+    RewritePatternSet patterns(func.getContext());
+    linalg::populateDecomposePadPatterns(patterns);
+    (void)applyPatternsGreedily(func, std::move(patterns));
+  }
   for (Operation &op : func.getBody().front())
     if (!isAllowedOutsideLoop(&op)) {
       return failure();

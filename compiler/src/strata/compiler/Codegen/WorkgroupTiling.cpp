@@ -290,4 +290,61 @@ std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root) {
   return tiling;
 }
 
+TilingInterface findTileableDispatchRoot(Operation *terminator) {
+  if (linalg::LinalgOp root = findDispatchRoot(terminator))
+    return cast<TilingInterface>(root.getOperation());
+  if (!terminator || terminator->getNumOperands() != 1)
+    return nullptr;
+  if (auto pad = terminator->getOperand(0).getDefiningOp<tensor::PadOp>())
+    return cast<TilingInterface>(pad.getOperation());
+  return nullptr;
+}
+
+// A pad is a fill and a copy: it splits along its outermost dimension of
+// two or more that is not padded (channels), so every workgroup copies a
+// whole slab.
+static std::optional<WorkgroupTiling>
+choosePadWorkgroupTiling(tensor::PadOp pad) {
+  RankedTensorType type = pad.getResultType();
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  int64_t wanted = std::min(kMaxWorkgroups,
+                            type.getNumElements() / kMinIterationsPerWorkgroup);
+  if (wanted < 2)
+    return std::nullopt;
+  ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+  for (unsigned dim = 0; dim < type.getRank(); ++dim) {
+    int64_t size = type.getDimSize(dim);
+    if (size < 2 || low[dim] != 0 || high[dim] != 0)
+      continue;
+    int64_t count = std::min(size, wanted);
+    for (int64_t candidate = count;
+         candidate >= std::max<int64_t>(2, count / 2); --candidate)
+      if (size % candidate == 0) {
+        count = candidate;
+        break;
+      }
+    WorkgroupTiling tiling;
+    tiling.loop = dim;
+    tiling.tileSize = llvm::divideCeil(size, count);
+    tiling.count = llvm::divideCeil(size, tiling.tileSize);
+    if (tiling.count < 2)
+      return std::nullopt;
+    return tiling;
+  }
+  return std::nullopt;
+}
+
+std::optional<WorkgroupTiling>
+chooseDispatchWorkgroupTiling(Operation *terminator) {
+  TilingInterface root = findTileableDispatchRoot(terminator);
+  if (!root)
+    return std::nullopt;
+  if (auto linalgRoot = dyn_cast<linalg::LinalgOp>(root.getOperation()))
+    return chooseWorkgroupTiling(linalgRoot);
+  if (auto pad = dyn_cast<tensor::PadOp>(root.getOperation()))
+    return choosePadWorkgroupTiling(pad);
+  return std::nullopt;
+}
+
 } // namespace strata

@@ -14,7 +14,9 @@
 #include <optional>
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Block.h"
+#include "mlir/Interfaces/TilingInterface.h"
 
 namespace strata {
 
@@ -35,6 +37,15 @@ mlir::linalg::LinalgOp findDispatchRoot(mlir::Operation *terminator);
 // root counts).
 std::optional<WorkgroupTiling>
 chooseWorkgroupTiling(mlir::linalg::LinalgOp root);
+
+// The op computing the only value `terminator` returns, when the dispatch
+// can split it over workgroups: a linalg op or a tensor.pad. Null otherwise.
+mlir::TilingInterface findTileableDispatchRoot(mlir::Operation *terminator);
+
+// How to split the dispatch returning through `terminator`: the linalg
+// root's tiling, or a tensor.pad split along an unpadded dimension.
+std::optional<WorkgroupTiling>
+chooseDispatchWorkgroupTiling(mlir::Operation *terminator);
 
 } // namespace strata
 

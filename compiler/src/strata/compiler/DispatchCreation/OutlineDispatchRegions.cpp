@@ -70,10 +70,9 @@ LogicalResult outlineRegion(flow::DispatchRegionOp region, StringRef name,
   // The workgroup grid: codegen tiles the executable into exactly this many
   // workgroups (see WorkgroupTiling.h).
   int64_t workgroupCount = 1;
-  if (linalg::LinalgOp root =
-          findDispatchRoot(region.getBody().front().getTerminator()))
-    if (std::optional<WorkgroupTiling> tiling = chooseWorkgroupTiling(root))
-      workgroupCount = tiling->count;
+  if (std::optional<WorkgroupTiling> tiling = chooseDispatchWorkgroupTiling(
+          region.getBody().front().getTerminator()))
+    workgroupCount = tiling->count;
   OpBuilder hostBuilder(region);
   auto workgroups = hostBuilder.getDenseI64ArrayAttr({workgroupCount, 1, 1});
   executable.setWorkgroupCountAttr(workgroups);
