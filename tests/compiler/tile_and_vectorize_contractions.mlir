@@ -149,3 +149,17 @@ func.func @depthwise_strided(%x: memref<1x4x29x29xf32>, %w: memref<4x3x3xf32>, %
   linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<1x4x29x29xf32>, memref<4x3x3xf32>) outs(%o : memref<1x4x14x14xf32>)
   return
 }
+
+// -----
+
+// NHWC depthwise: the weights run along the same channel lanes as the
+// input, so both are read as lanes.
+// CHECK-LABEL: func.func @depthwise_nhwc
+// CHECK:       scf.for {{.*}} -> (vector<32xf32>)
+// CHECK:         %[[X:.+]] = vector.transfer_read {{.*}} vector<32xf32>
+// CHECK:         %[[W:.+]] = vector.transfer_read {{.*}} vector<32xf32>
+// CHECK:         vector.fma %[[X]], %[[W]], %{{.+}} : vector<32xf32>
+func.func @depthwise_nhwc(%x: memref<1x10x10x32xf32>, %w: memref<3x3x32xf32>, %o: memref<1x8x8x32xf32>) {
+  linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x10x10x32xf32>, memref<3x3x32xf32>) outs(%o : memref<1x8x8x32xf32>)
+  return
+}

@@ -149,8 +149,15 @@ std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
     else
       scalar = input;
   }
-  if (!lanes || !scalar ||
-      op.getMatchingIndexingMap(scalar).isFunctionOfDim(*vectorLoop))
+  // The other input is a scalar per step, or lanes too (an NHWC depthwise
+  // convolution's weights run along the same channels as its input).
+  if (!lanes || !scalar)
+    return std::nullopt;
+  AffineMap scalarMap = op.getMatchingIndexingMap(scalar);
+  if (scalarMap.isFunctionOfDim(*vectorLoop) &&
+      !(scalarMap.getNumResults() > 0 &&
+        isLoopPlusOffsets(scalarMap.getResults().back(), *vectorLoop,
+                          iterators)))
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned loops = op.getNumLoops();
@@ -581,7 +588,8 @@ AffineMap getTileReadMap(linalg::LinalgOp op, OpOperand *operand,
 // vectors, where the contraction no longer lowers to outer products) into
 // one rows x 1 by 1 x lanes vector.contract.
 // A broadcast kernel's register tile (every loop but the vector loop has
-// one iteration): acc[lanes] += broadcast(A) * B[lanes], one vector.fma.
+// one iteration): acc[lanes] += broadcast(A) * B[lanes] (or A[lanes]), one
+// vector.fma.
 LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
                                      linalg::LinalgOp op,
                                      const ContractionTiles &tiles) {
@@ -589,15 +597,6 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
   for (auto [loop, range] : llvm::enumerate(ranges))
     if (range != 1 && loop != tiles.vectorLoop)
       return failure();
-  OpOperand *lanesOperand = nullptr, *scalarOperand = nullptr;
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    if (op.getMatchingIndexingMap(input).isFunctionOfDim(tiles.vectorLoop))
-      lanesOperand = input;
-    else
-      scalarOperand = input;
-  }
-  if (!lanesOperand || !scalarOperand)
-    return failure();
   OpOperand *acc = op.getDpsInitOperand(0);
   Type f32 = rewriter.getF32Type();
   auto type = VectorType::get({ranges[tiles.vectorLoop]}, f32);
@@ -616,15 +615,22 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
         AffineMap::getMinorIdentityMap(rank, 1, op.getContext()),
         ArrayRef<bool>(inBounds));
   };
-  Value lanes = readLanes(lanesOperand->get());
+  // An input the vector loop walks is read as lanes, the other as one
+  // element broadcast to all lanes.
+  SmallVector<Value> factors;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (op.getMatchingIndexingMap(input).isFunctionOfDim(tiles.vectorLoop)) {
+      factors.push_back(readLanes(input->get()));
+      continue;
+    }
+    unsigned rank = cast<MemRefType>(input->get().getType()).getRank();
+    Value scalar = memref::LoadOp::create(rewriter, loc, input->get(),
+                                          SmallVector<Value>(rank, zero));
+    factors.push_back(vector::BroadcastOp::create(rewriter, loc, type, scalar));
+  }
   Value accumulator = readLanes(acc->get());
-  unsigned scalarRank =
-      cast<MemRefType>(scalarOperand->get().getType()).getRank();
-  Value scalar = memref::LoadOp::create(rewriter, loc, scalarOperand->get(),
-                                        SmallVector<Value>(scalarRank, zero));
-  Value splat = vector::BroadcastOp::create(rewriter, loc, type, scalar);
   Value result =
-      vector::FMAOp::create(rewriter, loc, lanes, splat, accumulator);
+      vector::FMAOp::create(rewriter, loc, factors[0], factors[1], accumulator);
   unsigned accRank = cast<MemRefType>(acc->get().getType()).getRank();
   SmallVector<bool> inBounds{true};
   vector::TransferWriteOp::create(
