@@ -18,6 +18,7 @@
 
 #include "strata/compiler/Codegen/ContractionStrategy.h"
 #include "strata/compiler/Passes.h"
+#include "strata/compiler/Utils/IndexingMaps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -61,13 +62,13 @@ constexpr int64_t kCacheRows = 64;
 constexpr int64_t kCacheVector = 256;
 constexpr int64_t kCacheReduction = 256;
 
-std::optional<unsigned> innermostDim(AffineMap map) {
-  if (map.getNumResults() == 0)
-    return std::nullopt;
-  auto dim = dyn_cast<AffineDimExpr>(map.getResults().back());
-  if (!dim)
-    return std::nullopt;
-  return dim.getPosition();
+// The input of `op` whose innermost dimension is walked by `vectorLoop`
+// (B), or null.
+OpOperand *findVectorOperand(linalg::LinalgOp op, unsigned vectorLoop) {
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (getInnermostLoop(op.getMatchingIndexingMap(input)) == vectorLoop)
+      return input;
+  return nullptr;
 }
 
 bool usesDim(AffineMap map, unsigned dim) {
@@ -137,7 +138,7 @@ std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
   AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (!outputMap.isProjectedPermutation() || op.getNumReductionLoops() == 0)
     return std::nullopt;
-  std::optional<unsigned> vectorLoop = innermostDim(outputMap);
+  std::optional<unsigned> vectorLoop = getInnermostLoop(outputMap);
   if (!vectorLoop)
     return std::nullopt;
   OpOperand *lanes = nullptr, *scalar = nullptr;
@@ -197,6 +198,7 @@ std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op,
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !isPlainMultiplyAdd(op))
     return std::nullopt;
+  // f32 only for now: other types keep the loop lowering.
   for (OpOperand &operand : op->getOpOperands())
     if (!getElementTypeOrSelf(operand.get().getType()).isF32())
       return std::nullopt;
@@ -209,32 +211,20 @@ namespace {
 
 std::optional<ContractionTiles> chooseMatmulTiles(linalg::LinalgOp op,
                                                   unsigned vectorBits) {
-  if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !isPlainMultiplyAdd(op))
-    return std::nullopt;
-  // f32 only for now: other types keep the loop lowering.
-  for (OpOperand &operand : op->getOpOperands())
-    if (!getElementTypeOrSelf(operand.get().getType()).isF32())
-      return std::nullopt;
   if (!llvm::all_of(op.getIndexingMapsArray(),
                     [](AffineMap map) { return map.isProjectedPermutation(); }))
     return std::nullopt;
 
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  std::optional<unsigned> vectorLoop = innermostDim(outputMap);
+  std::optional<unsigned> vectorLoop = getInnermostLoop(outputMap);
   if (!vectorLoop)
     return std::nullopt;
   // B: the input whose innermost dimension is the vector loop; A the other.
-  OpOperand *lhs = nullptr, *rhs = nullptr;
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    if (!rhs && innermostDim(op.getMatchingIndexingMap(input)) == vectorLoop)
-      rhs = input;
-    else
-      lhs = input;
-  }
-  if (!rhs || !lhs)
+  OpOperand *rhs = findVectorOperand(op, *vectorLoop);
+  if (!rhs)
     return std::nullopt;
+  OpOperand *lhs = op.getDpsInputOperand(rhs == op.getDpsInputOperand(0));
   AffineMap lhsMap = op.getMatchingIndexingMap(lhs);
   AffineMap rhsMap = op.getMatchingIndexingMap(rhs);
   if (usesDim(lhsMap, *vectorLoop))
@@ -257,7 +247,7 @@ std::optional<ContractionTiles> chooseMatmulTiles(linalg::LinalgOp op,
   }
   // The reduction loop: A's innermost if it is one, else B's outermost
   // reduction.
-  std::optional<unsigned> reductionLoop = innermostDim(lhsMap);
+  std::optional<unsigned> reductionLoop = getInnermostLoop(lhsMap);
   if (!reductionLoop ||
       iterators[*reductionLoop] != utils::IteratorType::reduction) {
     reductionLoop.reset();
@@ -558,15 +548,6 @@ void lowerContractions(func::FuncOp func) {
   (void)applyPatternsGreedily(func, std::move(patterns), boundedRewrites());
 }
 
-// The operand of `op` whose innermost dimension is walked by
-// `vectorLoop` (B), or null.
-OpOperand *findVectorOperand(linalg::LinalgOp op, unsigned vectorLoop) {
-  for (OpOperand *input : op.getDpsInputOperands())
-    if (innermostDim(op.getMatchingIndexingMap(input)) == vectorLoop)
-      return input;
-  return nullptr;
-}
-
 // A transfer map reading `operand` of `op` as a vector along `loops` (in
 // order); the operand's other dimensions are unit ones of the register tile
 // and dropped.
@@ -785,18 +766,20 @@ LogicalResult splitLanesToPowersOfTwo(RewriterBase &rewriter, func::FuncOp func,
 LogicalResult tileAndVectorizeContractions(func::FuncOp func,
                                            unsigned vectorBits,
                                            bool lowerVectors) {
-  SmallVector<linalg::LinalgOp> candidates;
+  SmallVector<std::pair<linalg::LinalgOp, ContractionTiles>> work;
   func.walk([&](linalg::LinalgOp op) {
-    if (op.hasPureBufferSemantics() && chooseContractionTiles(op, vectorBits))
-      candidates.push_back(op);
+    if (!op.hasPureBufferSemantics())
+      return;
+    if (std::optional<ContractionTiles> tiles =
+            chooseContractionTiles(op, vectorBits))
+      work.push_back({op, std::move(*tiles)});
   });
-  if (candidates.empty())
+  if (work.empty())
     return success();
 
   IRRewriter rewriter(func.getContext());
-  for (linalg::LinalgOp op : candidates)
-    if (failed(tileContraction(rewriter, op,
-                               *chooseContractionTiles(op, vectorBits))))
+  for (auto &[op, tiles] : work)
+    if (failed(tileContraction(rewriter, op, tiles)))
       return failure();
   foldStaticTileShapes(func);
   if (failed(splitLanesToPowersOfTwo(rewriter, func, vectorBits)))

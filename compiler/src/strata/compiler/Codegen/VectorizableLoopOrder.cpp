@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/compiler/Passes.h"
+#include "strata/compiler/Utils/IndexingMaps.h"
 
 #include <functional>
 
@@ -31,16 +32,6 @@ using namespace mlir;
 
 namespace strata {
 namespace {
-
-// The loop indexing the innermost dimension of `map`, if it is a plain loop.
-std::optional<unsigned> innermostLoop(AffineMap map) {
-  if (map.getNumResults() == 0)
-    return std::nullopt;
-  auto dim = dyn_cast<AffineDimExpr>(map.getResults().back());
-  if (!dim)
-    return std::nullopt;
-  return dim.getPosition();
-}
 
 // Whether stepping `loop` by one moves the innermost index of `map` by one:
 // the index is the loop itself or a sum with it (a convolution's `ow + kw`).
@@ -67,7 +58,7 @@ SmallVector<unsigned> chooseLoopOrder(linalg::GenericOp op) {
       op.getNumDpsInits() != 1)
     return {};
   std::optional<unsigned> candidate =
-      innermostLoop(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
+      getInnermostLoop(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
   if (!candidate || iterators[*candidate] != utils::IteratorType::parallel)
     return {};
   bool contiguousInInput =

@@ -2,6 +2,7 @@
 #include "strata/compiler/Codegen/WorkgroupTiling.h"
 
 #include "strata/compiler/Codegen/ContractionStrategy.h"
+#include "strata/compiler/Utils/IndexingMaps.h"
 
 #include <functional>
 
@@ -231,13 +232,9 @@ std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root) {
   // loop can be.
   SmallVector<utils::IteratorType> iterators = root.getIteratorTypesArray();
   std::optional<unsigned> vectorLoop;
-  if (root.getNumDpsInits() == 1) {
-    AffineMap outputMap =
-        root.getMatchingIndexingMap(root.getDpsInitOperand(0));
-    if (outputMap.getNumResults() > 0)
-      if (auto dim = dyn_cast<AffineDimExpr>(outputMap.getResults().back()))
-        vectorLoop = dim.getPosition();
-  }
+  if (root.getNumDpsInits() == 1)
+    vectorLoop = getInnermostLoop(
+        root.getMatchingIndexingMap(root.getDpsInitOperand(0)));
   // The best other loop, and the vector loop's own score.
   std::optional<unsigned> best;
   int64_t bestScore = -1, vectorScore = -1;

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/compiler/Passes.h"
+#include "strata/compiler/Utils/IndexingMaps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -138,17 +139,9 @@ bool isReadAcrossLoopByReduction(Operation *producer,
     return false;
   for (OpOperand &use : producer->getUses()) {
     auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
-    if (!consumer || !region->isProperAncestor(consumer) ||
-        consumer.getNumReductionLoops() == 0)
-      continue;
-    AffineMap map = consumer.getMatchingIndexingMap(&use);
-    SmallVector<utils::IteratorType> iterators =
-        consumer.getIteratorTypesArray();
-    SmallVector<int64_t> ranges = consumer.getStaticLoopRanges();
-    for (unsigned loop = 0; loop < iterators.size(); ++loop)
-      if (iterators[loop] == utils::IteratorType::parallel &&
-          !map.isFunctionOfDim(loop) && ranges[loop] != 1)
-        return true;
+    if (consumer && region->isProperAncestor(consumer) &&
+        consumer.getNumReductionLoops() > 0 && isReadAcrossAParallelLoop(&use))
+      return true;
   }
   return false;
 }

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/compiler/Passes.h"
+#include "strata/compiler/Utils/IndexingMaps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -45,22 +46,6 @@ bool hasTranscendentalMath(Operation *op) {
   return result.wasInterrupted();
 }
 
-// Whether the consumer reads `operand` through a map leaving out one of its
-// parallel loops (of more than one iteration).
-bool isReadAcrossALoop(OpOperand *operand) {
-  auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
-  if (!consumer)
-    return false;
-  AffineMap map = consumer.getMatchingIndexingMap(operand);
-  SmallVector<utils::IteratorType> iterators = consumer.getIteratorTypesArray();
-  SmallVector<int64_t> ranges = consumer.getStaticLoopRanges();
-  for (unsigned loop = 0; loop < iterators.size(); ++loop)
-    if (iterators[loop] == utils::IteratorType::parallel &&
-        !map.isFunctionOfDim(loop) && ranges[loop] != 1)
-      return true;
-  return false;
-}
-
 // Fusing copies the producer's body into the consumer's: past this many
 // scalar ops a kernel gains nothing from growing further, and a chain of n
 // elementwise ops fused into one would cost n^2 copies to build.
@@ -80,7 +65,7 @@ bool shouldFuse(OpOperand *fusedOperand) {
   if (getBodySize(producer) + getBodySize(fusedOperand->getOwner()) >
       kMaxFusedBodyOps)
     return false;
-  if (!isReadAcrossALoop(fusedOperand))
+  if (!isReadAcrossAParallelLoop(fusedOperand))
     return true;
   if (hasTranscendentalMath(producer))
     return false;
