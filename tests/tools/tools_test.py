@@ -13,6 +13,15 @@ import numpy as np
 failures = []
 
 
+def dispatch_spans(result, trace):
+    """The dispatch spans of the Chrome trace a successful run wrote, or None."""
+    if result.returncode != 0 or not os.path.exists(trace):
+        return None
+    with open(trace) as f:
+        events = json.load(f)["traceEvents"]
+    return [e for e in events if e.get("ph") == "X" and e.get("cat") == "dispatch"]
+
+
 def run(args, stdin=None):
     return subprocess.run(args, capture_output=True, text=stdin is None or isinstance(stdin, str),
                           input=stdin, timeout=120)
@@ -166,12 +175,10 @@ def main():
             trace = os.path.join(tmp, "trace.json")
             r = run([run_, f"--module={hundred}", "--function=big", f"--device={device}",
                      f"--trace={trace}", "--input=16x16xf32=0.5", "--input=16x16xf32=0.25"])
-            ok = r.returncode == 0 and os.path.exists(trace)
-            spans = []
+            spans = dispatch_spans(r, trace)
+            ok = spans is not None
+            spans = spans or []
             if ok:
-                with open(trace) as f:
-                    events = json.load(f)["traceEvents"]
-                spans = [e for e in events if e.get("ph") == "X" and e.get("cat") == "dispatch"]
                 ok = (dispatch_sites > 1 and len(spans) == dispatch_sites and
                       all(e["name"] in disassembly and e["dur"] >= 0 and
                           e["args"]["workgroup_count"].count("x") == 2 for e in spans))
@@ -206,12 +213,10 @@ def main():
         trace = os.path.join(tmp, "bench_trace.json")
         r = run([bench, f"--module={hundred}", "--function=big", "--iterations=3",
                  f"--trace={trace}", "--input=16x16xf32=0.5", "--input=16x16xf32=0.25"])
-        ok = r.returncode == 0 and os.path.exists(trace)
-        spans = []
+        spans = dispatch_spans(r, trace)
+        ok = spans is not None
+        spans = spans or []
         if ok:
-            with open(trace) as f:
-                events = json.load(f)["traceEvents"]
-            spans = [e for e in events if e.get("ph") == "X" and e.get("cat") == "dispatch"]
             ok = len(spans) == dispatch_sites and all(e["name"] in disassembly for e in spans)
         expect(ok, f"strata-bench --trace: {len(spans)} spans for {dispatch_sites} dispatches", r)
         expect_error(run([bench, f"--module={module}", "--function=simple_mul", "--iterations=1",
