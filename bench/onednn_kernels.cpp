@@ -1,12 +1,14 @@
 // Times one oneDNN (2.x C++ API) f32 primitive and prints
 //   {"median_ms": ..., "min_ms": ..., "gflops": ..., "impl": "..."}
 // for bench/run_kernels_bench.py, which builds it with
-//   g++ -O2 -std=c++17 bench/onednn_kernels.cpp -ldnnl -o build/bench-kernels/onednn_kernels
+//   g++ -O2 -std=c++17 bench/onednn_kernels.cpp -ldnnl -o
+//   build/bench-kernels/onednn_kernels
 //
 // Usage:
 //   onednn_kernels [--iterations=N] [--warmup=N] matmul M K N
 //   onednn_kernels [--iterations=N] [--warmup=N] batch_matmul B M K N
-//   onednn_kernels [--iterations=N] [--warmup=N] conv N C H W OC KH KW stride pad dilation groups
+//   onednn_kernels [--iterations=N] [--warmup=N] conv N C H W OC KH KW stride
+//   pad dilation groups
 // (depthwise: groups = C = OC). Weights are created with format_tag::any, and
 // for convolutions src and dst too, so oneDNN picks its blocked layouts as a
 // framework built on it (ONNX Runtime's oneDNN provider) does; only the
@@ -37,11 +39,12 @@ void fillRandom(memory &m, std::mt19937 &rng) {
 }
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: onednn_kernels [--iterations=N] [--warmup=N] matmul M K N\n"
-               "       onednn_kernels [...] batch_matmul B M K N\n"
-               "       onednn_kernels [...] conv N C H W OC KH KW stride pad "
-               "dilation groups\n");
+  std::fprintf(
+      stderr,
+      "usage: onednn_kernels [--iterations=N] [--warmup=N] matmul M K N\n"
+      "       onednn_kernels [...] batch_matmul B M K N\n"
+      "       onednn_kernels [...] conv N C H W OC KH KW stride pad "
+      "dilation groups\n");
   return 2;
 }
 
