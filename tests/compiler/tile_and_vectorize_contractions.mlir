@@ -163,3 +163,17 @@ func.func @depthwise_nhwc(%x: memref<1x10x10x32xf32>, %w: memref<3x3x32xf32>, %o
   linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x10x10x32xf32>, memref<3x3x32xf32>) outs(%o : memref<1x8x8x32xf32>)
   return
 }
+
+// -----
+
+// A recorded lowering config is honoured, whatever the pass's own vector
+// width: register tiles of 2 rows x 16 lanes, on 256-bit vectors.
+// CHECK-LABEL: func.func @honours_lowering_config
+// CHECK:       vector.contract {{.*}} : vector<2x1xf32>, vector<1x16xf32> into vector<2x16xf32>
+// CHECK-NOT:   vector<8x1xf32>
+// AVX2-LABEL:  func.func @honours_lowering_config
+// AVX2:        vector.contract {{.*}} : vector<2x1xf32>, vector<1x16xf32> into vector<2x16xf32>
+func.func @honours_lowering_config(%a: memref<16x64xf32>, %b: memref<64x64xf32>, %c: memref<16x64xf32>) attributes {flow.lowering_config = #flow.lowering_config<vector_bits = 256, kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [16, 64, 64], cache_order = [0, 1, 2], register_tiles = [2, 16, 1], roles = [0, 1, 2]>]>} {
+  linalg.matmul ins(%a, %b : memref<16x64xf32>, memref<64x64xf32>) outs(%c : memref<16x64xf32>)
+  return
+}

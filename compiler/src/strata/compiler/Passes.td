@@ -53,6 +53,27 @@ def OutlineDispatchRegionsPass : Pass<"strata-outline-dispatch-regions",
                            "::mlir::func::FuncDialect"];
 }
 
+def ConfigureExecutablesPass : Pass<"strata-configure-executables",
+                                    "mlir::ModuleOp"> {
+  let summary = "Chooses each executable's workgroup grid and kernel tiles "
+                "once and records them";
+  let description = [{
+    For each flow.executable: splits its work over a workgroup grid and
+    chooses the tiles of its multiply-add kernels for the target's vector
+    width, records both as a #flow.lowering_config on the entry function,
+    and sets the grid as the workgroup count of the executable and of its
+    dispatches. Codegen honours the configuration or fails.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"512",
+           "Width of the target's vector registers in bits">,
+  ];
+  let dependentDialects = ["::strata::flow::FlowDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def DeduplicateExecutablesPass : Pass<"strata-deduplicate-executables",
                                       "mlir::ModuleOp"> {
   let summary = "Merges executables that differ only in their names";

@@ -1,6 +1,7 @@
 //===- BufferizeExecutable.cpp --------------------------------------------===//
 #include "strata/compiler/Codegen/BufferizeExecutable.h"
 
+#include "strata/compiler/Codegen/LoweringConfig.h"
 #include "strata/compiler/Codegen/TileAndDistribute.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -132,8 +133,18 @@ void getBufferizationDependentDialects(DialectRegistry &registry) {
     pipeline.getDependentDialects(registry);
 }
 
+LogicalResult prepareForBufferization(func::FuncOp entry,
+                                      PipelineRunner runPipeline) {
+  inlineExecuteRegions(entry);
+  OpPassManager prepare(ModuleOp::getOperationName());
+  if (failed(parsePassPipeline(kPrepareBufferizationPipeline, prepare)))
+    return failure();
+  return runPipeline(prepare, entry->getParentOfType<ModuleOp>());
+}
+
 FailureOr<BufferizedExecutable>
-bufferizeExecutable(flow::ExecutableOp executable, PipelineRunner runPipeline) {
+bufferizeExecutable(flow::ExecutableOp executable, unsigned vectorBits,
+                    PipelineRunner runPipeline) {
   ModuleOp inner = executable.getInnerModule();
   if (!inner)
     return executable.emitOpError("has no module to lower");
@@ -142,20 +153,37 @@ bufferizeExecutable(flow::ExecutableOp executable, PipelineRunner runPipeline) {
   if (!entry)
     return executable.emitOpError("entry point @") << entryName << " not found";
 
-  // Split the work over the workgroup grid outlining chose.
-  bool tiled = false;
-  std::optional<ArrayRef<int64_t>> workgroups = executable.getWorkgroupCount();
-  if (workgroups && !workgroups->empty() && (*workgroups)[0] > 1) {
-    std::optional<WorkgroupTiling> tiling =
-        chooseDispatchWorkgroupTiling(entry.getBody().front().getTerminator());
-    tiled = tiling && tiling->count == (*workgroups)[0] &&
-            succeeded(tileToWorkgroups(entry, *tiling));
+  flow::LoweringConfigAttr config = getLoweringConfig(entry);
+  if (!config) {
+    std::optional<SmallVector<int64_t>> stated;
+    if (std::optional<ArrayRef<int64_t>> count = executable.getWorkgroupCount())
+      stated = llvm::to_vector(*count);
+    if (failed(configureExecutable(executable, vectorBits, runPipeline)))
+      return failure();
+    if (stated && ArrayRef<int64_t>(*stated) != *executable.getWorkgroupCount())
+      return executable.emitOpError("states a workgroup count of ")
+             << (*stated)[0] << " but its configuration splits it into "
+             << (*executable.getWorkgroupCount())[0];
+    config = getLoweringConfig(entry);
   }
 
-  inlineExecuteRegions(entry);
-  OpPassManager prepare(ModuleOp::getOperationName());
-  if (failed(parsePassPipeline(kPrepareBufferizationPipeline, prepare)) ||
-      failed(runPipeline(prepare, inner)))
+  // Split the work over the workgroup grid the configuration chose.
+  int64_t workgroupCount = 1;
+  if (std::optional<ArrayRef<int64_t>> count = executable.getWorkgroupCount())
+    workgroupCount = count->empty() ? 1 : (*count)[0];
+  std::optional<WorkgroupTiling> tiling =
+      getWorkgroupTiling(config, workgroupCount);
+  if (workgroupCount > 1 && !tiling)
+    return executable.emitOpError("has ")
+           << workgroupCount
+           << " workgroups but its lowering config splits no loop";
+  if (tiling && failed(tileToWorkgroups(entry, *tiling)))
+    return executable.emitOpError("cannot be split into ")
+           << workgroupCount << " workgroups along loop " << tiling->loop
+           << " as its lowering config says";
+  bool tiled = tiling.has_value();
+
+  if (failed(prepareForBufferization(entry, runPipeline)))
     return executable.emitOpError("failed to prepare bufferization");
   makeResultsDistinct(entry);
   // Arguments are input bindings: the caller's tensors, constants, or

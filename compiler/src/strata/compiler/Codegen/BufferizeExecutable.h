@@ -28,8 +28,19 @@ struct BufferizedExecutable {
   unsigned bindingCount = 0;
 };
 
+// Splits `executable` over workgroups and bufferizes it as the
+// #flow.lowering_config of its entry function says. An executable without
+// one (written by hand) is configured first for `vectorBits`-wide vectors,
+// and must then agree with the workgroup count it states.
 mlir::FailureOr<BufferizedExecutable>
-bufferizeExecutable(flow::ExecutableOp executable, PipelineRunner runPipeline);
+bufferizeExecutable(flow::ExecutableOp executable, unsigned vectorBits,
+                    PipelineRunner runPipeline);
+
+// The tensor-level preparation of a (split) entry function before
+// bufferization: sequential regions inlined, named ops generalized,
+// elementwise producers fused. Runs on the module holding `entry`.
+mlir::LogicalResult prepareForBufferization(mlir::func::FuncOp entry,
+                                            PipelineRunner runPipeline);
 
 // Adds the dialects the bufferization pipelines load.
 void getBufferizationDependentDialects(mlir::DialectRegistry &registry);

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/compiler/Codegen/ContractionStrategy.h"
+#include "strata/compiler/Codegen/LoweringConfig.h"
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Utils/IndexingMaps.h"
 
@@ -47,8 +48,9 @@ using namespace mlir;
 namespace strata {
 namespace {
 
-// Marks the register-tile ops until they are vectorized (peeling clones
-// them, and canonicalization may rebuild their operands).
+// Marks the register-tile ops, with the index of their kernel, until they
+// are vectorized (peeling clones them, and canonicalization may rebuild
+// their operands).
 constexpr StringLiteral kRegisterTileMarker = "strata.register_tile";
 // Marks the register loops still to be peeled.
 constexpr StringLiteral kPeelMarker = "strata.peel";
@@ -309,7 +311,7 @@ std::optional<ContractionTiles> chooseMatmulTiles(linalg::LinalgOp op,
 // Tiles `op` for the caches and then into register tiles, peels the partial
 // register tiles, and marks the full ones for vectorization.
 LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
-                              const ContractionTiles &tiles) {
+                              const ContractionTiles &tiles, unsigned kernel) {
   rewriter.setInsertionPoint(op);
   linalg::LinalgTilingOptions cacheOptions;
   cacheOptions.setTileSizes(tiles.cache);
@@ -343,7 +345,8 @@ LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
   if (failed(registerTiled))
     return cacheTile.emitOpError("could not be tiled for the registers");
   rewriter.eraseOp(cacheTile);
-  registerTiled->op->setAttr(kRegisterTileMarker, rewriter.getUnitAttr());
+  registerTiled->op->setAttr(kRegisterTileMarker,
+                             rewriter.getIndexAttr(kernel));
 
   // Peel the row and vector loops (the reduction loop steps by one): the
   // main loops then have static register tiles, and so do the remainders
@@ -722,24 +725,22 @@ void foldStaticTileShapes(func::FuncOp func) {
 // lanes left of a 56-pixel row) into power-of-two parts (16 + 8): LLVM
 // handles other vector widths poorly (that row ran 5x slower).
 LogicalResult splitLanesToPowersOfTwo(RewriterBase &rewriter, func::FuncOp func,
-                                      unsigned vectorBits) {
+                                      ArrayRef<ContractionTiles> kernels) {
   while (true) {
-    SmallVector<std::pair<linalg::LinalgOp, unsigned>> work;
+    SmallVector<std::tuple<linalg::LinalgOp, unsigned, IntegerAttr>> work;
     func.walk([&](linalg::LinalgOp op) {
-      if (!op->hasAttr(kRegisterTileMarker) ||
+      auto kernel = op->getAttrOfType<IntegerAttr>(kRegisterTileMarker);
+      if (!kernel ||
           llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
         return;
-      std::optional<ContractionTiles> roles =
-          chooseContractionTiles(op, vectorBits);
-      if (!roles)
-        return;
-      int64_t lanes = op.getStaticLoopRanges()[roles->vectorLoop];
+      unsigned vectorLoop = kernels[kernel.getInt()].vectorLoop;
+      int64_t lanes = op.getStaticLoopRanges()[vectorLoop];
       if (lanes > 4 && !llvm::isPowerOf2_64(lanes))
-        work.push_back({op, roles->vectorLoop});
+        work.push_back({op, vectorLoop, kernel});
     });
     if (work.empty())
       return success();
-    for (auto [op, vectorLoop] : work) {
+    for (auto [op, vectorLoop, kernel] : work) {
       int64_t lanes = op.getStaticLoopRanges()[vectorLoop];
       SmallVector<int64_t> sizes(op.getNumLoops(), 0);
       sizes[vectorLoop] = llvm::bit_floor(static_cast<uint64_t>(lanes));
@@ -751,7 +752,7 @@ LogicalResult splitLanesToPowersOfTwo(RewriterBase &rewriter, func::FuncOp func,
       if (failed(tiled) || tiled->loops.size() != 1)
         return op.emitOpError("register tile could not be split");
       rewriter.eraseOp(op);
-      tiled->op->setAttr(kRegisterTileMarker, rewriter.getUnitAttr());
+      tiled->op->setAttr(kRegisterTileMarker, kernel);
       scf::ForOp partial;
       auto loop = cast<scf::ForOp>(tiled->loops.front());
       rewriter.setInsertionPoint(loop);
@@ -766,6 +767,11 @@ LogicalResult splitLanesToPowersOfTwo(RewriterBase &rewriter, func::FuncOp func,
 LogicalResult tileAndVectorizeContractions(func::FuncOp func,
                                            unsigned vectorBits,
                                            bool lowerVectors) {
+  // The kernels the lowering config recorded, in the order of their ops;
+  // a function without one (a test of this pass alone) chooses here.
+  flow::LoweringConfigAttr config = getLoweringConfig(func);
+  if (config)
+    vectorBits = config.getVectorBits();
   SmallVector<std::pair<linalg::LinalgOp, ContractionTiles>> work;
   func.walk([&](linalg::LinalgOp op) {
     if (!op.hasPureBufferSemantics())
@@ -774,15 +780,34 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
             chooseContractionTiles(op, vectorBits))
       work.push_back({op, std::move(*tiles)});
   });
+  if (config) {
+    ArrayAttr kernels = config.getKernels();
+    if (kernels.size() != work.size())
+      return func.emitOpError("has ")
+             << work.size() << " multiply-add kernels but its lowering config "
+             << "lists " << kernels.size();
+    for (auto [item, kernel] : llvm::zip(work, kernels)) {
+      auto &[op, tiles] = item;
+      tiles = getContractionTiles(cast<flow::KernelConfigAttr>(kernel));
+      if (tiles.cache.size() != op.getNumLoops() ||
+          llvm::any_of(tiles.cacheLoopOrder,
+                       [&](unsigned loop) { return loop >= op.getNumLoops(); }))
+        return op.emitOpError("has ")
+               << op.getNumLoops() << " loops but its kernel config tiles "
+               << tiles.cache.size();
+    }
+  }
   if (work.empty())
     return success();
 
   IRRewriter rewriter(func.getContext());
-  for (auto &[op, tiles] : work)
-    if (failed(tileContraction(rewriter, op, tiles)))
+  for (auto [index, item] : llvm::enumerate(work))
+    if (failed(tileContraction(rewriter, item.first, item.second, index)))
       return failure();
   foldStaticTileShapes(func);
-  if (failed(splitLanesToPowersOfTwo(rewriter, func, vectorBits)))
+  SmallVector<ContractionTiles> kernels =
+      llvm::to_vector(llvm::make_second_range(work));
+  if (failed(splitLanesToPowersOfTwo(rewriter, func, kernels)))
     return failure();
 
   SmallVector<linalg::LinalgOp> marked;
@@ -791,15 +816,17 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
       marked.push_back(op);
   });
   for (linalg::LinalgOp op : marked) {
+    auto kernel = op->getAttrOfType<IntegerAttr>(kRegisterTileMarker);
     op->removeAttr(kRegisterTileMarker);
     if (!op.hasPureBufferSemantics() ||
         llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
       continue;
-    // The roles of the loops are those of the whole op (unit ranges only
-    // drop the row loop).
-    std::optional<ContractionTiles> roles =
-        chooseContractionTiles(op, vectorBits);
-    if (!roles || failed(vectorizeRegisterTile(rewriter, op, *roles)))
+    // The roles of the loops are those of the whole op; a register tile of
+    // one row has no row loop.
+    ContractionTiles roles = kernels[kernel.getInt()];
+    if (op.getStaticLoopRanges()[roles.rowLoop] == 1)
+      roles.rowLoop = roles.vectorLoop;
+    if (failed(vectorizeRegisterTile(rewriter, op, roles)))
       return op.emitOpError("register tile could not be vectorized");
   }
   formContractions(func);

@@ -175,4 +175,21 @@ compileToSharedObject(llvm::Module &module, llvm::TargetMachine &machine) {
   return std::vector<uint8_t>(bytes.begin(), bytes.end());
 }
 
+unsigned getVectorBits(llvm::TargetMachine &machine) {
+  const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
+  if (subtarget->checkFeatures("+avx512f"))
+    return 512;
+  if (subtarget->checkFeatures("+avx"))
+    return 256;
+  return 128;
+}
+
+llvm::Expected<unsigned> getVectorBitsForCPUs(llvm::StringRef cpus) {
+  llvm::StringRef first = cpus.split(',').first.trim();
+  auto machine = createCPUTargetMachine(first.str());
+  if (!machine)
+    return machine.takeError();
+  return getVectorBits(**machine);
+}
+
 } // namespace strata

@@ -26,6 +26,13 @@ namespace strata {
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createCPUTargetMachine(const std::string &cpu);
 
+// The width of `machine`'s vector registers in bits (512 with AVX-512, 256
+// with AVX, else 128): the width kernels are tiled for.
+unsigned getVectorBits(llvm::TargetMachine &machine);
+
+// The vector width of the first CPU of a comma-separated --cpu list.
+llvm::Expected<unsigned> getVectorBitsForCPUs(llvm::StringRef cpus);
+
 // Optimizes `module` at O3 for `targetMachine` and links it into a shared
 // object. No libc is linked: an undefined symbol is an error.
 llvm::Expected<std::vector<uint8_t>>

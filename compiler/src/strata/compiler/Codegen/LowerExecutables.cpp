@@ -12,6 +12,7 @@
 #include "strata/compiler/Codegen/BufferizeExecutable.h"
 #include "strata/compiler/Codegen/ExecutableLibraryBuilder.h"
 #include "strata/compiler/Codegen/LLVMCPUTarget.h"
+#include "strata/compiler/Codegen/LoweringConfig.h"
 #include "strata/compiler/Codegen/TileAndDistribute.h"
 #include "strata/compiler/Passes.h"
 
@@ -59,18 +60,6 @@ std::string getToLLVMPipeline(unsigned vectorBits) {
           "convert-index-to-llvm,convert-ub-to-llvm,reconcile-unrealized-casts,"
           "canonicalize")
       .str();
-}
-
-// The vector register width kernels are tiled for: that of the first
-// target CPU (later variants run the same tiles, split into their own
-// registers by LLVM).
-unsigned getVectorBits(llvm::TargetMachine &machine) {
-  const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
-  if (subtarget->checkFeatures("+avx512f"))
-    return 512;
-  if (subtarget->checkFeatures("+avx"))
-    return 256;
-  return 128;
 }
 
 enum class CpuFeatureUse { codegen, intrinsic };
@@ -152,10 +141,11 @@ std::string getVariantName(StringRef executable, StringRef cpu) {
 LogicalResult
 LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
                                       ArrayRef<Target> targets) {
-  FailureOr<BufferizedExecutable> bufferized = bufferizeExecutable(
-      executable, [&](OpPassManager &pipeline, ModuleOp module) {
-        return runPipeline(pipeline, module);
-      });
+  FailureOr<BufferizedExecutable> bufferized =
+      bufferizeExecutable(executable, getVectorBits(*targets.front().machine),
+                          [&](OpPassManager &pipeline, ModuleOp module) {
+                            return runPipeline(pipeline, module);
+                          });
   if (failed(bufferized))
     return failure();
   ModuleOp inner = executable.getInnerModule();
@@ -169,10 +159,12 @@ LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
     bufferized->entry.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
                                  UnitAttr::get(executable.getContext()));
 
+  // The kernels honour the configuration's vector width (later CPU
+  // variants run the same tiles, split into their own registers by LLVM).
+  flow::LoweringConfigAttr config = getLoweringConfig(bufferized->entry);
   OpPassManager toLLVM(ModuleOp::getOperationName());
-  if (failed(parsePassPipeline(
-          getToLLVMPipeline(getVectorBits(*targets.front().machine)),
-          toLLVM)) ||
+  if (failed(parsePassPipeline(getToLLVMPipeline(config.getVectorBits()),
+                               toLLVM)) ||
       failed(runPipeline(toLLVM, inner)))
     return executable.emitOpError("failed to lower to the LLVM dialect");
   if (printLoweredIR) {

@@ -28,11 +28,6 @@ bool isAllowedOutsideLoop(Operation *op) {
 }
 
 LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
-  std::optional<WorkgroupTiling> chosen =
-      chooseDispatchWorkgroupTiling(func.getBody().front().getTerminator());
-  if (!chosen || chosen->count != tiling.count || chosen->loop != tiling.loop)
-    return failure();
-
   // expand_shape(tensor.empty) is just an empty tensor; folding it lets a
   // fill on it fuse into the tile.
   {
@@ -44,6 +39,16 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
       findTileableDispatchRoot(func.getBody().front().getTerminator());
   if (!root)
     return failure();
+  // The split must make exactly the grid the host launches.
+  {
+    OpBuilder builder(root);
+    SmallVector<Range> domain = root.getIterationDomain(builder);
+    if (tiling.loop >= domain.size() || tiling.tileSize <= 0)
+      return failure();
+    std::optional<int64_t> size = getConstantIntValue(domain[tiling.loop].size);
+    if (!size || llvm::divideCeil(*size, tiling.tileSize) != tiling.count)
+      return failure();
+  }
 
   IRRewriter rewriter(func.getContext());
   // An init the root only overwrites (elementwise ops often reuse an input

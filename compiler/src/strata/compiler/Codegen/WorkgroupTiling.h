@@ -1,10 +1,10 @@
 //===- WorkgroupTiling.h - how a dispatch splits into workgroups -*- C++
 //-*-===//
 //
-// One decision shared by two phases: outlining records the workgroup count
-// of each dispatch (the host program needs it) and codegen tiles the
-// executable into exactly that many workgroups. Both call
-// chooseWorkgroupTiling on the same root op, so they agree.
+// How a dispatch splits into workgroups. ConfigureExecutables chooses it
+// once and records it in the executable's lowering config
+// (LoweringConfig.h); codegen tiles the executable into exactly that many
+// workgroups.
 //
 //===----------------------------------------------------------------------===//
 #ifndef STRATA_COMPILER_CODEGEN_WORKGROUPTILING_H_

@@ -8,7 +8,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "strata/compiler/Codegen/WorkgroupTiling.h"
 #include "strata/compiler/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -67,14 +66,9 @@ LogicalResult outlineRegion(flow::DispatchRegionOp region, StringRef name,
     builder.clone(op, mapping);
   }
 
-  // The workgroup grid: codegen tiles the executable into exactly this many
-  // workgroups (see WorkgroupTiling.h).
-  int64_t workgroupCount = 1;
-  if (std::optional<WorkgroupTiling> tiling = chooseDispatchWorkgroupTiling(
-          region.getBody().front().getTerminator()))
-    workgroupCount = tiling->count;
+  // One workgroup until ConfigureExecutables chooses the grid.
   OpBuilder hostBuilder(region);
-  auto workgroups = hostBuilder.getDenseI64ArrayAttr({workgroupCount, 1, 1});
+  auto workgroups = hostBuilder.getDenseI64ArrayAttr({1, 1, 1});
   executable.setWorkgroupCountAttr(workgroups);
 
   auto callee =

@@ -1,6 +1,7 @@
 //===- Pipelines.cpp ------------------------------------------------------===//
 #include "strata/compiler/Pipelines/Pipelines.h"
 
+#include "strata/compiler/Codegen/LLVMCPUTarget.h"
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Serialization/ModuleWriter.h"
 
@@ -39,6 +40,16 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
   if (phase == "executables") {
     pm.addPass(createOutlineDispatchRegionsPass());
     pm.addPass(createDeduplicateExecutablesPass());
+    ConfigureExecutablesPassOptions configureOptions;
+    if (options.target == "cpu") {
+      // An unknown CPU is reported by the target phase, with its reason.
+      llvm::Expected<unsigned> vectorBits = getVectorBitsForCPUs(options.cpu);
+      if (vectorBits)
+        configureOptions.vectorBits = *vectorBits;
+      else
+        llvm::consumeError(vectorBits.takeError());
+    }
+    pm.addPass(createConfigureExecutablesPass(configureOptions));
     return success();
   }
   if (phase == "host") {

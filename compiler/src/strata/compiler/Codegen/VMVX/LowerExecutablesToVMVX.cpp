@@ -63,15 +63,19 @@ struct LowerExecutablesToVMVXPass
 
 LogicalResult
 LowerExecutablesToVMVXPass::lowerExecutable(flow::ExecutableOp executable) {
-  FailureOr<BufferizedExecutable> bufferized = bufferizeExecutable(
-      executable, [&](OpPassManager &pipeline, ModuleOp module) {
-        return runPipeline(pipeline, module);
-      });
+  // VMVX runs no vector kernels: the vector width only shapes tiles it
+  // does not use.
+  FailureOr<BufferizedExecutable> bufferized =
+      bufferizeExecutable(executable, /*vectorBits=*/128,
+                          [&](OpPassManager &pipeline, ModuleOp module) {
+                            return runPipeline(pipeline, module);
+                          });
   if (failed(bufferized))
     return failure();
   ModuleOp inner = executable.getInnerModule();
   // Names the VM module, and so the executable in runtime messages.
   inner->setAttr("strata.executable_name", executable.getSymNameAttr());
+  bufferized->entry->removeAttr(flow::LoweringConfigAttr::getAttrName());
 
   OpPassManager toVM(ModuleOp::getOperationName());
   if (failed(parsePassPipeline(kToVMPipeline, toVM)) ||

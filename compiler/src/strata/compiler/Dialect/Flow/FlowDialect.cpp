@@ -2,18 +2,97 @@
 #include "strata/compiler/Dialect/Flow/FlowDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace strata::flow;
 
 #include "strata/compiler/Dialect/Flow/FlowDialect.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "strata/compiler/Dialect/Flow/FlowAttrs.cpp.inc"
+
 void FlowDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "strata/compiler/Dialect/Flow/FlowAttrs.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "strata/compiler/Dialect/Flow/FlowOps.cpp.inc"
       >();
+}
+
+LogicalResult KernelConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, StringRef strategy,
+    DenseI64ArrayAttr cacheTilesAttr, DenseI64ArrayAttr cacheOrderAttr,
+    DenseI64ArrayAttr registerTilesAttr, DenseI64ArrayAttr rolesAttr) {
+  ArrayRef<int64_t> cacheTiles = cacheTilesAttr.asArrayRef();
+  ArrayRef<int64_t> cacheOrder = cacheOrderAttr.asArrayRef();
+  ArrayRef<int64_t> registerTiles = registerTilesAttr.asArrayRef();
+  ArrayRef<int64_t> roles = rolesAttr.asArrayRef();
+  if (strategy != "contraction" && strategy != "broadcast")
+    return emitError() << "unknown kernel strategy '" << strategy
+                       << "' (expected contraction or broadcast)";
+  int64_t loops = cacheTiles.size();
+  if (static_cast<int64_t>(registerTiles.size()) != loops)
+    return emitError() << "has " << loops << " cache tiles but "
+                       << registerTiles.size() << " register tiles";
+  if (static_cast<int64_t>(cacheOrder.size()) != loops)
+    return emitError() << "cache_order must list each of the " << loops
+                       << " loops once";
+  llvm::SmallVector<bool> seen(loops, false);
+  for (int64_t loop : cacheOrder) {
+    if (loop < 0 || loop >= loops || seen[loop])
+      return emitError() << "cache_order must list each of the " << loops
+                         << " loops once";
+    seen[loop] = true;
+  }
+  if (roles.size() != 3 ||
+      llvm::any_of(roles, [&](int64_t r) { return r < 0 || r >= loops; }))
+    return emitError() << "roles must be 3 loops (row, vector, reduction) "
+                          "below "
+                       << loops;
+  if (llvm::any_of(cacheTiles, [](int64_t t) { return t < 0; }) ||
+      llvm::any_of(registerTiles, [](int64_t t) { return t < 0; }))
+    return emitError() << "tile sizes must not be negative";
+  return success();
+}
+
+LogicalResult LoweringConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t vectorBits,
+    DenseI64ArrayAttr workgroupTileAttr, ArrayAttr kernels) {
+  ArrayRef<int64_t> workgroupTile;
+  if (workgroupTileAttr)
+    workgroupTile = workgroupTileAttr.asArrayRef();
+  if (vectorBits != 128 && vectorBits != 256 && vectorBits != 512)
+    return emitError() << "vector_bits must be 128, 256 or 512, not "
+                       << vectorBits;
+  if (llvm::count_if(workgroupTile, [](int64_t t) { return t != 0; }) > 1 ||
+      llvm::any_of(workgroupTile, [](int64_t t) { return t < 0; }))
+    return emitError() << "workgroup_tile must split exactly one loop";
+  if (!workgroupTile.empty() &&
+      llvm::all_of(workgroupTile, [](int64_t t) { return t == 0; }))
+    return emitError() << "workgroup_tile must split exactly one loop";
+  if (!llvm::all_of(kernels, llvm::IsaPred<KernelConfigAttr>))
+    return emitError() << "kernels must be #flow.kernel_config attributes";
+  return success();
+}
+
+LogicalResult FlowDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attribute) {
+  if (attribute.getName() != LoweringConfigAttr::getAttrName())
+    return op->emitError("unknown flow attribute '")
+           << attribute.getName().getValue() << "'";
+  if (!isa<FunctionOpInterface>(op) ||
+      !isa<LoweringConfigAttr>(attribute.getValue()))
+    return op->emitError("'")
+           << attribute.getName().getValue()
+           << "' must be a #flow.lowering_config on a function";
+  return success();
 }
 
 LogicalResult DispatchRegionOp::verify() {

@@ -10,6 +10,7 @@
 #ifndef STRATA_FLOW_OPS
 #define STRATA_FLOW_OPS
 
+include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -19,6 +20,61 @@ def Flow_Dialect : Dialect {
   let name = "flow";
   let cppNamespace = "::strata::flow";
   let summary = "Dispatch regions, executables and dispatches";
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+}
+
+class Flow_Attr<string name, string attrMnemonic>
+    : AttrDef<Flow_Dialect, name> {
+  let mnemonic = attrMnemonic;
+}
+
+def Flow_KernelConfigAttr : Flow_Attr<"KernelConfig", "kernel_config"> {
+  let summary = "How codegen tiles and vectorizes one op of an executable";
+  let description = [{
+    The kernel strategy of one multiply-add op, in the order such ops appear
+    in the executable once it is split over workgroups. `contraction`:
+    register tiles of rows x vector lanes accumulated over the reduction
+    loop; `broadcast`: one row of lanes accumulated over every reduction
+    loop (depthwise and direct convolutions). Tile lists have one entry per
+    loop of the op (0: not tiled at that level); `cache_order` lists the
+    cache-tile loops outermost first; `roles` are the row, vector and
+    reduction loops (row == vector: a single row).
+  }];
+  let parameters = (ins
+    StringRefParameter<"contraction or broadcast">:$strategy,
+    "::mlir::DenseI64ArrayAttr":$cache_tiles,
+    "::mlir::DenseI64ArrayAttr":$cache_order,
+    "::mlir::DenseI64ArrayAttr":$register_tiles,
+    "::mlir::DenseI64ArrayAttr":$roles);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Flow_LoweringConfigAttr : Flow_Attr<"LoweringConfig", "lowering_config"> {
+  let summary = "The code generation decisions for one executable";
+  let description = [{
+    Chosen once, when the executable is outlined, and honoured by codegen
+    (which fails rather than choosing again). `vector_bits` is the vector
+    register width the kernels are tiled for. `workgroup_tile` has one entry
+    per loop of the dispatch's root op: the loop whose entry is non-zero is
+    split into tiles of that many iterations, one per workgroup (the
+    executable's `workgroup_count`); empty when one workgroup runs it all.
+    `kernels` are the kernel configurations of its multiply-add ops
+    (#flow.kernel_config), the rest lowering to loops.
+  }];
+  let parameters = (ins
+    "int64_t":$vector_bits,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$workgroup_tile,
+    "::mlir::ArrayAttr":$kernels);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    // The attribute name on an executable's entry function.
+    static constexpr ::llvm::StringLiteral getAttrName() {
+      return "flow.lowering_config";
+    }
+  }];
 }
 
 class Flow_Op<string mnemonic, list<Trait> traits = []>

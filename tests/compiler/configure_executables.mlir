@@ -1,0 +1,101 @@
+// RUN: strata-opt %s --strata-outline-dispatch-regions --strata-configure-executables | FileCheck %s
+// RUN: strata-opt %s --strata-outline-dispatch-regions "--strata-configure-executables=vector-bits=256" | FileCheck %s --check-prefix=AVX2
+
+// Each executable gets its workgroup grid and its kernels' tiles once,
+// recorded as #flow.lowering_config on its entry function; the dispatches
+// of the executable get the same grid.
+#map2d = affine_map<(d0, d1) -> (d0, d1)>
+
+// A dispatch with enough work is split over a workgroup grid along its
+// outermost parallel loop; the count divides the loop evenly when it can.
+func.func @big(%arg0: tensor<512x256xf32>) -> tensor<512x256xf32> {
+  %0 = flow.dispatch.region -> (tensor<512x256xf32>) {
+    %e = tensor.empty() : tensor<512x256xf32>
+    %1 = linalg.generic {indexing_maps = [#map2d, #map2d], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<512x256xf32>) outs(%e : tensor<512x256xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %2 = arith.negf %a : f32
+      linalg.yield %2 : f32
+    } -> tensor<512x256xf32>
+    flow.return %1 : tensor<512x256xf32>
+  }
+  return %0 : tensor<512x256xf32>
+}
+// CHECK: flow.executable @big_dispatch_0 {{.*}}workgroup_count = array<i64: 8, 1, 1>
+// CHECK:   func.func @big_dispatch_0({{.*}} attributes {flow.lowering_config = #flow.lowering_config<vector_bits = 512, workgroup_tile = [64, 0], kernels = []>}
+// CHECK: flow.dispatch @big_dispatch_0::@big_dispatch_0{{\[}}[8, 1, 1]]
+
+// A contraction splits over whole cache tiles of its register-tiled loops:
+// 512 rows make 8 workgroups of 64 rows (512 lanes only 2 of 256).
+func.func @matmul_grid(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>, %c: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %0 = flow.dispatch.region -> (tensor<512x512xf32>) {
+    %1 = linalg.matmul ins(%a, %b : tensor<512x512xf32>, tensor<512x512xf32>) outs(%c : tensor<512x512xf32>) -> tensor<512x512xf32>
+    flow.return %1 : tensor<512x512xf32>
+  }
+  return %0 : tensor<512x512xf32>
+}
+// CHECK: flow.executable @matmul_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 8, 1, 1>
+// CHECK-SAME: {
+// CHECK:   workgroup_tile = [64, 0, 0], kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [64, 256, 256], cache_order = [0, 1, 2], register_tiles = [8, 32, 1], roles = [0, 1, 2]>]
+// CHECK: flow.dispatch @matmul_grid_dispatch_0::@matmul_grid_dispatch_0{{\[}}[8, 1, 1]]
+// AVX2: vector_bits = 256, workgroup_tile = [64, 0, 0], kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [64, 256, 256], cache_order = [0, 1, 2], register_tiles = [4, 16, 1], roles = [0, 1, 2]>]
+
+// Few rows: the columns split instead, 1152 lanes into 5 tiles of 256.
+func.func @projection_grid(%a: tensor<197x384xf32>, %b: tensor<384x1152xf32>, %c: tensor<197x1152xf32>) -> tensor<197x1152xf32> {
+  %0 = flow.dispatch.region -> (tensor<197x1152xf32>) {
+    %1 = linalg.matmul ins(%a, %b : tensor<197x384xf32>, tensor<384x1152xf32>) outs(%c : tensor<197x1152xf32>) -> tensor<197x1152xf32>
+    flow.return %1 : tensor<197x1152xf32>
+  }
+  return %0 : tensor<197x1152xf32>
+}
+// CHECK: flow.executable @projection_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 5, 1, 1>
+// CHECK: workgroup_tile = [0, 256, 0]
+
+// Batches split one per workgroup; too little work stays one workgroup.
+func.func @batch_grid(%a: tensor<12x128x64xf32>, %b: tensor<12x64x128xf32>, %c: tensor<12x128x128xf32>) -> tensor<12x128x128xf32> {
+  %0 = flow.dispatch.region -> (tensor<12x128x128xf32>) {
+    %1 = linalg.batch_matmul ins(%a, %b : tensor<12x128x64xf32>, tensor<12x64x128xf32>) outs(%c : tensor<12x128x128xf32>) -> tensor<12x128x128xf32>
+    flow.return %1 : tensor<12x128x128xf32>
+  }
+  return %0 : tensor<12x128x128xf32>
+}
+// CHECK: flow.executable @batch_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 12, 1, 1>
+// CHECK: workgroup_tile = [1, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [1, 64, 128, 64], cache_order = [0, 1, 2, 3], register_tiles = [0, 8, 32, 1], roles = [1, 2, 3]>]
+func.func @small_grid(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>, %c: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %0 = flow.dispatch.region -> (tensor<32x32xf32>) {
+    %1 = linalg.matmul ins(%a, %b : tensor<32x32xf32>, tensor<32x32xf32>) outs(%c : tensor<32x32xf32>) -> tensor<32x32xf32>
+    flow.return %1 : tensor<32x32xf32>
+  }
+  return %0 : tensor<32x32xf32>
+}
+// CHECK: flow.executable @small_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 1, 1, 1>
+// CHECK: #flow.lowering_config<vector_bits = 512, kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [32, 32, 32]
+
+// A large pad splits along its unpadded channel dimension (96 channels,
+// 48 workgroups of 2); padded dimensions are never split.
+func.func @pad_grid(%x: tensor<1x96x112x112xf32>) -> tensor<1x96x114x114xf32> {
+  %0 = flow.dispatch.region -> (tensor<1x96x114x114xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+    ^bb0(%i: index, %j: index, %k: index, %l: index):
+      tensor.yield %zero : f32
+    } : tensor<1x96x112x112xf32> to tensor<1x96x114x114xf32>
+    flow.return %p : tensor<1x96x114x114xf32>
+  }
+  return %0 : tensor<1x96x114x114xf32>
+}
+// CHECK: flow.executable @pad_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 48, 1, 1>
+// CHECK: workgroup_tile = [0, 2, 0, 0], kernels = []
+
+// A depthwise convolution is a broadcast kernel: lanes along the output
+// columns (loop 2 of the generalized op: n, oh, ow, c, kh, kw), accumulated
+// over both filter taps; workgroups take 5 of its 112 rows each.
+func.func @depthwise(%x: tensor<1x32x114x114xf32>, %w: tensor<32x3x3xf32>, %o: tensor<1x32x112x112xf32>) -> tensor<1x32x112x112xf32> {
+  %0 = flow.dispatch.region -> (tensor<1x32x112x112xf32>) {
+    %1 = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x32x114x114xf32>, tensor<32x3x3xf32>) outs(%o : tensor<1x32x112x112xf32>) -> tensor<1x32x112x112xf32>
+    flow.return %1 : tensor<1x32x112x112xf32>
+  }
+  return %0 : tensor<1x32x112x112xf32>
+}
+// CHECK: flow.executable @depthwise_dispatch_0
+// CHECK-SAME: workgroup_count = array<i64: 23, 1, 1>
+// CHECK: workgroup_tile = [0, 5, 0, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", cache_tiles = [1, 1, 112, 1, 1, 1], cache_order = [0, 1, 3, 2, 4, 5], register_tiles = [0, 0, 64, 0, 1, 1], roles = [2, 2, 4]>]
