@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/DispatchCreation/DispatchNames.h"
 #include "strata/compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -103,6 +104,8 @@ Value buildProduct(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
             b, nested,
             ValueRange{arith::AddFOp::create(b, nested, mul, args[2])});
       });
+  // Profiles call it what the model calls it (DispatchNames.h).
+  product->setAttr(kOpKindAttr, rewriter.getStringAttr("conv2d"));
   if (!flat)
     return product.getResult(0);
   return tensor::ExpandShapeOp::create(rewriter, loc, outputType,
@@ -195,6 +198,7 @@ LogicalResult rewriteWithPatches(RewriterBase &rewriter,
       [](OpBuilder &b, Location nested, ValueRange args) {
         linalg::YieldOp::create(b, nested, args[0]);
       });
+  patches->setAttr(kOpKindAttr, rewriter.getStringAttr("im2col"));
   Value product = buildProduct(rewriter, conv, collapseFilter(rewriter, conv),
                                patches.getResult(0));
   rewriter.replaceOp(conv, product);

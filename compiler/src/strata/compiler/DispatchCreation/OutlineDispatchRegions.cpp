@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/DispatchCreation/DispatchNames.h"
 #include "strata/compiler/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -82,6 +83,24 @@ LogicalResult outlineRegion(flow::DispatchRegionOp region, StringRef name,
   return success();
 }
 
+// Names each dispatch and its executable after the model ops it holds
+// (DispatchNames.h). On every dispatch, not only the executable: merged
+// executables must not merge their call sites' names.
+void describeOutlinedDispatches(
+    ModuleOp module, func::FuncOp func,
+    const llvm::StringMap<DispatchDescription> &descriptions) {
+  for (auto executable : module.getOps<flow::ExecutableOp>()) {
+    auto it = descriptions.find(executable.getSymName());
+    if (it != descriptions.end())
+      setDispatchDescription(executable, it->second);
+  }
+  func.walk([&](flow::DispatchOp dispatch) {
+    auto it = descriptions.find(dispatch.getExecutable().getRootReference());
+    if (it != descriptions.end())
+      setDispatchDescription(dispatch, it->second);
+  });
+}
+
 struct OutlineDispatchRegionsPass
     : public impl::OutlineDispatchRegionsPassBase<OutlineDispatchRegionsPass> {
   void runOnOperation() override {
@@ -89,12 +108,15 @@ struct OutlineDispatchRegionsPass
     for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
       SmallVector<flow::DispatchRegionOp> regions;
       func.walk([&](flow::DispatchRegionOp op) { regions.push_back(op); });
+      llvm::StringMap<DispatchDescription> descriptions;
       for (auto [index, region] : llvm::enumerate(regions)) {
         std::string name =
             (func.getSymName() + "_dispatch_" + Twine(index)).str();
+        descriptions[name] = describeDispatch(region.getBody().front());
         if (failed(outlineRegion(region, name, module, func)))
           return signalPassFailure();
       }
+      describeOutlinedDispatches(module, func, descriptions);
     }
   }
 };
