@@ -5,6 +5,7 @@
 
 #include "strata/hal/buffer_view.h"
 #include "strata/hal/device.h"
+#include "strata/tooling/dispatch_profile.h"
 #include "strata/tooling/flags.h"
 #include "strata/tooling/numpy_io.h"
 #include "strata/tooling/program_runner.h"
@@ -49,7 +50,9 @@ int Run(int argc, char **argv) {
   std::string trace;
   flags.AddString("trace", &trace,
                   "FILE.json: profile the call and write a Chrome trace "
-                  "(open in Perfetto) with one span per dispatch, queue "
+                  "(open in Perfetto) with one span per dispatch (named "
+                  "after the model ops it runs, e.g. "
+                  "conv2d_relu:/layer1/layer1.0/conv1/Conv), queue "
                   "operation and transfer command");
   std::vector<std::string> positional;
   Status status = flags.Parse(argc, argv, &positional);
@@ -68,7 +71,10 @@ int Run(int argc, char **argv) {
     return Fail(program.status());
   hal::Device &device = program->session->device();
   if (!trace.empty()) {
-    status = device.ProfilingBegin({.file_path = trace});
+    hal::ProfilingOptions profiling = tooling::ProfilingOptionsForSites(
+        tooling::ReadDispatchSites(program->function));
+    profiling.file_path = trace;
+    status = device.ProfilingBegin(profiling);
     if (!status.ok())
       return Fail(status);
   }

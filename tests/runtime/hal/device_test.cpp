@@ -438,6 +438,74 @@ TEST_P(DeviceProfilingTest, SpansForQueueOperationsCommandsAndDispatches) {
   std::remove(trace_path_.c_str());
 }
 
+// Dispatches of numbered call sites are named after them; every dispatch
+// reaches on_dispatch, also without a file.
+TEST_P(DeviceProfilingTest, DispatchSpansNamedAfterTheirCallSites) {
+  constexpr uint32_t kGridExport = 3;
+  auto grid_buffer = device_->allocator()->AllocateBuffer(
+      STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL, STRATA_HAL_BUFFER_USAGE_DEFAULT,
+      (8 + 2 * 3) * 4);
+  ASSERT_TRUE(grid_buffer.ok());
+  BufferBinding bindings[] = {{grid_buffer->get()}};
+  // Three dispatches of one export: sites 2, 1 and none.
+  auto run_dispatches = [&] {
+    auto command_buffer = device_->CreateCommandBuffer(
+        STRATA_HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
+        STRATA_HAL_COMMAND_CATEGORY_DISPATCH, kAny, 0);
+    ASSERT_TRUE(command_buffer.ok());
+    CommandBuffer &cb = **command_buffer;
+    for (uint32_t site : {2u, 1u, 0u})
+      ASSERT_TRUE(cb.Dispatch(executable_.get(), kGridExport, {1, 1, 1}, {},
+                              bindings, site)
+                      .ok());
+    ASSERT_TRUE(cb.Finalize().ok());
+    auto done = device_->CreateFence();
+    ASSERT_TRUE(done.ok());
+    CommandBuffer *list[] = {&cb};
+    ASSERT_TRUE(device_->QueueExecute(kAny, nullptr, done->get(), list).ok());
+    ASSERT_TRUE((*done)->Wait(Deadline::Infinite()).ok());
+  };
+
+  std::vector<std::pair<uint32_t, std::string>> seen;
+  ProfilingOptions options;
+  options.file_path = trace_path_;
+  options.dispatch_site_names = {"matmul:first", "conv2d_relu:second"};
+  options.on_dispatch = [&](const DispatchProfile &dispatch) {
+    EXPECT_GE(dispatch.duration_ns, 0);
+    seen.emplace_back(dispatch.site, std::string(dispatch.export_name));
+  };
+  ASSERT_TRUE(device_->ProfilingBegin(options).ok());
+  run_dispatches();
+  ASSERT_TRUE(device_->ProfilingEnd().ok());
+  std::vector<std::pair<uint32_t, std::string>> expected = {
+      {2, "grid"}, {1, "grid"}, {0, "grid"}};
+  EXPECT_EQ(seen, expected);
+  std::vector<std::string> names;
+  for (const testing::JsonValue &span : ReadSpans())
+    if (span.Find("cat")->string() == "dispatch") {
+      names.push_back(span.Find("name")->string());
+      const testing::JsonValue *site = span.Find("args")->Find("site");
+      EXPECT_EQ(site ? site->number() : 0,
+                names.back() == "conv2d_relu:second" ? 2
+                : names.back() == "matmul:first"     ? 1
+                                                     : 0);
+      if (site)
+        EXPECT_EQ(StringArg(span, "export"), "grid");
+    }
+  EXPECT_EQ(names, (std::vector<std::string>{"conv2d_relu:second",
+                                             "matmul:first", "grid"}));
+  std::remove(trace_path_.c_str());
+
+  // Only reported: nothing is written.
+  seen.clear();
+  options.file_path.clear();
+  ASSERT_TRUE(device_->ProfilingBegin(options).ok());
+  run_dispatches();
+  ASSERT_TRUE(device_->ProfilingEnd().ok());
+  EXPECT_EQ(seen, expected);
+  EXPECT_FALSE(ReadFileContents(trace_path_).ok());
+}
+
 INSTANTIATE_TEST_SUITE_P(Drivers, DeviceProfilingTest,
                          ::testing::Values("local-sync",
                                            "local-task?workers=2"),

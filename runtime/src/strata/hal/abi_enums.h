@@ -50,6 +50,12 @@ enum {
 #define STRATA_HAL_MAX_WORKGROUP_COUNT_PER_DIMENSION 65535u
 #define STRATA_HAL_MAX_WORKGROUPS_PER_DISPATCH (1u << 24)
 
+/* hal.command_buffer.dispatch flags: bits 32-63 number the dispatch's call
+ * site in its module (1 + its index in the module file's dispatch_sites;
+ * 0 = none), so profiles tell apart the call sites of one shared executable
+ * and name them; bits 0-31 are reserved (no flags are defined). */
+#define STRATA_HAL_DISPATCH_SITE_SHIFT 32
+
 /* Timeout in milliseconds for hal.fence.await; -1 waits forever. */
 #define STRATA_HAL_WAIT_FOREVER (-1)
 

@@ -129,7 +129,8 @@ Status CommandBuffer::UpdateBuffer(std::span<const uint8_t> source,
 Status CommandBuffer::Dispatch(Executable *executable, uint32_t export_ordinal,
                                WorkgroupCount workgroup_count,
                                std::span<const uint32_t> constants,
-                               std::span<const BufferBinding> bindings) {
+                               std::span<const BufferBinding> bindings,
+                               uint32_t site) {
   STRATA_RETURN_IF_ERROR(
       CheckRecording(STRATA_HAL_COMMAND_CATEGORY_DISPATCH, "dispatch"));
   if (!executable)
@@ -167,7 +168,7 @@ Status CommandBuffer::Dispatch(Executable *executable, uint32_t export_ordinal,
     resolved[i].length = *length;
   }
   return DispatchImpl(executable, export_ordinal, workgroup_count, constants,
-                      resolved);
+                      resolved, site);
 }
 
 Status CommandBuffer::Finalize() {

@@ -87,11 +87,12 @@ public:
   // have exactly the export's binding count; `constants` are the push
   // constants every workgroup sees. The counts must pass
   // ValidateWorkgroupCount; a zero count in any dimension makes the
-  // dispatch a no-op.
+  // dispatch a no-op. `site` numbers the program's call site for profiles
+  // (STRATA_HAL_DISPATCH_SITE_SHIFT in abi_enums.h; 0 = none).
   Status Dispatch(Executable *executable, uint32_t export_ordinal,
                   WorkgroupCount workgroup_count,
                   std::span<const uint32_t> constants,
-                  std::span<const BufferBinding> bindings);
+                  std::span<const BufferBinding> bindings, uint32_t site = 0);
 
   // Ends recording; no command may be added afterwards.
   Status Finalize();
@@ -118,7 +119,8 @@ protected:
   virtual Status DispatchImpl(Executable *executable, uint32_t export_ordinal,
                               WorkgroupCount workgroup_count,
                               std::span<const uint32_t> constants,
-                              std::span<ResolvedBinding> bindings) = 0;
+                              std::span<ResolvedBinding> bindings,
+                              uint32_t site) = 0;
   virtual Status FinalizeImpl() { return OkStatus(); }
 
 private:

@@ -44,10 +44,12 @@ Status DeferredCommandBuffer::UpdateBufferImpl(std::span<const uint8_t> source,
   return OkStatus();
 }
 
-Status DeferredCommandBuffer::DispatchImpl(
-    Executable *executable, uint32_t export_ordinal,
-    WorkgroupCount workgroup_count, std::span<const uint32_t> constants,
-    std::span<ResolvedBinding> bindings) {
+Status DeferredCommandBuffer::DispatchImpl(Executable *executable,
+                                           uint32_t export_ordinal,
+                                           WorkgroupCount workgroup_count,
+                                           std::span<const uint32_t> constants,
+                                           std::span<ResolvedBinding> bindings,
+                                           uint32_t site) {
   DispatchCommand command;
   command.executable = RefPtr<Executable>::Retain(executable);
   command.export_ordinal = export_ordinal;
@@ -56,6 +58,7 @@ Status DeferredCommandBuffer::DispatchImpl(
   command.bindings.reserve(bindings.size());
   for (ResolvedBinding &binding : bindings)
     command.bindings.push_back(std::move(binding));
+  command.site = site;
   commands_.emplace_back(std::move(command));
   return OkStatus();
 }

@@ -41,6 +41,8 @@ struct DispatchCommand {
   WorkgroupCount workgroup_count;
   std::vector<uint32_t> constants;
   std::vector<ResolvedBinding> bindings;
+  // The program's call site (CommandBuffer::Dispatch); 0 = none.
+  uint32_t site = 0;
 };
 
 using Command = std::variant<BarrierCommand, FillCommand, CopyCommand,
@@ -66,7 +68,8 @@ protected:
   Status DispatchImpl(Executable *executable, uint32_t export_ordinal,
                       WorkgroupCount workgroup_count,
                       std::span<const uint32_t> constants,
-                      std::span<ResolvedBinding> bindings) override;
+                      std::span<ResolvedBinding> bindings,
+                      uint32_t site) override;
 
 private:
   using CommandBuffer::CommandBuffer;

@@ -6,9 +6,11 @@
 #define STRATA_HAL_DEVICE_H_
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "strata/base/ref_ptr.h"
 #include "strata/base/status.h"
@@ -20,9 +22,27 @@
 
 namespace strata::hal {
 
+// One dispatch a profiling capture saw (ProfilingOptions::on_dispatch).
+struct DispatchProfile {
+  std::string_view executable;
+  std::string_view export_name;
+  // The program's call site (CommandBuffer::Dispatch); 0 = none.
+  uint32_t site = 0;
+  int64_t duration_ns = 0;
+};
+
 struct ProfilingOptions {
-  // Where the capture is written (local devices: Chrome-trace JSON).
+  // Where the capture is written (local devices: Chrome-trace JSON). May be
+  // empty when `on_dispatch` is set: the capture then only reports
+  // dispatches.
   std::string file_path;
+  // Display names of the program's dispatch sites, site N at index N - 1
+  // (the tools read them from the module file's dispatch_sites): a
+  // dispatch's span is named after its site, or else after its export.
+  std::vector<std::string> dispatch_site_names;
+  // Called after each dispatch ran, one call at a time (from whichever
+  // thread ran it); the views are valid during the call only.
+  std::function<void(const DispatchProfile &)> on_dispatch;
 };
 
 class Device : public RefObject {

@@ -177,6 +177,20 @@ void WriteHeader(const BytecodeModule &module, std::ostream &os) {
       os << "      " << key << " = \"" << value << "\"\n";
   }
 
+  // Call sites of executables, numbered as the dispatch flags carry them.
+  if (const auto *sites = def.dispatch_sites()) {
+    os << "dispatch sites: " << sites->size() << "\n";
+    for (uint32_t i = 0; i < sites->size(); ++i) {
+      const schema::DispatchSiteDef *site = sites->Get(i);
+      os << "  [" << i + 1 << "] " << site->name()->str();
+      if (site->executable())
+        os << " -> " << site->executable()->str();
+      if (site->flops())
+        os << ", " << site->flops() << " FLOP";
+      os << "\n";
+    }
+  }
+
   os << "rodata: " << module.rodata_count() << "\n";
   for (uint32_t i = 0; i < module.rodata_count(); ++i) {
     const schema::RodataDef *segment = def.rodata()->Get(i);

@@ -11,13 +11,16 @@
 //     buffers over module rodata;
 //   - dispatches are recorded into one command buffer with an execution
 //     barrier between commands, submitted once and awaited before the
-//     results are wrapped into buffer views.
+//     results are wrapped into buffer views; each dispatch is a numbered
+//     call site (its number in the dispatch flags, for profiles) listed in
+//     the module's `strata.dispatch_sites` with its name and FLOP count.
 // The original tensor types are kept as `strata.abi.arguments/results` for
 // reflection in the module file, and the slab size as
 // `strata.transient_bytes`.
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/DispatchCreation/DispatchNames.h"
 #include "strata/compiler/HostConversion/TransientPlanner.h"
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Utils/ElementTypes.h"
@@ -50,8 +53,9 @@ struct Storage {
 
 class HostFunctionConverter {
 public:
-  HostFunctionConverter(func::FuncOp func)
-      : func(func), builder(func.getContext()) {}
+  // `sites` collects the module's dispatch sites (kDispatchSitesAttr).
+  HostFunctionConverter(func::FuncOp func, SmallVectorImpl<Attribute> &sites)
+      : func(func), builder(func.getContext()), sites(sites) {}
 
   LogicalResult convert();
 
@@ -70,6 +74,8 @@ private:
   LogicalResult checkAbiType(Type type, StringRef what, unsigned index);
   void convertArguments();
   LogicalResult convertDispatch(flow::DispatchOp dispatch);
+  // Lists the dispatch as the module's next call site; its site number.
+  uint32_t recordDispatchSite(flow::DispatchOp dispatch);
   LogicalResult convertConstant(arith::ConstantOp constant);
   LogicalResult convertLargeSplat(arith::ConstantOp constant,
                                   DenseElementsAttr value);
@@ -86,6 +92,7 @@ private:
 
   func::FuncOp func;
   OpBuilder builder;
+  SmallVectorImpl<Attribute> &sites;
   std::optional<Location> currentLoc;
   Value device, allocator, commandBuffer, slab;
   TransientPlan plan;
@@ -298,6 +305,18 @@ LogicalResult HostFunctionConverter::convertReshape(Operation *reshape) {
   return success();
 }
 
+uint32_t HostFunctionConverter::recordDispatchSite(flow::DispatchOp dispatch) {
+  StringAttr executable = dispatch.getExecutable().getRootReference();
+  auto name = dispatch->getAttrOfType<StringAttr>(kDispatchNameAttr);
+  SmallVector<NamedAttribute> fields = {
+      builder.getNamedAttr("name", name ? name : executable),
+      builder.getNamedAttr("executable", executable)};
+  if (auto flops = dispatch->getAttrOfType<IntegerAttr>(kDispatchFlopsAttr))
+    fields.push_back(builder.getNamedAttr("flops", flops));
+  sites.push_back(builder.getDictionaryAttr(fields));
+  return uint32_t(sites.size());
+}
+
 LogicalResult
 HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
   createCommandBuffer();
@@ -334,8 +353,9 @@ HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
   hal::CommandBufferDispatchOp::create(
       builder, loc(), commandBuffer, executable, constI32(0),
       constI32(workgroups[0]), constI32(workgroups[1]), constI32(workgroups[2]),
-      constI64(0), ValueRange{}, bindingBuffers, bindingOffsets,
-      bindingLengths);
+      constI64(int64_t(recordDispatchSite(dispatch))
+               << STRATA_HAL_DISPATCH_SITE_SHIFT),
+      ValueRange{}, bindingBuffers, bindingOffsets, bindingLengths);
   // Later ops still use the results; erased once the function is done.
   deadOps.push_back(dispatch);
   return success();
@@ -399,6 +419,7 @@ LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
 struct ConvertToHostProgramPass
     : public impl::ConvertToHostProgramPassBase<ConvertToHostProgramPass> {
   void runOnOperation() override {
+    SmallVector<Attribute> sites;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
@@ -406,9 +427,12 @@ struct ConvertToHostProgramPass
         func.emitOpError("private host functions are not supported yet");
         return signalPassFailure();
       }
-      if (failed(HostFunctionConverter(func).convert()))
+      if (failed(HostFunctionConverter(func, sites).convert()))
         return signalPassFailure();
     }
+    if (!sites.empty())
+      getOperation()->setAttr(kDispatchSitesAttr,
+                              ArrayAttr::get(&getContext(), sites));
   }
 };
 

@@ -1,6 +1,7 @@
 //===- ModuleWriter.cpp ---------------------------------------------------===//
 #include "strata/compiler/Serialization/ModuleWriter.h"
 
+#include "strata/compiler/DispatchCreation/DispatchNames.h"
 #include "strata/compiler/Serialization/BytecodeEncoder.h"
 #include "strata/compiler/Utils/ElementTypes.h"
 #include "strata/schema/module_generated.h"
@@ -54,6 +55,28 @@ writeTensorTypes(flatbuffers::FlatBufferBuilder &fbb, Attribute attr) {
         getElementTypeValue(tensorType.getElementType()).value_or(0)));
   }
   return fbb.CreateVector(types);
+}
+
+// The call sites the host program numbered (kDispatchSitesAttr), in order.
+FailureOr<std::vector<flatbuffers::Offset<fb::DispatchSiteDef>>>
+writeDispatchSites(flatbuffers::FlatBufferBuilder &fbb, vm::ModuleOp module) {
+  std::vector<flatbuffers::Offset<fb::DispatchSiteDef>> defs;
+  auto sites = module->getAttrOfType<ArrayAttr>(kDispatchSitesAttr);
+  if (!sites)
+    return defs;
+  for (Attribute site : sites) {
+    auto fields = dyn_cast<DictionaryAttr>(site);
+    auto name = fields ? fields.getAs<StringAttr>("name") : StringAttr();
+    if (!name)
+      return module.emitOpError("has a dispatch site without a name: ") << site;
+    auto executable = fields.getAs<StringAttr>("executable");
+    auto flops = fields.getAs<IntegerAttr>("flops");
+    defs.push_back(fb::CreateDispatchSiteDef(
+        fbb, fbb.CreateString(name.str()),
+        executable ? fbb.CreateString(executable.str()) : 0,
+        flops && flops.getInt() > 0 ? uint64_t(flops.getInt()) : 0));
+  }
+  return defs;
 }
 
 } // namespace
@@ -176,6 +199,10 @@ LogicalResult writeModuleFile(vm::ModuleOp module, llvm::raw_ostream &os) {
         attrs.empty() ? 0 : fbb.CreateVector(attrs)));
   }
 
+  auto dispatchSites = writeDispatchSites(fbb, module);
+  if (failed(dispatchSites))
+    return failure();
+
   auto moduleDef = fb::CreateModuleDef(
       fbb, fbb.CreateString(module.getSymName().str()), module.getVersion(),
       ::strata::vm::kSchemaVersion, ::strata::vm::kBytecodeVersion,
@@ -183,7 +210,8 @@ LogicalResult writeModuleFile(vm::ModuleOp module, llvm::raw_ostream &os) {
       fbb.CreateVector(exportDefs), fbb.CreateVector(functionDefs),
       fbb.CreateVector(rodataDefs), /*global_i32_count=*/0,
       /*global_i64_count=*/0, /*global_f32_count=*/0, /*global_f64_count=*/0,
-      refGlobalCount, bytecodeVector);
+      refGlobalCount, bytecodeVector, /*source_files=*/0,
+      dispatchSites->empty() ? 0 : fbb.CreateVector(*dispatchSites));
   fb::FinishSizePrefixedModuleDefBuffer(fbb, moduleDef);
   os.write(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
            fbb.GetSize());

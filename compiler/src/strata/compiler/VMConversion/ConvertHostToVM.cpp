@@ -6,12 +6,15 @@
 //     operand groups become variadic segments;
 //   - each hal.executable.binary becomes rodata (format and binary) plus a
 //     ref global that `__init` fills with hal.executable.create;
-//   - func.func / arith.constant / func.return become vm ops.
+//   - func.func / arith.constant / func.return become vm ops;
+//   - the host module's dispatch sites move to the vm.module for the module
+//     file.
 // Host functions are straight-line so far (ConvertToHostProgram guarantees
 // one block), so this is a direct op-by-op translation.
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/DispatchCreation/DispatchNames.h"
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Utils/ElementTypes.h"
 #include "strata/compiler/VMConversion/HALImportTable.h"
@@ -57,6 +60,8 @@ public:
     builder.setInsertionPointToStart(&vmModule.getBody().front());
     vm::DependencyOp::create(builder, root.getLoc(), "hal",
                              STRATA_HAL_MODULE_VERSION);
+    if (Attribute sites = root->getAttr(kDispatchSitesAttr))
+      vmModule->setAttr(kDispatchSitesAttr, sites);
   }
 
   LogicalResult run();

@@ -77,7 +77,7 @@ public:
   // Spans of dispatches, queue operations and transfer commands in a
   // Chrome-trace JSON file (local_profiler.h).
   Status ProfilingBegin(const ProfilingOptions &options) override {
-    return profiler_.Begin(options.file_path);
+    return profiler_.Begin(options);
   }
   Status ProfilingFlush() override { return profiler_.Flush(); }
   Status ProfilingEnd() override { return profiler_.End(); }

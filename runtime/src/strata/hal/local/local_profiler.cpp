@@ -34,15 +34,18 @@ std::string Microseconds(int64_t ns) {
 
 } // namespace
 
-Status LocalProfiler::Begin(std::string path) {
-  if (path.empty())
+Status LocalProfiler::Begin(ProfilingOptions options) {
+  if (options.file_path.empty() && !options.on_dispatch)
     return InvalidArgumentError("profiling needs a file to write the trace "
                                 "to");
   std::lock_guard<std::mutex> lock(mutex_);
   if (active_.load())
     return FailedPreconditionError("a profiling capture to '", path_,
                                    "' is already running");
-  path_ = std::move(path);
+  path_ = std::move(options.file_path);
+  site_names_ = std::move(options.dispatch_site_names);
+  on_dispatch_ = std::move(options.on_dispatch);
+  keep_spans_.store(!path_.empty(), std::memory_order_relaxed);
   events_.clear();
   threads_.clear();
   origin_ns_ = NowNs();
@@ -52,7 +55,7 @@ Status LocalProfiler::Begin(std::string path) {
 
 Status LocalProfiler::Flush() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!active_.load())
+  if (!active_.load() || path_.empty())
     return OkStatus();
   return WriteLocked();
 }
@@ -62,9 +65,11 @@ Status LocalProfiler::End() {
   if (!active_.load())
     return OkStatus();
   active_.store(false, std::memory_order_release);
-  Status status = WriteLocked();
+  Status status = path_.empty() ? OkStatus() : WriteLocked();
   events_.clear();
   threads_.clear();
+  site_names_.clear();
+  on_dispatch_ = nullptr;
   return status;
 }
 
@@ -81,6 +86,8 @@ void LocalProfiler::RecordSpan(std::string_view category, std::string_view name,
                                int64_t start_ns, int64_t end_ns,
                                const Status &status) {
   if (!is_active())
+    return;
+  if (!keep_spans_.load(std::memory_order_relaxed))
     return;
   // Rendered outside the lock: spans may come from several threads.
   std::string rendered;
@@ -110,13 +117,38 @@ void LocalProfiler::RecordSpan(std::string_view category, std::string_view name,
 }
 
 void LocalProfiler::RecordDispatch(std::string_view export_name,
-                                   std::string_view executable_name, uint32_t x,
-                                   uint32_t y, uint32_t z, int64_t start_ns,
+                                   std::string_view executable_name,
+                                   uint32_t site, uint32_t x, uint32_t y,
+                                   uint32_t z, int64_t start_ns,
                                    int64_t end_ns) {
+  if (!is_active())
+    return;
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!active_.load())
+      return;
+    if (on_dispatch_)
+      on_dispatch_(DispatchProfile{executable_name, export_name, site,
+                                   end_ns - start_ns});
+    if (!keep_spans_.load(std::memory_order_relaxed))
+      return;
+    name = site > 0 && site <= site_names_.size() ? site_names_[site - 1]
+                                                  : std::string(export_name);
+  }
   std::string count = StrCat(x, "x", y, "x", z);
-  RecordSpan("dispatch", export_name,
+  if (site == 0) {
+    RecordSpan("dispatch", name,
+               {{"workgroup_count", std::string_view(count)},
+                {"executable", executable_name}},
+               start_ns, end_ns);
+    return;
+  }
+  RecordSpan("dispatch", name,
              {{"workgroup_count", std::string_view(count)},
-              {"executable", executable_name}},
+              {"executable", executable_name},
+              {"export", export_name},
+              {"site", uint64_t(site)}},
              start_ns, end_ns);
 }
 

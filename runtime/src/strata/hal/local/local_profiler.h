@@ -17,7 +17,10 @@
 // queue_write, queue_execute, queue_flush: the work after the wait fence was
 // reached, not the wait), "command" (fill_buffer, copy_buffer,
 // update_buffer inside a queue_execute), "dispatch" (one per dispatch, named
-// after its executable export). A span whose work failed has an "error"
+// after its call site when ProfilingOptions names the program's sites, as
+// "conv2d_relu:/layer1/layer1.0/conv1/Conv", else after its executable
+// export; args "site" and "export" then say which call site of which
+// export ran). A span whose work failed has an "error"
 // argument with the status code. Timestamps are microseconds since the
 // capture began; tid numbers the threads that recorded spans (named in
 // "thread_name" metadata events). Thread-safe: spans record from any thread.
@@ -36,6 +39,7 @@
 
 #include "strata/base/status.h"
 #include "strata/base/wait.h"
+#include "strata/hal/device.h"
 
 namespace strata::hal {
 
@@ -47,9 +51,10 @@ struct TraceArg {
 
 class LocalProfiler {
 public:
-  // Starts a capture written to `path` (FAILED_PRECONDITION when one is
-  // already running).
-  Status Begin(std::string path);
+  // Starts a capture written to `options.file_path` and/or reported to
+  // `options.on_dispatch` (FAILED_PRECONDITION when one is already
+  // running, INVALID_ARGUMENT with neither).
+  Status Begin(ProfilingOptions options);
   // Writes what was captured so far (the whole file, valid JSON).
   Status Flush();
   // Writes the file and stops capturing.
@@ -64,10 +69,12 @@ public:
                   std::initializer_list<TraceArg> args, int64_t start_ns,
                   int64_t end_ns, const Status &status = OkStatus());
 
-  // Records one dispatch (category "dispatch", named after the export).
+  // Records one dispatch of call site `site` (0 = none): category
+  // "dispatch", named after the site or else the export.
   void RecordDispatch(std::string_view export_name,
-                      std::string_view executable_name, uint32_t x, uint32_t y,
-                      uint32_t z, int64_t start_ns, int64_t end_ns);
+                      std::string_view executable_name, uint32_t site,
+                      uint32_t x, uint32_t y, uint32_t z, int64_t start_ns,
+                      int64_t end_ns);
 
   // Runs `work` (returning Status) and, while capturing, records it as a
   // span. Costs one atomic load when not capturing.
@@ -96,8 +103,14 @@ private:
   uint32_t ThreadIndexLocked(std::thread::id id);
 
   std::atomic<bool> active_{false};
+  // Whether spans are kept for a file (false: dispatches are only
+  // reported to on_dispatch_).
+  std::atomic<bool> keep_spans_{false};
   std::mutex mutex_;
+  // Empty: nothing is written, spans are not kept.
   std::string path_;
+  std::vector<std::string> site_names_;
+  std::function<void(const DispatchProfile &)> on_dispatch_;
   int64_t origin_ns_ = 0;
   std::vector<Event> events_;
   std::vector<std::thread::id> threads_;

@@ -105,8 +105,8 @@ Status ReplayDispatch(const DispatchCommand &command,
   Status status =
       grid_runner.RunGrid(*executable, command.export_ordinal, dispatch);
   profiler->RecordDispatch(executable->export_name(command.export_ordinal),
-                           executable->name(), count.x, count.y, count.z,
-                           start_ns, NowNs());
+                           executable->name(), command.site, count.x, count.y,
+                           count.z, start_ns, NowNs());
   return status;
 }
 

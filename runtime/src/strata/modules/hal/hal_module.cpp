@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "strata/base/checked_math.h"
+#include "strata/hal/abi_enums.h"
 #include "strata/hal/api.h"
 #include "strata/vm/byte_buffer.h"
 #include "strata/vm/call_contract.h"
@@ -488,7 +489,9 @@ Status CommandBufferDispatch(Call &call) {
                           call.NonNegativeI32("workgroup count y"));
   STRATA_ASSIGN_OR_RETURN(workgroup_count.z,
                           call.NonNegativeI32("workgroup count z"));
-  call.I64(); // Dispatch flags: none are defined.
+  // Dispatch flags: only the call site is defined (abi_enums.h).
+  uint32_t site =
+      uint32_t(uint64_t(call.I64()) >> STRATA_HAL_DISPATCH_SITE_SHIFT);
 
   size_t constant_count = call.SegmentCount();
   std::vector<uint32_t> constants(constant_count);
@@ -508,7 +511,7 @@ Status CommandBufferDispatch(Call &call) {
   }
   return command_buffer
       ->Dispatch(executable, export_ordinal, workgroup_count, constants,
-                 bindings)
+                 bindings, site)
       .Annotate(call.function());
 }
 
