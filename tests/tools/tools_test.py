@@ -22,6 +22,85 @@ def dispatch_spans(result, trace):
     return [e for e in events if e.get("ph") == "X" and e.get("cat") == "dispatch"]
 
 
+def make_named_mlp(path):
+    """An ONNX MLP with named nodes: /fc1/Gemm + /act1/Relu and /fc2/Gemm +
+    /act2/Relu (same shapes: one shared executable), /head/Gemm + an
+    unnamed Sigmoid."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+               for name, shape in [("w1", [16, 16]), ("b1", [16]), ("w2", [16, 16]),
+                                   ("b2", [16]), ("w3", [16, 4]), ("b3", [4])]]
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h1"], name="/fc1/Gemm"),
+        helper.make_node("Relu", ["h1"], ["a1"], name="/act1/Relu"),
+        helper.make_node("Gemm", ["a1", "w2", "b2"], ["h2"], name="/fc2/Gemm"),
+        helper.make_node("Relu", ["h2"], ["a2"], name="/act2/Relu"),
+        helper.make_node("Gemm", ["a2", "w3", "b3"], ["h3"], name="/head/Gemm"),
+        helper.make_node("Sigmoid", ["h3"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "named_mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], weights)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def check_dispatch_names(tmp, compile_, run_, bench, dump):
+    """Dispatches are named after the model ops they run, with the ONNX node
+    of their root, in strata-dump, in traces and in strata-bench
+    --per-dispatch; two call sites of one shared executable stay apart."""
+    names = ["matmul_relu:/fc1/Gemm", "matmul_relu:/fc2/Gemm", "matmul_sigmoid:/head/Gemm"]
+    model, module = os.path.join(tmp, "named_mlp.onnx"), os.path.join(tmp, "named_mlp.smod")
+    make_named_mlp(model)
+    r = run([compile_, model, "-o", module])
+    expect(r.returncode == 0, "strata-compile the named MLP", r)
+    r = run([dump, "--no-bytecode", module])
+    sites = [line.split("] ", 1)[1] for line in r.stdout.splitlines()
+             if line.startswith("  [") and " -> main_dispatch_" in line]
+    expect(r.returncode == 0 and "dispatch sites: 3" in r.stdout and
+           [site.split(" -> ")[0] for site in sites] == names and
+           sites[0].split(" -> ")[1] == sites[1].split(" -> ")[1] == "main_dispatch_0, 512 FLOP",
+           "strata-dump lists each call site with its name, executable and FLOPs", r)
+
+    call = [f"--module={module}", "--function=main", "--input=1x16xf32=0.5"]
+    for device in ["local-sync", "local-task?workers=2"]:
+        trace = os.path.join(tmp, "named_trace.json")
+        r = run([run_, f"--device={device}", f"--trace={trace}"] + call)
+        spans = dispatch_spans(r, trace) or []
+        expect([e["name"] for e in spans] == names and
+               [e["args"]["site"] for e in spans] == [1, 2, 3],
+               f"strata-run --trace on {device} names spans after the nodes: "
+               f"{[e['name'] for e in spans]}", r)
+    trace = os.path.join(tmp, "named_bench_trace.json")
+    r = run([bench, "--iterations=2", f"--trace={trace}"] + call)
+    spans = dispatch_spans(r, trace) or []
+    expect([e["name"] for e in spans] == names, "strata-bench --trace names spans after the nodes", r)
+
+    r = run([bench, "--iterations=20", "--per-dispatch"] + call)
+    lines = r.stdout.splitlines()
+    header = next((i for i, line in enumerate(lines) if line.split()[-2:] == ["GFLOP/s", "dispatch"]), None)
+    rows = [line.split() for line in lines[header + 1:header + 4]] if header is not None else []
+    ok = r.returncode == 0 and len(rows) == 3 and lines[header + 4].strip().startswith("dispatches")
+    ok = ok and sorted(row[-1] for row in rows) == names
+    # site, calls per call, mean us, total ms, share, GFLOP/s, name.
+    ok = ok and all(len(row) == 7 and row[1] == "1" and row[4].endswith("%") and
+                    float(row[5]) > 0 for row in rows)
+    expect(ok, "strata-bench --per-dispatch prints a row per call site with GFLOP/s", r)
+    r = run([bench, "--iterations=20", "--per-dispatch", "--json"] + call)
+    ok = r.returncode == 0
+    if ok:
+        stats = json.loads(r.stdout)
+        rows = stats["dispatches"]
+        ok = (sorted(row["name"] for row in rows) == names and
+              sorted(row["site"] for row in rows) == [1, 2, 3] and
+              all(row["calls_per_iteration"] == 1 and row["gflops"] > 0 and 0 < row["share"] < 1
+                  for row in rows) and stats["profiled_call_ms"] > 0)
+    expect(ok, "strata-bench --per-dispatch --json", r)
+    r = run([bench, "--help"])
+    expect(r.returncode == 0 and "--per-dispatch" in r.stdout, "strata-bench --help lists --per-dispatch", r)
+
+
 def run(args, stdin=None):
     return subprocess.run(args, capture_output=True, text=stdin is None or isinstance(stdin, str),
                           input=stdin, timeout=120)
@@ -163,8 +242,8 @@ def main():
         expect_error(run(call + good_inputs + ["--workers=2"]),
                      "unknown device option 'workers'", "--workers on local-sync")
 
-        # --trace: a Chrome trace with one span per dispatch, named after the
-        # executable export, on both local drivers.
+        # --trace: a Chrome trace with one span per dispatch, named after its
+        # call site (listed by strata-dump), on both local drivers.
         hundred = os.path.join(tmp, "hundred_ops.smod")
         r = run([compile_, os.path.join(args.source_dir, "tests/e2e/cases/hundred_ops.mlir"),
                  "-o", hundred])
@@ -219,6 +298,7 @@ def main():
         if ok:
             ok = len(spans) == dispatch_sites and all(e["name"] in disassembly for e in spans)
         expect(ok, f"strata-bench --trace: {len(spans)} spans for {dispatch_sites} dispatches", r)
+        check_dispatch_names(tmp, compile_, run_, bench, dump)
         expect_error(run([bench, f"--module={module}", "--function=simple_mul", "--iterations=1",
                           "--trace=/nonexistent/dir/t.json"] + good_inputs),
                      "/nonexistent/dir/t.json", "strata-bench --trace to an unwritable path")

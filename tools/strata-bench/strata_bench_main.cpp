@@ -1,10 +1,12 @@
-// strata-bench: calls one function repeatedly and reports latency.
+// strata-bench: calls one function repeatedly and reports latency, and with
+// --per-dispatch where the time of a call goes, dispatch by dispatch.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 
 #include "strata/hal/device.h"
+#include "strata/tooling/dispatch_profile.h"
 #include "strata/tooling/flags.h"
 #include "strata/tooling/program_runner.h"
 #include "strata/tooling/terminal.h"
@@ -37,7 +39,15 @@ int Run(int argc, char **argv) {
   std::string trace;
   flags.AddString("trace", &trace,
                   "FILE.json: after the timed calls, profile one more (warm) "
-                  "call and write a Chrome trace with one span per dispatch");
+                  "call and write a Chrome trace with one span per dispatch "
+                  "(named after the model ops it runs)");
+  bool per_dispatch = false;
+  flags.AddBool("per-dispatch", &per_dispatch,
+                "after the timed calls, profile as many more and print a "
+                "table with a row per dispatch call site (calls per call, "
+                "mean time, total ms per call, share of the call, GFLOP/s "
+                "where the compiler counted the FLOPs), the most time "
+                "first");
   std::vector<std::string> positional;
   Status status = flags.Parse(argc, argv, &positional);
   if (flags.help_requested()) {
@@ -85,9 +95,13 @@ int Run(int argc, char **argv) {
   // Profiled apart from the timed calls: profiling has its own cost, and a
   // warm call shows where time goes in steady state (a first call's spans
   // include page faults on fresh buffers).
+  std::vector<tooling::DispatchSite> sites =
+      tooling::ReadDispatchSites(program->function);
+  hal::Device &device = program->session->device();
   if (!trace.empty()) {
-    hal::Device &device = program->session->device();
-    status = device.ProfilingBegin({.file_path = trace});
+    hal::ProfilingOptions profiling = tooling::ProfilingOptionsForSites(sites);
+    profiling.file_path = trace;
+    status = device.ProfilingBegin(profiling);
     if (!status.ok())
       return Fail(status);
     status =
@@ -98,8 +112,35 @@ int Run(int argc, char **argv) {
     if (!status.ok())
       return Fail(status);
   }
+  std::vector<tooling::DispatchTimes::Row> dispatch_rows;
+  double profiled_call_ms = 0;
+  if (per_dispatch) {
+    tooling::DispatchTimes times;
+    hal::ProfilingOptions profiling = tooling::ProfilingOptionsForSites(sites);
+    profiling.on_dispatch = [&times](const hal::DispatchProfile &dispatch) {
+      times.Record(dispatch);
+    };
+    status = device.ProfilingBegin(profiling);
+    if (!status.ok())
+      return Fail(status);
+    for (int64_t i = 0; i < iterations && status.ok(); ++i) {
+      auto start = std::chrono::steady_clock::now();
+      status =
+          program->session->Call(program->function, program->inputs, &results);
+      profiled_call_ms += std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - start)
+                              .count() /
+                          double(iterations);
+    }
+    Status ended = device.ProfilingEnd();
+    if (status.ok())
+      status = ended;
+    if (!status.ok())
+      return Fail(status);
+    dispatch_rows = times.Rows(sites);
+  }
   std::sort(millis.begin(), millis.end());
-  std::string device = tooling::DeviceUri(options);
+  std::string device_uri = tooling::DeviceUri(options);
   double mean = 0;
   for (double ms : millis)
     mean += ms / double(millis.size());
@@ -108,19 +149,30 @@ int Run(int argc, char **argv) {
     std::printf("{\"function\": \"%s\", \"device\": \"%s\", \"iterations\": "
                 "%lld, \"min_ms\": %.6f, \"median_ms\": %.6f, \"p90_ms\": "
                 "%.6f, \"mean_ms\": %.6f, \"max_ms\": %.6f, "
-                "\"allocations_per_call\": %.3f}\n",
-                name.c_str(), device.c_str(), (long long)iterations,
+                "\"allocations_per_call\": %.3f",
+                name.c_str(), device_uri.c_str(), (long long)iterations,
                 millis.front(), Percentile(millis, 0.5),
                 Percentile(millis, 0.9), mean, millis.back(),
                 allocations_per_call);
+    if (per_dispatch)
+      std::printf(", \"profiled_call_ms\": %.6f, \"dispatches\": %s",
+                  profiled_call_ms,
+                  tooling::FormatDispatchJson(dispatch_rows, iterations,
+                                              profiled_call_ms)
+                      .c_str());
+    std::printf("}\n");
   } else {
     std::printf("%s on %s: %lld calls\n  min    %10.4f ms\n  median %10.4f "
                 "ms\n  p90    %10.4f ms\n  mean   %10.4f ms\n  max    %10.4f "
                 "ms\n  allocations per call %.3f\n",
-                name.c_str(), device.c_str(), (long long)iterations,
+                name.c_str(), device_uri.c_str(), (long long)iterations,
                 millis.front(), Percentile(millis, 0.5),
                 Percentile(millis, 0.9), mean, millis.back(),
                 allocations_per_call);
+    if (per_dispatch)
+      std::printf("%s", tooling::FormatDispatchTable(dispatch_rows, iterations,
+                                                     profiled_call_ms)
+                            .c_str());
   }
   return 0;
 }
