@@ -100,6 +100,19 @@ def ConvertToHostProgramPass : Pass<"strata-convert-to-host-program",
                            "::mlir::arith::ArithDialect"];
 }
 
+def EpiloguesInPlacePass
+    : Pass<"strata-epilogues-in-place", "mlir::func::FuncOp"> {
+  let summary = "Lets elementwise epilogues overwrite the value they read";
+  let description = [{
+    An all-parallel linalg.generic whose init it never reads takes as its
+    init an input of the same type and indexing that a linalg op of the
+    same block produces for it alone. Bufferized, the producer and its
+    epilogue then share one buffer (the dispatch's output, after
+    empty-tensor elimination) instead of a temporary per tile.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def ConvertMemRefCopyToLinalgPass
     : Pass<"strata-memref-copy-to-linalg", "mlir::func::FuncOp"> {
   let summary = "Rewrites memref.copy as linalg.copy so it lowers to loops";

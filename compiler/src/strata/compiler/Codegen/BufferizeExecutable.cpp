@@ -27,7 +27,7 @@ constexpr const char *kPrepareBufferizationPipeline =
     // (All named ops are generalized for now; per-op-class strategies will
     // keep matmuls and convolutions named.)
     "func.func(linalg-generalize-named-ops,"
-    "strata-fuse-elementwise-ops),canonicalize,"
+    "strata-fuse-elementwise-ops,strata-epilogues-in-place),canonicalize,"
     "eliminate-empty-tensors";
 
 constexpr const char *kBufferizePipeline =
