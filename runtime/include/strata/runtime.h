@@ -110,7 +110,9 @@ strata_status_t strata_instance_create(strata_instance_t **out_instance);
 void strata_instance_release(strata_instance_t *instance);
 
 /* A device by driver name or URI: "local-sync", "local-task",
- * "local-task://0?workers=4&loader=system". */
+ * "local-task://0?workers=4&loader=system". local-task options: workers (0 =
+ * one per core), spin_us (how long idle pool threads spin for the next
+ * dispatch before sleeping; default 100, 0 = sleep at once), loader. */
 strata_status_t strata_device_create(strata_instance_t *instance,
                                      const char *uri,
                                      strata_device_t **out_device);

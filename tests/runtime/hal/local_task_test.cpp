@@ -109,6 +109,10 @@ TEST(LocalTaskOptionsTest, BadOptionsAreNamedErrors) {
       {"local-task?workers=abc", StatusCode::kInvalidArgument, "'abc'"},
       {"local-task?workers=-1", StatusCode::kInvalidArgument, "workers"},
       {"local-task?workers=100000", StatusCode::kInvalidArgument, "workers"},
+      {"local-task?spin_us=20000", StatusCode::kInvalidArgument, "spin_us"},
+      {"local-task?spin_us=x", StatusCode::kInvalidArgument, "'x'"},
+      {"local-sync?spin_us=10", StatusCode::kInvalidArgument,
+       "unknown device option 'spin_us'"},
       {"local-task?threads=2", StatusCode::kInvalidArgument,
        "unknown device option 'threads'"},
       {"local-task?workers", StatusCode::kInvalidArgument, "needs a value"},
@@ -126,10 +130,14 @@ TEST(LocalTaskOptionsTest, BadOptionsAreNamedErrors) {
   }
 }
 
-class LocalTaskGridTest : public ::testing::TestWithParam<uint32_t> {
+// (workers, microseconds idle threads spin before sleeping): both the
+// sleeping and the spinning hand-offs.
+class LocalTaskGridTest
+    : public ::testing::TestWithParam<std::pair<uint32_t, uint32_t>> {
 protected:
   void SetUp() override {
-    device_ = CreateDevice(StrCat("local-task?workers=", GetParam()));
+    device_ = CreateDevice(StrCat("local-task?workers=", GetParam().first,
+                                  "&spin_us=", GetParam().second));
     ASSERT_TRUE(device_);
     std::vector<uint8_t> bytes = ReadFile(HAL_TEST_LIBRARY_PATH);
     auto executable = device_->CreateExecutable(
@@ -177,7 +185,7 @@ TEST_P(LocalTaskGridTest, ProcessorIdsAreInRange) {
   // One submitter: pool threads are 0..N-2 and the caller is N-1.
   for (uint32_t id_plus_one : Read<uint32_t>(*out)) {
     ASSERT_GE(id_plus_one, 1u);
-    ASSERT_LE(id_plus_one, GetParam());
+    ASSERT_LE(id_plus_one, GetParam().first);
   }
 }
 
@@ -248,11 +256,15 @@ TEST_P(LocalTaskGridTest, ConcurrentSubmittersShareThePool) {
     EXPECT_EQ(failures[t], 0) << "thread " << t;
 }
 
-INSTANTIATE_TEST_SUITE_P(Workers, LocalTaskGridTest,
-                         ::testing::Values(1u, 2u, 3u, 8u),
-                         [](const auto &info) {
-                           return StrCat("workers", info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Workers, LocalTaskGridTest,
+    ::testing::Values(std::pair(1u, 100u), std::pair(2u, 100u),
+                      std::pair(3u, 100u), std::pair(8u, 100u),
+                      std::pair(2u, 0u), std::pair(3u, 0u),
+                      std::pair(3u, 5000u)),
+    [](const auto &info) {
+      return StrCat("workers", info.param.first, "_spin", info.param.second);
+    });
 
 TEST(LocalTaskTest, DeviceDestroyedWhileIdleJoinsWorkers) {
   for (int i = 0; i < 20; ++i)

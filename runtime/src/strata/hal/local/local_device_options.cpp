@@ -27,6 +27,23 @@ Result<uint32_t> ParseWorkerCount(std::string_view value) {
   return count;
 }
 
+// Spinning longer than this is never worth it: a sleeping thread wakes in
+// far less.
+constexpr uint32_t kMaxSpinMicroseconds = 10000;
+
+Result<uint32_t> ParseSpinMicroseconds(std::string_view value) {
+  uint32_t microseconds = 0;
+  auto [end, error] =
+      std::from_chars(value.data(), value.data() + value.size(), microseconds);
+  if (error != std::errc() || end != value.data() + value.size() ||
+      microseconds > kMaxSpinMicroseconds)
+    return InvalidArgumentError("device option 'spin_us' expects an integer "
+                                "in [0, ",
+                                kMaxSpinMicroseconds, "] (microseconds), got '",
+                                value, "'");
+  return microseconds;
+}
+
 Result<std::vector<std::string>> ParseLoaderList(std::string_view value) {
   std::vector<std::string> loaders;
   while (true) {
@@ -68,12 +85,15 @@ Result<LocalDeviceOptions> ParseLocalDeviceOptions(std::string_view path,
     std::string_view value = item.substr(equals + 1);
     if (key == "workers" && allow_workers) {
       STRATA_ASSIGN_OR_RETURN(options.worker_count, ParseWorkerCount(value));
+    } else if (key == "spin_us" && allow_workers) {
+      STRATA_ASSIGN_OR_RETURN(options.spin_microseconds,
+                              ParseSpinMicroseconds(value));
     } else if (key == "loader") {
       STRATA_ASSIGN_OR_RETURN(options.loaders, ParseLoaderList(value));
     } else {
       return InvalidArgumentError(
-          "unknown device option '", key,
-          "'; options: ", allow_workers ? "workers, loader" : "loader");
+          "unknown device option '", key, "'; options: ",
+          allow_workers ? "workers, spin_us, loader" : "loader");
     }
   }
   return options;

@@ -2,8 +2,10 @@
 //   local-task://0?workers=4&loader=system
 //   local-sync?loader=embedded,system
 // `workers` is the worker count of drivers with a pool (0 = hardware
-// cores); `loader` lists executable loaders to try in order. Unknown keys
-// and malformed values are errors naming them, so typos never go unnoticed.
+// cores) and `spin_us` how long their idle threads spin before sleeping
+// (0-10000 microseconds, default 100); `loader` lists executable loaders to try
+// in order. Unknown keys and malformed values are errors naming them, so typos
+// never go unnoticed.
 #ifndef STRATA_HAL_LOCAL_LOCAL_DEVICE_OPTIONS_H_
 #define STRATA_HAL_LOCAL_LOCAL_DEVICE_OPTIONS_H_
 
@@ -22,6 +24,9 @@ struct LocalDeviceOptions {
   std::string path;
   // 0 = one per hardware core.
   uint32_t worker_count = 0;
+  // Microseconds an idle pool thread spins for new work before it sleeps
+  // (0: sleep at once).
+  uint32_t spin_microseconds = 100;
   // Loader names in the order the executable cache asks them.
   std::vector<std::string> loaders = {"embedded", "system", "vmvx"};
 };

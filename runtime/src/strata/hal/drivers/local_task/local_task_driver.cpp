@@ -31,8 +31,10 @@ public:
     // Submissions return at once and complete later, as on a real device.
     params.async_queue = true;
     STRATA_ASSIGN_OR_RETURN(params.loaders, CreateLocalLoaders(options));
-    STRATA_ASSIGN_OR_RETURN(params.grid_runner,
-                            TaskGridRunner::Create(workers));
+    STRATA_ASSIGN_OR_RETURN(
+        params.grid_runner,
+        TaskGridRunner::Create(
+            workers, std::chrono::microseconds(options.spin_microseconds)));
     STRATA_ASSIGN_OR_RETURN(RefPtr<LocalDevice> device,
                             LocalDevice::Create(std::move(params)));
     return RefPtr<Device>(std::move(device));

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "strata/base/abort_signal.h"
 
@@ -23,28 +28,49 @@ struct TaskGridRunner::Grid {
   std::atomic<bool> failed{false};
   std::mutex status_mutex;
   Status status;
-  // Workers inside Work() for this grid; guarded by the runner's mutex.
-  uint32_t active_workers = 0;
+  // Workers inside Work() for this grid; changed under the runner's mutex,
+  // read without it by the submitter spinning for them to leave.
+  std::atomic<uint32_t> active_workers{0};
 };
 
 Result<std::unique_ptr<TaskGridRunner>>
-TaskGridRunner::Create(uint32_t worker_count) {
+TaskGridRunner::Create(uint32_t worker_count,
+                       std::chrono::microseconds spin_time) {
   if (worker_count == 0)
     return InvalidArgumentError("a task grid runner needs at least 1 worker");
-  std::unique_ptr<TaskGridRunner> runner(new TaskGridRunner(worker_count));
+  std::unique_ptr<TaskGridRunner> runner(
+      new TaskGridRunner(worker_count, spin_time));
   runner->threads_.reserve(worker_count - 1);
   for (uint32_t i = 0; i + 1 < worker_count; ++i)
     runner->threads_.emplace_back(&TaskGridRunner::WorkerMain, runner.get(), i);
   return runner;
 }
 
-TaskGridRunner::TaskGridRunner(uint32_t worker_count)
-    : worker_count_(worker_count) {}
+TaskGridRunner::TaskGridRunner(uint32_t worker_count,
+                               std::chrono::microseconds spin_time)
+    : worker_count_(worker_count), spin_time_(spin_time) {}
+
+template <typename Done> bool TaskGridRunner::SpinUntil(Done done) const {
+  if (spin_time_.count() == 0)
+    return done();
+  auto deadline = std::chrono::steady_clock::now() + spin_time_;
+  while (!done()) {
+    for (int i = 0; i < 64; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+      _mm_pause();
+#endif
+    }
+    if (std::chrono::steady_clock::now() >= deadline)
+      return done();
+  }
+  return true;
+}
 
 TaskGridRunner::~TaskGridRunner() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     shutdown_ = true;
+    queue_generation_.fetch_add(1, std::memory_order_release);
   }
   work_available_.notify_all();
   for (std::thread &thread : threads_)
@@ -94,18 +120,27 @@ void TaskGridRunner::Work(Grid &grid, uint32_t processor_id) {
 void TaskGridRunner::WorkerMain(uint32_t processor_id) {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
+    if (!shutdown_ && queue_.empty()) {
+      // Out of work: watch for the next grid a while before sleeping.
+      uint64_t seen = queue_generation_.load(std::memory_order_relaxed);
+      lock.unlock();
+      SpinUntil([&] {
+        return queue_generation_.load(std::memory_order_acquire) != seen;
+      });
+      lock.lock();
+    }
     work_available_.wait(lock, [&] { return shutdown_ || !queue_.empty(); });
     if (shutdown_)
       return;
     Grid *grid = queue_.front();
-    ++grid->active_workers;
+    grid->active_workers.fetch_add(1, std::memory_order_relaxed);
     lock.unlock();
     Work(*grid, processor_id);
     lock.lock();
     // Nothing left to claim: later workers need not look at this grid.
     if (!queue_.empty() && queue_.front() == grid)
       queue_.pop_front();
-    if (--grid->active_workers == 0)
+    if (grid->active_workers.fetch_sub(1, std::memory_order_acq_rel) == 1)
       worker_left_.notify_all();
   }
 }
@@ -168,6 +203,7 @@ Status TaskGridRunner::RunSlice(
     {
       std::lock_guard<std::mutex> lock(mutex_);
       queue_.push_back(&grid);
+      queue_generation_.fetch_add(1, std::memory_order_release);
     }
     if (helpers == threads_.size())
       work_available_.notify_all();
@@ -183,11 +219,20 @@ Status TaskGridRunner::RunSlice(
   if (helpers) {
     // Every chunk is claimed (or the grid failed); wait for the workers
     // still running claimed chunks, after which no worker touches `grid`.
+    // Out of the queue first, so no worker joins the grid any more.
     std::unique_lock<std::mutex> lock(mutex_);
     auto it = std::find(queue_.begin(), queue_.end(), &grid);
     if (it != queue_.end())
       queue_.erase(it);
-    worker_left_.wait(lock, [&] { return grid.active_workers == 0; });
+    auto left = [&] {
+      return grid.active_workers.load(std::memory_order_acquire) == 0;
+    };
+    if (!left()) {
+      lock.unlock();
+      SpinUntil(left);
+      lock.lock();
+    }
+    worker_left_.wait(lock, left);
   }
   return grid.status;
 }

@@ -13,6 +13,12 @@
 // VMVX workgroups inherit it), and once it fires the grid stops with its
 // status.
 //
+// Waking a sleeping thread costs tens of microseconds on some systems, more
+// than a small dispatch takes: a worker that runs out of work and a
+// submitter waiting for workers to leave its grid spin for a short while
+// (the spin time) before they sleep, so back-to-back dispatches find the pool
+// awake.
+//
 // processor_id: pool threads use 0..N-2; each concurrent submitter takes a
 // free caller slot, N-1 + slot (so ids stay distinct when several sessions
 // share the device). Thread-safe: RunGrid may be called concurrently.
@@ -20,6 +26,7 @@
 #define STRATA_HAL_DRIVERS_LOCAL_TASK_TASK_GRID_RUNNER_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -34,8 +41,11 @@ namespace strata::hal {
 
 class TaskGridRunner final : public LocalGridRunner {
 public:
-  // `worker_count` >= 1: pool threads + the submitting thread.
-  static Result<std::unique_ptr<TaskGridRunner>> Create(uint32_t worker_count);
+  // `worker_count` >= 1: pool threads + the submitting thread. Idle
+  // threads spin for `spin_time` before they sleep.
+  static Result<std::unique_ptr<TaskGridRunner>>
+  Create(uint32_t worker_count,
+         std::chrono::microseconds spin_time = std::chrono::microseconds(100));
   ~TaskGridRunner() override;
 
   Status
@@ -46,7 +56,7 @@ public:
 private:
   struct Grid;
 
-  explicit TaskGridRunner(uint32_t worker_count);
+  TaskGridRunner(uint32_t worker_count, std::chrono::microseconds spin_time);
   // Runs the workgroups with z in [z_begin, z_begin + z_count) as one grid
   // (at most 2^64 - 1 workgroups).
   Status RunSlice(const LocalExecutable &executable, uint32_t export_ordinal,
@@ -55,10 +65,13 @@ private:
   void WorkerMain(uint32_t processor_id);
   // Claims and runs chunks of `grid` until none are left.
   static void Work(Grid &grid, uint32_t processor_id);
+  // Spins until `done()` or the spin time passes; returns done().
+  template <typename Done> bool SpinUntil(Done done) const;
   uint32_t AcquireCallerSlot();
   void ReleaseCallerSlot(uint32_t slot);
 
   const uint32_t worker_count_;
+  const std::chrono::microseconds spin_time_;
   std::vector<std::thread> threads_;
 
   std::mutex mutex_;
@@ -68,6 +81,9 @@ private:
   std::condition_variable worker_left_;
   // Grids that may still have unclaimed chunks, oldest first.
   std::deque<Grid *> queue_;
+  // Bumped (under mutex_) whenever a grid is queued or at shutdown: what
+  // spinning workers watch without the lock.
+  std::atomic<uint64_t> queue_generation_{0};
   bool shutdown_ = false;
   // Bit i set = caller slot i in use.
   uint64_t caller_slots_ = 0;
