@@ -1,19 +1,22 @@
 // RUN: strata-opt %s --pass-pipeline='builtin.module(func.func(strata-convert-conv-to-im2col))' --split-input-file | FileCheck %s
 
 // A 3x3 NCHW convolution becomes a gather of the 3x3 patches of every
-// output pixel ([N, C*9, Oh, Ow]) and a product with the filter viewed as
-// [F, C*9] into the convolution's own accumulator (no reshape between the
-// product and what follows it).
+// output pixel ([N, C*9, Oh, Ow], no division by the row width), viewed as
+// [N, C*9, Oh*Ow], and a product with the filter viewed as [F, C*9] whose
+// lanes run over all pixels of a channel, into the convolution's
+// accumulator viewed as [N, F, Oh*Ow].
 // CHECK-DAG:   #[[GATHER:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 floordiv 9, d2 + (d1 mod 9) floordiv 3, d3 + d1 mod 3)>
-// CHECK-DAG:   #[[W_MAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
-// CHECK-DAG:   #[[X_MAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2, d3)>
-// CHECK-DAG:   #[[O_MAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG:   #[[W_MAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-DAG:   #[[X_MAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG:   #[[O_MAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @conv3x3
-// CHECK-DAG:   %[[W:.+]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x3x3xf32> into tensor<16x72xf32>
 // CHECK-DAG:   %[[COL:.+]] = linalg.generic {indexing_maps = [#[[GATHER]], {{.+}} ins(%arg0 : tensor<1x8x34x34xf32>) outs(%{{.+}} : tensor<1x72x32x32xf32>)
-// CHECK-DAG:   %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x16x32x32xf32>)
-// CHECK:       %[[MM:.+]] = linalg.generic {indexing_maps = [#[[W_MAP]], #[[X_MAP]], #[[O_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[COL]] : tensor<16x72xf32>, tensor<1x72x32x32xf32>) outs(%[[ACC]] : tensor<1x16x32x32xf32>)
-// CHECK:       return %[[MM]]
+// CHECK-DAG:   %[[FLAT:.+]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1], [2, 3]] : tensor<1x72x32x32xf32> into tensor<1x72x1024xf32>
+// CHECK-DAG:   %[[W:.+]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x3x3xf32> into tensor<16x72xf32>
+// CHECK-DAG:   %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x16x1024xf32>)
+// CHECK:       %[[MM:.+]] = linalg.generic {indexing_maps = [#[[W_MAP]], #[[X_MAP]], #[[O_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[FLAT]] : tensor<16x72xf32>, tensor<1x72x1024xf32>) outs(%[[ACC]] : tensor<1x16x1024xf32>)
+// CHECK:       %[[OUT:.+]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1], [2, 3]] output_shape [1, 16, 32, 32]
+// CHECK:       return %[[OUT]]
 func.func @conv3x3(%x: tensor<1x8x34x34xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x32x32xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x16x32x32xf32>
@@ -24,21 +27,30 @@ func.func @conv3x3(%x: tensor<1x8x34x34xf32>, %w: tensor<16x8x3x3xf32>) -> tenso
 
 // -----
 
-// Output rows narrower than a register tile are flattened: patches
-// [N, C*9, Oh*Ow], a product over all pixels of a channel, and the fill of
-// the collapsed shape.
-// CHECK-DAG:   #[[GATHER:.+]] = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 9, d2 floordiv 8 + (d1 mod 9) floordiv 3, d2 mod 8 + d1 mod 3)>
-// CHECK-LABEL: func.func @conv3x3_narrow
-// CHECK-DAG:   %[[COL:.+]] = linalg.generic {indexing_maps = [#[[GATHER]], {{.+}} ins(%arg0 : tensor<1x8x10x10xf32>) outs(%{{.+}} : tensor<1x72x64xf32>)
-// CHECK-DAG:   %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x16x64xf32>)
-// CHECK:       %[[MM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %[[COL]] : tensor<16x72xf32>, tensor<1x72x64xf32>) outs(%[[ACC]] : tensor<1x16x64xf32>)
-// CHECK:       tensor.expand_shape %[[MM]] {{\[}}[0], [1], [2, 3]] output_shape [1, 16, 8, 8]
-func.func @conv3x3_narrow(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x8x8xf32> {
+// The bias and activation after the product run on the flattened pixels
+// too: the expand_shape moves below them, so they can join the product's
+// dispatch as its epilogue. A residual operand is viewed flattened.
+#nchw = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#chan = affine_map<(n, c, h, w) -> (c)>
+// CHECK-LABEL: func.func @conv_bias_residual_relu
+// CHECK:       %[[MM:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<1x16x64xf32>) attrs = {strata.op_kind = "conv2d"}
+// CHECK:       %[[RES:.+]] = tensor.collapse_shape %arg3 {{\[}}[0], [1], [2, 3]] : tensor<1x16x8x8xf32> into tensor<1x16x64xf32>
+// CHECK:       %[[EPI:.+]] = linalg.generic {{.+}} ins(%[[MM]], %arg2, %[[RES]] : tensor<1x16x64xf32>, tensor<16xf32>, tensor<1x16x64xf32>)
+// CHECK:       %[[OUT:.+]] = tensor.expand_shape %[[EPI]] {{\[}}[0], [1], [2, 3]] output_shape [1, 16, 8, 8]
+// CHECK:       return %[[OUT]]
+func.func @conv_bias_residual_relu(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x3x3xf32>, %b: tensor<16xf32>, %r: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x16x8x8xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
-  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x10x10xf32>, tensor<16x8x3x3xf32>) outs(%f : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
-  return %r : tensor<1x16x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x10x10xf32>, tensor<16x8x3x3xf32>) outs(%f : tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %y = linalg.generic {indexing_maps = [#nchw, #chan, #nchw, #nchw], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %b, %r : tensor<1x16x8x8xf32>, tensor<16xf32>, tensor<1x16x8x8xf32>) outs(%e : tensor<1x16x8x8xf32>) {
+  ^bb0(%in: f32, %bias: f32, %res: f32, %out: f32):
+    %s = arith.addf %in, %bias : f32
+    %t = arith.addf %s, %res : f32
+    %m = arith.maximumf %t, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<1x16x8x8xf32>
+  return %y : tensor<1x16x8x8xf32>
 }
 
 // -----
@@ -46,8 +58,9 @@ func.func @conv3x3_narrow(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x3x3xf32>) -
 // A 1x1 convolution with unit strides needs no patch matrix: the input is
 // multiplied directly.
 // CHECK-LABEL: func.func @conv1x1
-// CHECK:       %[[W:.+]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x1x1xf32> into tensor<16x8xf32>
-// CHECK:       %[[MM:.+]] = linalg.generic {{.+}} ins(%[[W]], %arg0 : tensor<16x8xf32>, tensor<1x8x40x40xf32>) outs(%{{.+}} : tensor<1x16x40x40xf32>)
+// CHECK-DAG:   %[[W:.+]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x1x1xf32> into tensor<16x8xf32>
+// CHECK-DAG:   %[[X:.+]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<1x8x40x40xf32> into tensor<1x8x1600xf32>
+// CHECK:       %[[MM:.+]] = linalg.generic {{.+}} ins(%[[W]], %[[X]] : tensor<16x8xf32>, tensor<1x8x1600xf32>) outs(%{{.+}} : tensor<1x16x1600xf32>)
 // CHECK-NOT:   linalg.conv_2d_nchw_fchw
 func.func @conv1x1(%x: tensor<1x8x40x40xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<1x16x40x40xf32> {
   %z = arith.constant 0.0 : f32
@@ -62,7 +75,7 @@ func.func @conv1x1(%x: tensor<1x8x40x40xf32>, %w: tensor<16x8x1x1xf32>) -> tenso
 // A strided 1x1 convolution gathers every other pixel into its patch
 // matrix.
 // CHECK-LABEL: func.func @conv1x1_strided
-// CHECK:       linalg.generic {{.+}} ins(%arg0 : tensor<1x8x10x10xf32>) outs(%{{.+}} : tensor<1x8x25xf32>)
+// CHECK:       linalg.generic {{.+}} ins(%arg0 : tensor<1x8x10x10xf32>) outs(%{{.+}} : tensor<1x8x5x5xf32>)
 // CHECK:       linalg.generic {{.+}} outs(%{{.+}} : tensor<1x16x25xf32>)
 // CHECK-NOT:   linalg.conv_2d_nchw_fchw
 func.func @conv1x1_strided(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<1x16x5x5xf32> {
