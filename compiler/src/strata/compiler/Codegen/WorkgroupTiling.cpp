@@ -85,6 +85,16 @@ static bool isUsedNonlinearly(linalg::LinalgOp op, unsigned loop) {
   });
 }
 
+// Whether an input of `op` reads loop `loop` inside a compound index (a
+// sliding window such as `oh + kh`).
+static bool isReadThroughWindow(linalg::LinalgOp op, unsigned loop) {
+  for (OpOperand *input : op.getDpsInputOperands())
+    for (AffineExpr expr : op.getMatchingIndexingMap(input).getResults())
+      if (!isa<AffineDimExpr>(expr) && expr.isFunctionOfDim(loop))
+        return true;
+  return false;
+}
+
 // Below this many multiply-adds per workgroup a contraction is not split.
 static constexpr int64_t kMinContractionIterationsPerWorkgroup = 1 << 17;
 
@@ -166,12 +176,21 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root) {
   SmallVector<WorkgroupTiling> options;
   SmallVector<utils::IteratorType> iterators =
       contraction.getIteratorTypesArray();
-  // Batch loops: parallel loops other than the row and vector loops.
+  // Batch loops: parallel loops other than the row and vector loops. A
+  // loop an input reads through a window (a convolution's output rows, at
+  // row + tap) splits only when no other batch loop does: every tile would
+  // re-read its neighbours' rows, a few rows from each of many channels,
+  // where a channel split reads whole planes once (a depthwise convolution
+  // split by rows gained nothing from a second thread).
+  SmallVector<WorkgroupTiling> windowedOptions;
   for (unsigned loop = 0; loop < ranges.size(); ++loop)
     if (iterators[loop] == utils::IteratorType::parallel &&
         loop != tiles->rowLoop && loop != tiles->vectorLoop)
       if (auto option = splitLoop(loop, 1, 1))
-        options.push_back(*option);
+        (isReadThroughWindow(contraction, loop) ? windowedOptions : options)
+            .push_back(*option);
+  if (options.empty())
+    options = std::move(windowedOptions);
   if (auto option = splitLoop(tiles->vectorLoop, 256, 32))
     options.push_back(*option);
   if (tiles->rowLoop != tiles->vectorLoop)
