@@ -66,7 +66,7 @@ LogicalResult configureExecutable(flow::ExecutableOp executable,
            << executable.getEntryPoint() << " not found";
   Operation *terminator = entry.getBody().front().getTerminator();
   std::optional<WorkgroupTiling> tiling =
-      chooseDispatchWorkgroupTiling(terminator);
+      chooseDispatchWorkgroupTiling(terminator, vectorBits);
   if (tiling && tiling->count < 2)
     tiling.reset();
 

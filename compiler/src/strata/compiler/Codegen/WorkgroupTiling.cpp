@@ -127,13 +127,13 @@ static std::optional<unsigned> mapToRootLoop(linalg::LinalgOp root,
 // (or one batch at a time), so each workgroup reuses what it loads: the
 // option that gives the most workgroups, at most kMaxWorkgroups.
 static std::optional<WorkgroupTiling>
-chooseContractionWorkgroupTiling(linalg::LinalgOp root) {
+chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits) {
   linalg::LinalgOp contraction;
   std::optional<ContractionTiles> tiles;
   auto consider = [&](linalg::LinalgOp op) {
     if (!op || contraction || op->getNumResults() != 1)
       return;
-    if ((tiles = chooseContractionTiles(op, /*vectorBits=*/512)))
+    if ((tiles = chooseContractionTiles(op, vectorBits)))
       contraction = op;
   };
   consider(root);
@@ -204,7 +204,8 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root) {
       });
 }
 
-std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root) {
+std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root,
+                                                     unsigned vectorBits) {
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return std::nullopt;
@@ -230,7 +231,7 @@ std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root) {
         return std::nullopt;
   }
   if (std::optional<WorkgroupTiling> tiling =
-          chooseContractionWorkgroupTiling(root)) {
+          chooseContractionWorkgroupTiling(root, vectorBits)) {
     if (tiling->count < 2)
       return std::nullopt;
     return tiling;
@@ -352,12 +353,12 @@ choosePadWorkgroupTiling(tensor::PadOp pad) {
 }
 
 std::optional<WorkgroupTiling>
-chooseDispatchWorkgroupTiling(Operation *terminator) {
+chooseDispatchWorkgroupTiling(Operation *terminator, unsigned vectorBits) {
   TilingInterface root = findTileableDispatchRoot(terminator);
   if (!root)
     return std::nullopt;
   if (auto linalgRoot = dyn_cast<linalg::LinalgOp>(root.getOperation()))
-    return chooseWorkgroupTiling(linalgRoot);
+    return chooseWorkgroupTiling(linalgRoot, vectorBits);
   if (auto pad = dyn_cast<tensor::PadOp>(root.getOperation()))
     return choosePadWorkgroupTiling(pad);
   return std::nullopt;

@@ -34,9 +34,10 @@ mlir::linalg::LinalgOp findDispatchRoot(mlir::Operation *terminator);
 // How to split `root` over workgroups, or nullopt when one workgroup fits
 // (little work, or no parallel loop worth splitting). The amount of work is
 // that of every linalg op in `root`'s block (a matmul under an elementwise
-// root counts).
+// root counts). A contraction splits along whole cache tiles of its kernel
+// for `vectorBits`-wide vectors.
 std::optional<WorkgroupTiling>
-chooseWorkgroupTiling(mlir::linalg::LinalgOp root);
+chooseWorkgroupTiling(mlir::linalg::LinalgOp root, unsigned vectorBits);
 
 // The op computing the only value `terminator` returns, when the dispatch
 // can split it over workgroups: a linalg op or a tensor.pad. Null otherwise.
@@ -45,7 +46,7 @@ mlir::TilingInterface findTileableDispatchRoot(mlir::Operation *terminator);
 // How to split the dispatch returning through `terminator`: the linalg
 // root's tiling, or a tensor.pad split along an unpadded dimension.
 std::optional<WorkgroupTiling>
-chooseDispatchWorkgroupTiling(mlir::Operation *terminator);
+chooseDispatchWorkgroupTiling(mlir::Operation *terminator, unsigned vectorBits);
 
 } // namespace strata
 
