@@ -13,35 +13,24 @@ namespace {
 // Upper bound on pool sizes: far above any host, low enough that a typo
 // (workers=10000) is an error instead of thousands of threads.
 constexpr uint32_t kMaxWorkers = 1024;
-
-Result<uint32_t> ParseWorkerCount(std::string_view value) {
-  uint32_t count = 0;
-  auto [end, error] =
-      std::from_chars(value.data(), value.data() + value.size(), count);
-  if (error != std::errc() || end != value.data() + value.size() ||
-      count > kMaxWorkers)
-    return InvalidArgumentError("device option 'workers' expects an integer "
-                                "in [0, ",
-                                kMaxWorkers, "] (0 = one per core), got '",
-                                value, "'");
-  return count;
-}
-
 // Spinning longer than this is never worth it: a sleeping thread wakes in
 // far less.
 constexpr uint32_t kMaxSpinMicroseconds = 10000;
 
-Result<uint32_t> ParseSpinMicroseconds(std::string_view value) {
-  uint32_t microseconds = 0;
+// The value of option `key` as an integer in [0, max]; `meaning` says what
+// it counts in the error.
+Result<uint32_t> ParseBoundedOption(std::string_view key,
+                                    std::string_view value, uint32_t max,
+                                    std::string_view meaning) {
+  uint32_t number = 0;
   auto [end, error] =
-      std::from_chars(value.data(), value.data() + value.size(), microseconds);
+      std::from_chars(value.data(), value.data() + value.size(), number);
   if (error != std::errc() || end != value.data() + value.size() ||
-      microseconds > kMaxSpinMicroseconds)
-    return InvalidArgumentError("device option 'spin_us' expects an integer "
-                                "in [0, ",
-                                kMaxSpinMicroseconds, "] (microseconds), got '",
-                                value, "'");
-  return microseconds;
+      number > max)
+    return InvalidArgumentError("device option '", key,
+                                "' expects an integer in [0, ", max, "] (",
+                                meaning, "), got '", value, "'");
+  return number;
 }
 
 Result<std::vector<std::string>> ParseLoaderList(std::string_view value) {
@@ -84,10 +73,13 @@ Result<LocalDeviceOptions> ParseLocalDeviceOptions(std::string_view path,
     std::string_view key = item.substr(0, equals);
     std::string_view value = item.substr(equals + 1);
     if (key == "workers" && allow_workers) {
-      STRATA_ASSIGN_OR_RETURN(options.worker_count, ParseWorkerCount(value));
+      STRATA_ASSIGN_OR_RETURN(
+          options.worker_count,
+          ParseBoundedOption(key, value, kMaxWorkers, "0 = one per core"));
     } else if (key == "spin_us" && allow_workers) {
-      STRATA_ASSIGN_OR_RETURN(options.spin_microseconds,
-                              ParseSpinMicroseconds(value));
+      STRATA_ASSIGN_OR_RETURN(
+          options.spin_microseconds,
+          ParseBoundedOption(key, value, kMaxSpinMicroseconds, "microseconds"));
     } else if (key == "loader") {
       STRATA_ASSIGN_OR_RETURN(options.loaders, ParseLoaderList(value));
     } else {

@@ -71,11 +71,10 @@ LogicalResult LoweringConfigAttr::verify(
   if (vectorBits != 128 && vectorBits != 256 && vectorBits != 512)
     return emitError() << "vector_bits must be 128, 256 or 512, not "
                        << vectorBits;
-  if (llvm::count_if(workgroupTile, [](int64_t t) { return t != 0; }) > 1 ||
-      llvm::any_of(workgroupTile, [](int64_t t) { return t < 0; }))
-    return emitError() << "workgroup_tile must split exactly one loop";
+  // Empty: one workgroup; else one positive tile size, zeros elsewhere.
   if (!workgroupTile.empty() &&
-      llvm::all_of(workgroupTile, [](int64_t t) { return t == 0; }))
+      (llvm::count_if(workgroupTile, [](int64_t t) { return t != 0; }) != 1 ||
+       llvm::any_of(workgroupTile, [](int64_t t) { return t < 0; })))
     return emitError() << "workgroup_tile must split exactly one loop";
   if (!llvm::all_of(kernels, llvm::IsaPred<KernelConfigAttr>))
     return emitError() << "kernels must be #flow.kernel_config attributes";
