@@ -222,8 +222,8 @@ TEST_F(DeviceTest, FailedOperationFailsSignalFence) {
 }
 
 // Profiling: one known submission on each local driver, the trace parsed
-// back. local-sync runs queue work on the caller, local-task runs
-// queue_execute (and so its commands and dispatches) on the queue thread.
+// back. local-sync runs queue work on the caller; so does local-task when its
+// queue is idle, as here.
 class DeviceProfilingTest : public ::testing::TestWithParam<const char *> {
 protected:
   void SetUp() override {

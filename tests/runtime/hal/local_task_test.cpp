@@ -1,6 +1,7 @@
-// The local-task driver: URI options, and dispatch grids spread over the
-// worker pool (each workgroup exactly once, distinct processor ids,
-// failures, concurrent submitters). Runs the HAL test library.
+// The local-task driver: URI options, dispatch grids spread over the worker
+// pool (each workgroup exactly once, distinct processor ids, failures,
+// concurrent submitters), and which submissions run inline. Runs the HAL test
+// library.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -58,11 +59,12 @@ template <typename T> std::vector<T> Read(Buffer &buffer) {
   return values;
 }
 
-// Records fill(0) + dispatch of `ordinal` over `count` on `bindings`,
-// submits it and waits.
-Status Dispatch(Device &device, Executable &executable, uint32_t ordinal,
-                WorkgroupCount count, std::span<const BufferBinding> bindings,
-                RefPtr<Fence> *out_fence = nullptr) {
+// Records a dispatch of `ordinal` over `count` on `bindings` and submits it
+// after `wait_fence` (may be null); returns the fence that reports it.
+Result<RefPtr<Fence>> SubmitDispatch(Device &device, Executable &executable,
+                                     uint32_t ordinal, WorkgroupCount count,
+                                     std::span<const BufferBinding> bindings,
+                                     Fence *wait_fence = nullptr) {
   STRATA_ASSIGN_OR_RETURN(
       RefPtr<CommandBuffer> cb,
       device.CreateCommandBuffer(STRATA_HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
@@ -73,12 +75,23 @@ Status Dispatch(Device &device, Executable &executable, uint32_t ordinal,
       cb->Dispatch(&executable, ordinal, count, {}, bindings));
   STRATA_RETURN_IF_ERROR(cb->Finalize());
   STRATA_ASSIGN_OR_RETURN(RefPtr<Fence> fence, device.CreateFence());
+  CommandBuffer *list[] = {cb.get()};
+  STRATA_RETURN_IF_ERROR(
+      device.QueueExecute(kAny, wait_fence, fence.get(), list));
+  return fence;
+}
+
+// Submits a dispatch and waits for it.
+Status Dispatch(Device &device, Executable &executable, uint32_t ordinal,
+                WorkgroupCount count, std::span<const BufferBinding> bindings,
+                RefPtr<Fence> *out_fence = nullptr) {
+  STRATA_ASSIGN_OR_RETURN(
+      RefPtr<Fence> fence,
+      SubmitDispatch(device, executable, ordinal, count, bindings));
   if (out_fence)
     *out_fence = fence;
-  CommandBuffer *list[] = {cb.get()};
-  // The submission returns at once (the queue thread runs it); failures
-  // of the work arrive through the fence.
-  STRATA_RETURN_IF_ERROR(device.QueueExecute(kAny, nullptr, fence.get(), list));
+  // Failures of the work arrive through the fence, whether it ran inline
+  // (the queue was idle) or on the queue thread.
   return fence->Wait(Deadline::AfterMs(60000));
 }
 
@@ -265,6 +278,44 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto &info) {
       return StrCat("workers", info.param.first, "_spin", info.param.second);
     });
+
+TEST_P(LocalTaskGridTest, IdleQueueRunsReadyWorkOnTheSubmitter) {
+  // Nothing queued and no wait: the submitter runs the grid itself instead
+  // of waking the queue thread, so the work is done when the call returns.
+  RefPtr<Buffer> grid = Allocate(*device_, (8 + 2 * 10) * 4);
+  BufferBinding bindings[] = {{grid.get()}};
+  auto fence =
+      SubmitDispatch(*device_, *executable_, kGridExport, {10, 1, 1}, bindings);
+  ASSERT_TRUE(fence.ok()) << fence.status().ToString();
+  EXPECT_TRUE((*fence)->Query().ok()) << (*fence)->Query().ToString();
+}
+
+TEST_P(LocalTaskGridTest, ReadyWorkBehindWaitingWorkRunsOnTheQueueThread) {
+  // The first submission waits on a semaphore nobody has signalled yet; the
+  // second, ready, goes to the queue behind it (not inline) and runs there
+  // without waiting for the first.
+  RefPtr<Semaphore> semaphore = *device_->CreateSemaphore(0);
+  RefPtr<Fence> gate = Fence::CreateAt(semaphore, 1);
+  RefPtr<Buffer> first = Allocate(*device_, (8 + 2 * 10) * 4);
+  RefPtr<Buffer> second = Allocate(*device_, (8 + 2 * 10) * 4);
+  BufferBinding first_bindings[] = {{first.get()}};
+  BufferBinding second_bindings[] = {{second.get()}};
+  auto waiting = SubmitDispatch(*device_, *executable_, kGridExport, {10, 1, 1},
+                                first_bindings, gate.get());
+  ASSERT_TRUE(waiting.ok()) << waiting.status().ToString();
+  auto ready = SubmitDispatch(*device_, *executable_, kGridExport, {10, 1, 1},
+                              second_bindings);
+  ASSERT_TRUE(ready.ok()) << ready.status().ToString();
+  EXPECT_TRUE((*ready)->Wait(Deadline::AfterMs(60000)).ok());
+  EXPECT_EQ((*waiting)->Query().code(), StatusCode::kDeferred);
+  ASSERT_TRUE(semaphore->Signal(1).ok());
+  EXPECT_TRUE((*waiting)->Wait(Deadline::AfterMs(60000)).ok());
+  // The queue is idle again: the next ready submission runs inline.
+  auto after = SubmitDispatch(*device_, *executable_, kGridExport, {10, 1, 1},
+                              second_bindings);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_TRUE((*after)->Query().ok()) << (*after)->Query().ToString();
+}
 
 TEST(LocalTaskTest, DeviceDestroyedWhileIdleJoinsWorkers) {
   for (int i = 0; i < 20; ++i)

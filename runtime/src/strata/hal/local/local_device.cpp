@@ -292,7 +292,8 @@ std::string LocalDevice::DumpInfo() const {
   AllocatorStatistics stats = current_allocator->statistics();
   text << "device: " << id_ << "\n";
   text << (queue_
-               ? "  queues: 1 (command buffers run on a queue thread)\n"
+               ? "  queues: 1 (command buffers run inline when the queue is "
+                 "idle, else on a queue thread)\n"
                : "  queues: 1 (work runs inline on the submitting thread)\n");
   text << "  dispatch concurrency: " << grid_runner_->concurrency() << "\n";
   text << "  allocator: " << current_allocator->name() << " (live "

@@ -1,9 +1,11 @@
 // A device on the host CPU, shared by the local drivers. Queue operations
 // run inline on the calling thread: wait for the wait fence, do the work,
 // signal the signal fence (or fail it with the error). With `async_queue`
-// (local-task), queue_execute only validates and returns; the command
-// buffers run on the device's queue thread (local_queue.h) once the wait
-// fence is reached, and only the signal fence reports failures. Dispatch grids
+// (local-task), queue_execute validates and hands the command buffers to the
+// device's queue (local_queue.h): they run once the wait fence is reached,
+// inline when the queue is idle and the wait is over, else on its queue
+// thread after queue_execute returned; only the signal fence reports their
+// failures. Dispatch grids
 // go to the driver's LocalGridRunner, the one point where local drivers differ.
 // Thread-safe: queue operations from several threads (e.g. sessions sharing
 // the device) run concurrently, each ordered only by its own fences.

@@ -14,20 +14,47 @@ LocalQueue::~LocalQueue() {
 
 void LocalQueue::Submit(RefPtr<Fence> wait_fence, RefPtr<Fence> signal_fence,
                         Work work, std::string operation) {
+  Submission submission{std::move(wait_fence),
+                        std::move(signal_fence),
+                        std::move(work),
+                        std::move(operation),
+                        RefPtr<AbortSignal>::Retain(AbortSignal::Current()),
+                        {},
+                        false};
+  // A wait already over (reached or failed) needs no queue thread.
+  Status wait_status =
+      submission.wait_fence ? submission.wait_fence->Query() : OkStatus();
+  if (wait_status.code() != StatusCode::kDeferred &&
+      TryRunInline(submission, std::move(wait_status)))
+    return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    incoming_.push_back(
-        Submission{std::move(wait_fence),
-                   std::move(signal_fence),
-                   std::move(work),
-                   std::move(operation),
-                   RefPtr<AbortSignal>::Retain(AbortSignal::Current()),
-                   {},
-                   false});
+    incoming_.push_back(std::move(submission));
+    ++queued_;
     if (!thread_.joinable())
       thread_ = std::thread([this] { Run(); });
   }
   notifier_.Notify();
+}
+
+bool LocalQueue::TryRunInline(Submission &submission, Status wait_status) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Anything queued was submitted earlier and must run first.
+    if (queued_ != 0 || inline_running_)
+      return false;
+    inline_running_ = true;
+  }
+  Complete(submission, RunWork(submission, std::move(wait_status)));
+  bool queue_waits;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    inline_running_ = false;
+    queue_waits = queued_ != 0;
+  }
+  if (queue_waits)
+    notifier_.Notify();
+  return true;
 }
 
 void LocalQueue::Subscribe(Submission &submission) {
@@ -52,7 +79,7 @@ void LocalQueue::Unsubscribe(Submission &submission) {
   submission.subscribed.clear();
 }
 
-void LocalQueue::Execute(Submission &submission, Status wait_status) {
+Status LocalQueue::RunWork(Submission &submission, Status wait_status) {
   Status status = std::move(wait_status);
   if (status.ok() && submission.abort_signal)
     status = submission.abort_signal->Check();
@@ -60,16 +87,30 @@ void LocalQueue::Execute(Submission &submission, Status wait_status) {
     ScopedAbortSignal current_signal(submission.abort_signal.get());
     status = submission.work();
   }
+  return status;
+}
+
+void LocalQueue::Complete(Submission &submission, Status status) {
+  if (!submission.signal_fence)
+    return;
   if (!status.ok()) {
-    if (submission.signal_fence)
-      submission.signal_fence->Fail(status.Annotate(submission.operation));
+    submission.signal_fence->Fail(status.Annotate(submission.operation));
     return;
   }
-  if (submission.signal_fence) {
-    Status signalled = submission.signal_fence->Signal();
-    if (!signalled.ok())
-      submission.signal_fence->Fail(signalled.Annotate(submission.operation));
+  Status signalled = submission.signal_fence->Signal();
+  if (!signalled.ok())
+    submission.signal_fence->Fail(signalled.Annotate(submission.operation));
+}
+
+void LocalQueue::ExecuteQueued(Submission &submission, Status wait_status) {
+  Status status = RunWork(submission, std::move(wait_status));
+  // Idle before the fence says done: work submitted once a waiter sees it
+  // may run inline.
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --queued_;
   }
+  Complete(submission, std::move(status));
 }
 
 void LocalQueue::Run() {
@@ -77,7 +118,7 @@ void LocalQueue::Run() {
   std::vector<Submission> pending;
   while (true) {
     uint64_t epoch = notifier_.epoch();
-    bool stopping;
+    bool stopping, inline_running;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       // Subscribed before the queries below, so a signal after them
@@ -88,12 +129,14 @@ void LocalQueue::Run() {
       }
       incoming_.clear();
       stopping = stopping_;
+      inline_running = inline_running_;
     }
     // The first submission whose wait is over, or whose call was cancelled
     // or ran out of time (it then fails without running), runs next.
+    // Nothing runs beside an inline submission; it notifies when done.
     bool ran = false;
     Deadline earliest = Deadline::Infinite();
-    for (size_t i = 0; i < pending.size(); ++i) {
+    for (size_t i = 0; !inline_running && i < pending.size(); ++i) {
       Status wait_status =
           pending[i].wait_fence ? pending[i].wait_fence->Query() : OkStatus();
       if (wait_status.code() == StatusCode::kDeferred &&
@@ -110,18 +153,18 @@ void LocalQueue::Run() {
       Submission submission = std::move(pending[i]);
       pending.erase(pending.begin() + i);
       Unsubscribe(submission);
-      Execute(submission, std::move(wait_status));
+      ExecuteQueued(submission, std::move(wait_status));
       ran = true;
       break;
     }
     if (ran)
       continue;
-    if (stopping) {
+    if (stopping && !inline_running) {
       for (Submission &submission : pending) {
         Unsubscribe(submission);
-        Execute(submission,
-                CancelledError("device destroyed before the wait fence of a "
-                               "queued operation was reached"));
+        ExecuteQueued(submission,
+                      CancelledError("device destroyed before the wait fence "
+                                     "of a queued operation was reached"));
       }
       return;
     }
