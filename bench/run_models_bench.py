@@ -40,20 +40,20 @@ def load_inputs(model_dir, tmp):
     return paths
 
 
-def strata_median_ms(args, model_dir, tmp, workers):
+def strata_median_ms(args, model_dir, tmp, workers, iterations):
     module = os.path.join(tmp, os.path.basename(model_dir) + ".smod")
     if not os.path.exists(module):
         subprocess.run([os.path.join(args.bin, "strata-compile"),
                         os.path.join(model_dir, "model.onnx"), "-o", module], check=True)
     device = "local-sync" if workers == 1 else f"local-task?workers={workers}"
     command = [os.path.join(args.bin, "strata-bench"), f"--module={module}", "--function=main",
-               f"--device={device}", f"--iterations={args.iterations}", "--warmup=2", "--json"]
+               f"--device={device}", f"--iterations={iterations}", "--warmup=2", "--json"]
     command += [f"--input=@{p}" for p in load_inputs(model_dir, tmp)]
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads(out)["median_ms"]
 
 
-def ort_medians_ms(args, model_dir):
+def ort_medians_ms(args, model_dir, iterations):
     peers = os.path.join(ROOT, "build", "peers")
     if not os.path.exists(os.path.join(peers, "node_modules", "onnxruntime-node")):
         shutil.copytree(os.path.join(SHARED, "peers"), peers, dirs_exist_ok=True)
@@ -64,7 +64,7 @@ def ort_medians_ms(args, model_dir):
     # embedding tables (bert's token_type_ids).
     out = subprocess.run(["node", os.path.join(peers, "ort_bench.js"), "--model", model_dir,
                           "--verify", "--threads", "1,2", "--warmup", "3",
-                          "--runs", str(args.iterations)],
+                          "--runs", str(iterations)],
                          check=True, capture_output=True, text=True).stdout
     result = json.loads(out)
     medians = {}
@@ -77,7 +77,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--models", default="mlp,resnet18,mobilenet_v2,transformer_encoder,bert_tiny,lstm")
-    parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--iterations", type=int, default=10,
+                        help="the fewest timed calls per model, thread count and side")
+    parser.add_argument("--min-time", type=float, default=0.2,
+                        help="seconds of timed calls per model, thread count and side: "
+                             "small models get more calls (at most 5000), the same on "
+                             "both sides")
     parser.add_argument("--no-ort", action="store_true")
     parser.add_argument("--rounds", type=int, default=1,
                         help="measure every model this many times, interleaved with "
@@ -93,16 +98,24 @@ def main():
             model_dir = os.path.join(SHARED, "models", name)
             best = {}
             failed = False
+            try:
+                estimate_ms = strata_median_ms(args, model_dir, tmp, 1, 3)
+            except subprocess.CalledProcessError as error:
+                print(f"{name:<22}  strata failed: {(error.stderr or '')[:120]!r}")
+                continue
+            iterations = max(args.iterations,
+                             min(5000, int(args.min_time * 1000 / max(estimate_ms, 1e-3))))
             for _ in range(args.rounds):
                 try:
-                    measured = {("strata", 1): strata_median_ms(args, model_dir, tmp, 1),
-                                ("strata", 2): strata_median_ms(args, model_dir, tmp, 2)}
+                    measured = {
+                        ("strata", 1): strata_median_ms(args, model_dir, tmp, 1, iterations),
+                        ("strata", 2): strata_median_ms(args, model_dir, tmp, 2, iterations)}
                 except subprocess.CalledProcessError as error:
                     print(f"{name:<22}  strata failed: {(error.stderr or '')[:120]!r}")
                     failed = True
                     break
                 try:
-                    o = {} if args.no_ort else ort_medians_ms(args, model_dir)
+                    o = {} if args.no_ort else ort_medians_ms(args, model_dir, iterations)
                 except subprocess.CalledProcessError as error:
                     print(f"{name:<22}  ORT failed: {(error.stderr or '')[-160:]!r}")
                     o = {}

@@ -317,6 +317,34 @@ TEST_P(LocalTaskGridTest, ReadyWorkBehindWaitingWorkRunsOnTheQueueThread) {
   EXPECT_TRUE((*after)->Query().ok()) << (*after)->Query().ToString();
 }
 
+TEST(LocalTaskTest, MoreSubmittersThanCallerSlotsTakeTurns) {
+  // More submitters than the 64 caller slots: any beyond them wait for a
+  // slot to free (how often they meet depends on scheduling).
+  RefPtr<Device> device = CreateDevice("local-task?workers=2");
+  ASSERT_TRUE(device);
+  std::vector<uint8_t> bytes = ReadFile(HAL_TEST_LIBRARY_PATH);
+  auto executable =
+      device->CreateExecutable(STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64, bytes);
+  ASSERT_TRUE(executable.ok()) << executable.status().ToString();
+  constexpr int kThreads = 72;
+  std::vector<int> failures(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 5; ++round) {
+        RefPtr<Buffer> grid = Allocate(*device, (8 + 2 * 10) * 4);
+        BufferBinding bindings[] = {{grid.get()}};
+        if (!Dispatch(*device, **executable, kGridExport, {10, 1, 1}, bindings)
+                 .ok())
+          ++failures[t];
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
 TEST(LocalTaskTest, DeviceDestroyedWhileIdleJoinsWorkers) {
   for (int i = 0; i < 20; ++i)
     ASSERT_TRUE(CreateDevice("local-task?workers=4"));

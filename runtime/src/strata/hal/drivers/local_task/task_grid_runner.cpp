@@ -77,7 +77,8 @@ TaskGridRunner::~TaskGridRunner() {
     thread.join();
 }
 
-void TaskGridRunner::Work(Grid &grid, uint32_t processor_id) {
+bool TaskGridRunner::Work(Grid &grid, uint32_t processor_id,
+                          uint64_t max_chunks) {
   const strata_hal_executable_dispatch_state_v0_t &dispatch = *grid.dispatch;
   const uint64_t count_x = dispatch.workgroup_count_x;
   const uint64_t count_xy = count_x * dispatch.workgroup_count_y;
@@ -85,13 +86,15 @@ void TaskGridRunner::Work(Grid &grid, uint32_t processor_id) {
   workgroup.processor_id = processor_id;
   ScopedAbortSignal current_signal(grid.abort_signal);
   AbortPoller abort_poller(grid.abort_signal);
-  while (!grid.failed.load(std::memory_order_relaxed)) {
+  for (uint64_t chunks = 0; chunks < max_chunks; ++chunks) {
+    if (grid.failed.load(std::memory_order_relaxed))
+      return false;
     // Claimed with compare-exchange rather than fetch_add, so the counter
     // never passes `total` (and cannot wrap for grids near 2^64).
     uint64_t begin = grid.next.load(std::memory_order_relaxed), end;
     do {
       if (begin >= grid.total)
-        return;
+        return false;
       end = begin + std::min(grid.chunk, grid.total - begin);
     } while (!grid.next.compare_exchange_weak(begin, end,
                                               std::memory_order_relaxed));
@@ -107,14 +110,15 @@ void TaskGridRunner::Work(Grid &grid, uint32_t processor_id) {
         std::lock_guard<std::mutex> lock(grid.status_mutex);
         if (!grid.failed.exchange(true))
           grid.status = std::move(status);
-        return;
+        return false;
       }
       // Another thread's failure (or the signal it noticed) stops this
       // chunk too.
       if (grid.failed.load(std::memory_order_relaxed))
-        return;
+        return false;
     }
   }
+  return grid.next.load(std::memory_order_relaxed) < grid.total;
 }
 
 void TaskGridRunner::WorkerMain(uint32_t processor_id) {
@@ -129,7 +133,9 @@ void TaskGridRunner::WorkerMain(uint32_t processor_id) {
       });
       lock.lock();
     }
+    ++sleeping_workers_;
     work_available_.wait(lock, [&] { return shutdown_ || !queue_.empty(); });
+    --sleeping_workers_;
     if (shutdown_)
       return;
     Grid *grid = queue_.front();
@@ -145,18 +151,58 @@ void TaskGridRunner::WorkerMain(uint32_t processor_id) {
   }
 }
 
+bool TaskGridRunner::ShouldWakeWorkers(
+    double work_left_ns, std::chrono::steady_clock::time_point now) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // A worker woken for the previous grids would have stayed awake for this
+  // one only if it came within the spin time.
+  if (now - split_work_time_ > spin_time_)
+    split_work_alone_ns_ = 0;
+  split_work_alone_ns_ += work_left_ns;
+  split_work_time_ = now;
+  if (split_work_alone_ns_ < kWakeWorthItNs)
+    return false;
+  split_work_alone_ns_ = 0;
+  return true;
+}
+
+void TaskGridRunner::WakeWorkers(uint64_t count) {
+  if (count >= threads_.size()) {
+    work_available_.notify_all();
+    return;
+  }
+  for (uint64_t i = 0; i < count; ++i)
+    work_available_.notify_one();
+}
+
 uint32_t TaskGridRunner::AcquireCallerSlot() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  worker_left_.wait(lock, [&] { return caller_slots_ != ~uint64_t(0); });
-  uint32_t slot = uint32_t(std::countr_one(caller_slots_));
-  caller_slots_ |= uint64_t(1) << slot;
-  return slot;
+  // Lock-free while a slot is free (every dispatch takes one); more than 64
+  // concurrent submitters wait under the lock.
+  while (true) {
+    uint64_t slots = caller_slots_.load(std::memory_order_relaxed);
+    while (slots != ~uint64_t(0)) {
+      uint32_t slot = uint32_t(std::countr_one(slots));
+      if (caller_slots_.compare_exchange_weak(
+              slots, slots | (uint64_t(1) << slot), std::memory_order_acquire))
+        return slot;
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++slot_waiters_;
+    // Sequentially consistent with the release below: either it sees this
+    // waiter or this waiter sees its slot free.
+    worker_left_.wait(lock,
+                      [&] { return caller_slots_.load() != ~uint64_t(0); });
+    --slot_waiters_;
+  }
 }
 
 void TaskGridRunner::ReleaseCallerSlot(uint32_t slot) {
+  caller_slots_.fetch_and(~(uint64_t(1) << slot));
+  if (slot_waiters_.load() == 0)
+    return;
+  // Under the lock, so a submitter between its check and its wait hears it.
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    caller_slots_ &= ~(uint64_t(1) << slot);
   }
   worker_left_.notify_all();
 }
@@ -199,21 +245,36 @@ Status TaskGridRunner::RunSlice(
 
   uint64_t chunks = (grid.total + grid.chunk - 1) / grid.chunk;
   uint64_t helpers = std::min<uint64_t>(chunks - 1, threads_.size());
+  uint32_t sleepers = 0;
   if (helpers) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       queue_.push_back(&grid);
+      // Spinning workers see this and join at once.
       queue_generation_.fetch_add(1, std::memory_order_release);
+      sleepers = sleeping_workers_;
     }
-    if (helpers == threads_.size())
-      work_available_.notify_all();
-    else
-      for (uint64_t i = 0; i < helpers; ++i)
-        work_available_.notify_one();
   }
 
   uint32_t slot = AcquireCallerSlot();
-  Work(grid, uint32_t(threads_.size()) + slot);
+  const uint32_t processor_id = uint32_t(threads_.size()) + slot;
+  if (sleepers) {
+    auto start = std::chrono::steady_clock::now();
+    bool more = Work(grid, processor_id, /*max_chunks=*/1);
+    if (more) {
+      auto now = std::chrono::steady_clock::now();
+      uint64_t claimed =
+          std::min(grid.total, grid.next.load(std::memory_order_relaxed));
+      uint64_t chunks_left =
+          (grid.total - claimed + grid.chunk - 1) / grid.chunk;
+      double left_ns =
+          std::chrono::duration<double, std::nano>(now - start).count() *
+          double(chunks_left);
+      if (ShouldWakeWorkers(left_ns, now))
+        WakeWorkers(std::min<uint64_t>(helpers, sleepers));
+    }
+  }
+  Work(grid, processor_id);
   ReleaseCallerSlot(slot);
 
   if (helpers) {

@@ -63,12 +63,31 @@ private:
                   const strata_hal_executable_dispatch_state_v0_t &dispatch,
                   uint32_t z_begin, uint64_t z_count);
   void WorkerMain(uint32_t processor_id);
-  // Claims and runs chunks of `grid` until none are left.
-  static void Work(Grid &grid, uint32_t processor_id);
+  // Claims and runs chunks of `grid` until none are left or `max_chunks`
+  // ran; returns whether chunks are left.
+  static bool Work(Grid &grid, uint32_t processor_id,
+                   uint64_t max_chunks = UINT64_MAX);
   // Spins until `done()` or the spin time passes; returns done().
   template <typename Done> bool SpinUntil(Done done) const;
+  // Adds `work_left_ns` of split work that found the workers asleep; returns
+  // whether they should be woken for it.
+  bool ShouldWakeWorkers(double work_left_ns,
+                         std::chrono::steady_clock::time_point now);
+  void WakeWorkers(uint64_t count);
   uint32_t AcquireCallerSlot();
   void ReleaseCallerSlot(uint32_t slot);
+
+  // Waking a sleeping worker costs the caller a system call and the worker
+  // tens of microseconds before it runs; once awake it spins between grids
+  // (the spin time). So callers time the first chunk of each split grid
+  // that finds workers asleep and add up the work they were left to do
+  // alone over a run of such grids, each within the spin time of the one
+  // before (a woken worker would have stayed awake through them). Workers
+  // are woken when that sum reaches kWakeWorthItNs: one long grid wakes
+  // them at once, and so does a stream of small grids (a small model called
+  // back to back); small grids far apart (a recurrence between them) never
+  // pay a wake-up.
+  static constexpr double kWakeWorthItNs = 50e3;
 
   const uint32_t worker_count_;
   const std::chrono::microseconds spin_time_;
@@ -85,8 +104,16 @@ private:
   // spinning workers watch without the lock.
   std::atomic<uint64_t> queue_generation_{0};
   bool shutdown_ = false;
+  // Workers asleep on work_available_.
+  uint32_t sleeping_workers_ = 0;
+  // Split work callers were left to do alone over the current run of grids
+  // (under mutex_), and when the last of them started.
+  double split_work_alone_ns_ = 0;
+  std::chrono::steady_clock::time_point split_work_time_;
   // Bit i set = caller slot i in use.
-  uint64_t caller_slots_ = 0;
+  std::atomic<uint64_t> caller_slots_{0};
+  // Submitters waiting for a free caller slot (changed under mutex_).
+  std::atomic<uint32_t> slot_waiters_{0};
 };
 
 } // namespace strata::hal
