@@ -204,6 +204,7 @@ KERNELS = [
     conv("conv3x3_nhwc", "nhwc", 64, 56, 64, 3, pad=1),
     conv("conv3x3_nchw", "nchw", 64, 56, 64, 3, pad=1),
     conv("conv1x1_nchw", "nchw", 64, 56, 256, 1),
+    conv("conv1x1_expand_nchw", "nchw", 24, 56, 144, 1),
     conv("conv3x3_s2_nchw", "nchw", 128, 28, 128, 3, stride=2, pad=1),
     conv("conv7x7_s2_stem", "nchw", 3, 224, 64, 7, stride=2, pad=3),
     conv("conv3x3_g4", "ngchw", 64, 56, 64, 3, pad=1, groups=4),

@@ -177,3 +177,57 @@ func.func @honours_lowering_config(%a: memref<16x64xf32>, %b: memref<64x64xf32>,
   linalg.matmul ins(%a, %b : memref<16x64xf32>, memref<64x64xf32>) outs(%c : memref<16x64xf32>)
   return
 }
+
+// -----
+
+// A zero fill right before a product whose reduction (64) fits one cache
+// tile: the accumulators start as zero instead of being read, and the fill
+// pass over the output is gone. The remainder rows (5 of 13) are static
+// tiles too and start from zero as well.
+// (After --linalg-generalize-named-ops a fill is a linalg.generic.)
+// CHECK-LABEL: func.func @fill_folded_into_accumulators
+// CHECK-NOT:   linalg.generic
+// CHECK:       %[[ZERO8:.+]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
+// CHECK-NEXT:  scf.for {{.*}} iter_args(%{{.+}} = %[[ZERO8]]) -> (vector<8x32xf32>)
+// CHECK:       %[[ZERO5:.+]] = arith.constant dense<0.000000e+00> : vector<5x32xf32>
+// CHECK-NEXT:  scf.for {{.*}} iter_args(%{{.+}} = %[[ZERO5]]) -> (vector<5x32xf32>)
+// CHECK-NOT:   linalg.generic
+// CHECK:       return
+func.func @fill_folded_into_accumulators(%a: memref<13x64xf32>, %b: memref<64x32xf32>, %c: memref<13x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<13x32xf32>)
+  linalg.matmul ins(%a, %b : memref<13x64xf32>, memref<64x32xf32>) outs(%c : memref<13x32xf32>)
+  return
+}
+
+// -----
+
+// Dynamic rows: the remainder tile stays a loop and fills its own output
+// tile before its reduction loop; the full tiles start from the fill value
+// (here 1.0).
+// CHECK-LABEL: func.func @fill_folded_dynamic
+// CHECK:       %[[ONES:.+]] = arith.constant dense<1.000000e+00> : vector<8x32xf32>
+// CHECK:       scf.for {{.*}} iter_args(%{{.+}} = %[[ONES]]) -> (vector<8x32xf32>)
+// CHECK:       linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : memref<?x32xf32
+// CHECK-NEXT:  scf.for
+// CHECK:         linalg.generic
+func.func @fill_folded_dynamic(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>) {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%c : memref<?x32xf32>)
+  linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x32xf32>) outs(%c : memref<?x32xf32>)
+  return
+}
+
+// -----
+
+// A reduction split over cache tiles (1024 > 256) accumulates into the
+// output several times: the fill stays.
+// CHECK-LABEL: func.func @fill_kept_for_split_reduction
+// CHECK:       linalg.generic {{.*}} ins(%{{.+}} : f32) outs(%arg2 : memref<16x32xf32>)
+// CHECK:       vector.transfer_read {{.*}} : memref<8x32xf32
+func.func @fill_kept_for_split_reduction(%a: memref<16x1024xf32>, %b: memref<1024x32xf32>, %c: memref<16x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x32xf32>)
+  linalg.matmul ins(%a, %b : memref<16x1024xf32>, memref<1024x32xf32>) outs(%c : memref<16x32xf32>)
+  return
+}

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/compiler/Codegen/ContractionStrategy.h"
+#include "strata/compiler/Codegen/AccumulatorFills.h"
 #include "strata/compiler/Codegen/HoistAccumulatorTiles.h"
 #include "strata/compiler/Codegen/LoweringConfig.h"
 #include "strata/compiler/Passes.h"
@@ -345,6 +346,18 @@ LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
   rewriter.eraseOp(cacheTile);
   registerTiled->op->setAttr(kRegisterTileMarker,
                              rewriter.getIndexAttr(kernel));
+  // The loops follow the interchange, one per tiled loop.
+  unsigned tiledIndex = 0;
+  for (unsigned loop : interchange) {
+    if (tiles.registers[loop] == 0)
+      continue;
+    if (tiledIndex >= registerTiled->loops.size())
+      break;
+    if (loop == tiles.reductionLoop)
+      registerTiled->loops[tiledIndex]->setAttr(kRegisterReductionLoopMarker,
+                                                rewriter.getUnitAttr());
+    ++tiledIndex;
+  }
 
   // Peel the row and vector loops (the reduction loop steps by one): the
   // main loops then have static register tiles, and so do the remainders
@@ -481,7 +494,8 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
 }
 
 LogicalResult vectorizeRegisterTile(RewriterBase &rewriter, linalg::LinalgOp op,
-                                    const ContractionTiles &tiles) {
+                                    const ContractionTiles &tiles,
+                                    unsigned kernel) {
   if (tiles.broadcast)
     return vectorizeBroadcastTile(rewriter, op, tiles);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -536,6 +550,10 @@ LogicalResult vectorizeRegisterTile(RewriterBase &rewriter, linalg::LinalgOp op,
   Value lhsVector = read(lhs, rowLoops, lhsType);
   Value rhsVector = read(rhs, {tiles.vectorLoop}, rhsType);
   Value accVector = read(acc, accLoops, accType);
+  Operation *accRead = accVector.getDefiningOp();
+  if (auto cast = dyn_cast<vector::ShapeCastOp>(accRead))
+    accRead = cast.getSource().getDefiningOp();
+  accRead->setAttr(kAccumulatorReadMarker, rewriter.getIndexAttr(kernel));
 
   MLIRContext *context = op.getContext();
   AffineExpr m = getAffineDimExpr(0, context), n = getAffineDimExpr(1, context),
@@ -654,6 +672,9 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
   }
   if (work.empty())
     return success();
+  SmallVector<std::optional<AccumulatorFill>> fills;
+  for (auto &[op, tiles] : work)
+    fills.push_back(findAccumulatorFill(op, tiles));
 
   IRRewriter rewriter(func.getContext());
   for (auto [index, item] : llvm::enumerate(work))
@@ -670,21 +691,25 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
     if (op->hasAttr(kRegisterTileMarker))
       marked.push_back(op);
   });
+  SmallVector<std::pair<linalg::LinalgOp, unsigned>> unvectorized;
   for (linalg::LinalgOp op : marked) {
     auto kernel = op->getAttrOfType<IntegerAttr>(kRegisterTileMarker);
     op->removeAttr(kRegisterTileMarker);
     if (!op.hasPureBufferSemantics() ||
-        llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+        llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic)) {
+      unvectorized.push_back({op, unsigned(kernel.getInt())});
       continue;
+    }
     // The roles of the loops are those of the whole op; a register tile of
     // one row has no row loop.
     ContractionTiles roles = kernels[kernel.getInt()];
     if (op.getStaticLoopRanges()[roles.rowLoop] == 1)
       roles.rowLoop = roles.vectorLoop;
-    if (failed(vectorizeRegisterTile(rewriter, op, roles)))
+    if (failed(vectorizeRegisterTile(rewriter, op, roles, kernel.getInt())))
       return op.emitOpError("register tile could not be vectorized");
   }
   hoistAccumulatorTiles(func);
+  foldAccumulatorFills(func, fills, unvectorized);
   if (lowerVectors)
     lowerContractions(func);
   return success();
