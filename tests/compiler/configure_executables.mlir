@@ -39,7 +39,8 @@ func.func @matmul_grid(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>, %c: ten
 // CHECK: flow.dispatch @matmul_grid_dispatch_0::@matmul_grid_dispatch_0{{\[}}[8, 1, 1]]
 // AVX2: vector_bits = 256, workgroup_tile = [64, 0, 0], kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [64, 256, 256], cache_order = [0, 1, 2], register_tiles = [4, 16, 1], roles = [0, 1, 2]>]
 
-// Few rows: the columns split instead, 1152 lanes into 5 tiles of 256.
+// Few rows: the columns split instead, 1152 lanes into 6 tiles of 192
+// (5 of 256 would leave one of two workers a third of its time idle).
 func.func @projection_grid(%a: tensor<197x384xf32>, %b: tensor<384x1152xf32>, %c: tensor<197x1152xf32>) -> tensor<197x1152xf32> {
   %0 = flow.dispatch.region -> (tensor<197x1152xf32>) {
     %1 = linalg.matmul ins(%a, %b : tensor<197x384xf32>, tensor<384x1152xf32>) outs(%c : tensor<197x1152xf32>) -> tensor<197x1152xf32>
@@ -47,8 +48,25 @@ func.func @projection_grid(%a: tensor<197x384xf32>, %b: tensor<384x1152xf32>, %c
   }
   return %0 : tensor<197x1152xf32>
 }
-// CHECK: flow.executable @projection_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 5, 1, 1>
-// CHECK: workgroup_tile = [0, 256, 0]
+// CHECK: flow.executable @projection_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 6, 1, 1>
+// CHECK: workgroup_tile = [0, 192, 0]
+
+// A 1x1 convolution on a 14x14 map (96 x 196 outputs): 196 pixels would
+// split 128 + 68, so the 96 rows split evenly instead, 4 x 24.
+func.func @balanced_grid(%w: tensor<96x576xf32>, %x: tensor<1x576x196xf32>, %o: tensor<1x96x196xf32>) -> tensor<1x96x196xf32> {
+  %0 = flow.dispatch.region -> (tensor<1x96x196xf32>) {
+    %1 = linalg.generic {indexing_maps = [affine_map<(n, f, p, c) -> (f, c)>, affine_map<(n, f, p, c) -> (n, c, p)>, affine_map<(n, f, p, c) -> (n, f, p)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%w, %x : tensor<96x576xf32>, tensor<1x576x196xf32>) outs(%o : tensor<1x96x196xf32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %s = arith.addf %m, %acc : f32
+      linalg.yield %s : f32
+    } -> tensor<1x96x196xf32>
+    flow.return %1 : tensor<1x96x196xf32>
+  }
+  return %0 : tensor<1x96x196xf32>
+}
+// CHECK: flow.executable @balanced_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 4, 1, 1>
+// CHECK: workgroup_tile = [0, 24, 0, 0]
 
 // Batches split one per workgroup; too little work stays one workgroup.
 func.func @batch_grid(%a: tensor<12x128x64xf32>, %b: tensor<12x64x128xf32>, %c: tensor<12x128x128xf32>) -> tensor<12x128x128xf32> {

@@ -97,6 +97,15 @@ static bool isReadThroughWindow(linalg::LinalgOp op, unsigned loop) {
 
 // Below this many multiply-adds per workgroup a contraction is not split.
 static constexpr int64_t kMinContractionIterationsPerWorkgroup = 1 << 17;
+// Balance scores (see splitLoop) closer than this count as equal.
+static constexpr double kBalanceMargin = 0.15;
+
+namespace {
+struct ScoredTiling {
+  WorkgroupTiling tiling;
+  double imbalance;
+};
+} // namespace
 
 // The loop of `root` that walks the same result dimension as loop
 // `contractionLoop` of `contraction` (root itself, or the producer of one
@@ -152,28 +161,44 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits) {
   if (wanted < 2)
     return WorkgroupTiling();
 
-  // (loop, tile): tiles from `preferred` down to `smallest` while fewer
-  // than two workgroups result.
+  // The split of `loop` into tiles of a multiple of `smallest`, at most
+  // `preferred` (or as few as `wanted` allows), that balances best over 2 and 4
+  // workers (the busiest worker's share when workgroups are dealt out in turn,
+  // over the even share); narrower tiles only for a clearly better balance,
+  // since wide ones reuse more of what they load. 96 rows split 4 x 24 rather
+  // than 64 + 32.
   auto splitLoop = [&](unsigned loop, int64_t preferred,
-                       int64_t smallest) -> std::optional<WorkgroupTiling> {
+                       int64_t smallest) -> std::optional<ScoredTiling> {
     std::optional<unsigned> rootLoop = mapToRootLoop(root, contraction, loop);
     if (!rootLoop)
       return std::nullopt;
     int64_t range = ranges[loop];
-    int64_t tile = preferred;
-    while (tile > smallest && llvm::divideCeil(range, tile) < 2)
-      tile /= 2;
-    if (llvm::divideCeil(range, tile) > wanted)
-      tile = llvm::alignTo(llvm::divideCeil(range, wanted), smallest);
-    WorkgroupTiling tiling;
-    tiling.loop = *rootLoop;
-    tiling.tileSize = tile;
-    tiling.count = llvm::divideCeil(range, tile);
-    if (tiling.count < 2)
-      return std::nullopt;
-    return tiling;
+    // Wider than `preferred` only where that many workgroups are too many.
+    int64_t widest = std::max(
+        preferred,
+        int64_t(llvm::alignTo(llvm::divideCeil(range, wanted), smallest)));
+    std::optional<ScoredTiling> best;
+    for (int64_t count = 2; count <= wanted; ++count) {
+      int64_t tile = llvm::alignTo(llvm::divideCeil(range, count), smallest);
+      if (tile > widest)
+        continue;
+      int64_t tiles = llvm::divideCeil(range, tile);
+      if (tiles < 2 || tiles > wanted)
+        continue;
+      // Time of the busiest of `workers`, in tile-rows, over the ideal.
+      auto imbalance = [&](int64_t workers) {
+        return double(llvm::divideCeil(tiles, workers) * tile) * workers /
+               double(range);
+      };
+      double score = imbalance(2) + 0.5 * imbalance(4);
+      if (best && (tile == best->tiling.tileSize ||
+                   score >= best->imbalance - kBalanceMargin))
+        continue;
+      best = ScoredTiling{{*rootLoop, tile, tiles}, score};
+    }
+    return best;
   };
-  SmallVector<WorkgroupTiling> options;
+  SmallVector<ScoredTiling> options;
   SmallVector<utils::IteratorType> iterators =
       contraction.getIteratorTypesArray();
   // Batch loops: parallel loops other than the row and vector loops. A
@@ -182,7 +207,7 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits) {
   // re-read its neighbours' rows, a few rows from each of many channels,
   // where a channel split reads whole planes once (a depthwise convolution
   // split by rows gained nothing from a second thread).
-  SmallVector<WorkgroupTiling> windowedOptions;
+  SmallVector<ScoredTiling> windowedOptions;
   for (unsigned loop = 0; loop < ranges.size(); ++loop)
     if (iterators[loop] == utils::IteratorType::parallel &&
         loop != tiles->rowLoop && loop != tiles->vectorLoop)
@@ -191,17 +216,24 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits) {
             .push_back(*option);
   if (options.empty())
     options = std::move(windowedOptions);
-  if (auto option = splitLoop(tiles->vectorLoop, 256, 32))
+  if (auto option = splitLoop(tiles->vectorLoop, 256, kMinVectorLoopTileSize))
     options.push_back(*option);
   if (tiles->rowLoop != tiles->vectorLoop)
     if (auto option = splitLoop(tiles->rowLoop, 64, 8))
       options.push_back(*option);
   if (options.empty())
     return WorkgroupTiling();
-  return *llvm::max_element(
-      options, [](const WorkgroupTiling &a, const WorkgroupTiling &b) {
-        return a.count < b.count;
-      });
+  // The best balance; within the margin, the most workgroups.
+  double bestImbalance = llvm::min_element(options, [](const ScoredTiling &a,
+                                                       const ScoredTiling &b) {
+                           return a.imbalance < b.imbalance;
+                         })->imbalance;
+  std::optional<WorkgroupTiling> chosen;
+  for (const ScoredTiling &option : options)
+    if (option.imbalance < bestImbalance + kBalanceMargin &&
+        (!chosen || option.tiling.count > chosen->count))
+      chosen = option.tiling;
+  return *chosen;
 }
 
 std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root,
