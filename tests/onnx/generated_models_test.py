@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """ONNX models built here (control flow, NonMaxSuppression, run-time reduce
-axes, external data in a subfolder, large splat constants), compiled with strata-compile, run with strata-run and checked against
+axes, external data in a subfolder, large splat constants, recurrent
+layers with masked steps and both directions), compiled with strata-compile, run with strata-run and checked against
 numpy implementations written from the ONNX operator definitions: larger and
 more varied than the backend suite's few hand-made cases.
 
@@ -285,6 +286,80 @@ def large_splat_case(rng):
             [np.full((1001, 997), -7, dtype=np.int64), x + np.float32(2.5)])
 
 
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def recurrent_reference(kind, x, w, r, b, lens, directions):
+    """Y, Y_h, Y_c of an ONNX LSTM (gates i, o, f, c) or GRU (z, r, h;
+    linear_before_reset 0) with default activations and zero initial
+    state, computed step by step in float64."""
+    seq, batch, _ = x.shape
+    hidden = r.shape[2]
+    y = np.zeros((seq, len(directions), batch, hidden))
+    yh = np.zeros((len(directions), batch, hidden))
+    yc = np.zeros((len(directions), batch, hidden))
+    for d, reverse in enumerate(directions):
+        h = np.zeros((batch, hidden))
+        c = np.zeros((batch, hidden))
+        wb, rb = b[d][:b.shape[1] // 2], b[d][b.shape[1] // 2:]
+        for t in (reversed(range(seq)) if reverse else range(seq)):
+            valid = (t < lens)[:, None]
+            if kind == "LSTM":
+                g = x[t] @ w[d].T + h @ r[d].T + wb + rb
+                i, o, f, cc = np.split(g, 4, axis=1)
+                c_new = sigmoid(f) * c + sigmoid(i) * np.tanh(cc)
+                h_new = sigmoid(o) * np.tanh(c_new)
+                c = np.where(valid, c_new, c)
+            else:
+                xw = x[t] @ w[d].T + wb
+                zr = xw[:, :2 * hidden] + h @ r[d][:2 * hidden].T + \
+                    rb[:2 * hidden]
+                z, rr = sigmoid(zr[:, :hidden]), sigmoid(zr[:, hidden:])
+                cand = np.tanh(xw[:, 2 * hidden:] +
+                               (rr * h) @ r[d][2 * hidden:].T +
+                               rb[2 * hidden:])
+                h_new = (1 - z) * cand + z * h
+            h = np.where(valid, h_new, h)
+            y[t, d] = np.where(valid, h_new, 0)
+        yh[d], yc[d] = h, c
+    return [a.astype(np.float32) for a in (y, yh, yc)]
+
+
+def recurrent_case(rng, kind, seq, batch, inputs, hidden, direction, lens):
+    """Every step's output joined into Y (in pieces of at most 64 steps
+    past that), both directions' states, masked steps."""
+    gates = 4 if kind == "LSTM" else 3
+    dirs = {"forward": [False], "reverse": [True],
+            "bidirectional": [False, True]}[direction]
+    x = rng.standard_normal((seq, batch, inputs)).astype(np.float32)
+    w = (rng.standard_normal((len(dirs), gates * hidden, inputs)) *
+         0.5).astype(np.float32)
+    r = (rng.standard_normal((len(dirs), gates * hidden, hidden)) *
+         0.5).astype(np.float32)
+    b = (rng.standard_normal((len(dirs), 2 * gates * hidden)) *
+         0.1).astype(np.float32)
+    lens_array = np.array(lens, dtype=np.int32)
+    outs = ["y", "yh", "yc"] if kind == "LSTM" else ["y", "yh"]
+    model = make_model(
+        [helper.make_node(kind, ["x", "w", "r", "b", "lens"], outs,
+                          hidden_size=hidden, direction=direction)],
+        [value("x", F, list(x.shape))],
+        [value("y", F, [seq, len(dirs), batch, hidden]),
+         value("yh", F, [len(dirs), batch, hidden])] +
+        ([value("yc", F, [len(dirs), batch, hidden])]
+         if kind == "LSTM" else []),
+        initializers=[
+            helper.make_tensor("w", F, list(w.shape), w.flatten().tolist()),
+            helper.make_tensor("r", F, list(r.shape), r.flatten().tolist()),
+            helper.make_tensor("b", F, list(b.shape), b.flatten().tolist()),
+            helper.make_tensor("lens", TensorProto.INT32, [batch], lens)])
+    want = recurrent_reference(kind, x.astype(np.float64), w, r, b,
+                               lens_array, dirs)
+    return (f"{kind.lower()}_{direction}_{seq}_steps", model, [x],
+            want[:len(outs)])
+
+
 def cases():
     rng = np.random.default_rng(7)
     yield nms_case(rng, "nms_corners", 2, 3, 40, 0, 0.2)
@@ -302,6 +377,9 @@ def cases():
     yield reduce_case(rng, -1)
     yield external_data_case(rng)
     yield large_splat_case(rng)
+    yield recurrent_case(rng, "LSTM", 5, 3, 4, 6, "bidirectional", [5, 3, 1])
+    yield recurrent_case(rng, "GRU", 70, 2, 3, 5, "reverse", [70, 41])
+    yield recurrent_case(rng, "LSTM", 130, 1, 2, 4, "forward", [130])
 
 
 def run(bin_dir, compile_args, name, model, inputs, wants, files, tmp):

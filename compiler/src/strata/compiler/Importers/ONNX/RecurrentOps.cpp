@@ -217,6 +217,26 @@ Value insertSlice(OpBuilder &b, Location loc, Value source, Value dest,
       getAsIndexOpFoldResult(context, strides));
 }
 
+// Concatenates `parts` along `dim` in concatenations of at most 64 operands
+// (each becomes a dispatch with a binding per operand).
+Value concatenate(OpBuilder &b, Location loc, SmallVector<Value> parts,
+                  int64_t dim) {
+  constexpr size_t kMaxConcatOperands = 64;
+  while (parts.size() > 1) {
+    SmallVector<Value> joined;
+    for (size_t i = 0; i < parts.size(); i += kMaxConcatOperands) {
+      ArrayRef<Value> chunk = ArrayRef<Value>(parts).slice(
+          i, std::min(kMaxConcatOperands, parts.size() - i));
+      joined.push_back(
+          chunk.size() == 1
+              ? chunk.front()
+              : tensor::ConcatOp::create(b, loc, dim, chunk).getResult());
+    }
+    parts = std::move(joined);
+  }
+  return parts.front();
+}
+
 Value createMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                    Value init) {
   return linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
@@ -285,8 +305,13 @@ private:
   Value getPeepholes(int64_t dir);
   Value activate(OpBuilder &nb, Location nl, int64_t dir, unsigned which,
                  Value x);
-  LogicalResult lowerDirection(int64_t dir, bool reverse, Value &y, Value &yh,
-                               Value &yc);
+  // One direction's Y [seq, 1, batch, hidden], Y_h and Y_c [1, batch,
+  // hidden], each where the node has that output.
+  struct DirectionOutputs {
+    Value y, yh, yc;
+  };
+  LogicalResult lowerDirection(int64_t dir, bool reverse,
+                               DirectionOutputs &outputs);
 
   NodeContext &ctx;
   OpBuilder &b;
@@ -401,8 +426,8 @@ Value RecurrentLowering::activate(OpBuilder &nb, Location nl, int64_t dir,
 }
 
 LogicalResult RecurrentLowering::lowerDirection(int64_t dir, bool reverse,
-                                                Value &y, Value &yh,
-                                                Value &yc) {
+                                                DirectionOutputs &outputs) {
+  bool y = ctx.hasOutput(0);
   int64_t gatesSize = numGates * hidden;
   // The input projection of every step, with the biases.
   auto projectionType =
@@ -433,6 +458,8 @@ LogicalResult RecurrentLowering::lowerDirection(int64_t dir, bool reverse,
 
   Value h = getInitialState(5, dir);
   Value c = kind == CellKind::LSTM ? getInitialState(6, dir) : Value();
+  // Each step's Y, as [1, 1, batch, hidden], by time.
+  SmallVector<Value> ySteps(y ? seqLength : 0);
   Type lenType =
       sequenceLens
           ? cast<RankedTensorType>(sequenceLens.getType()).getElementType()
@@ -572,13 +599,17 @@ LogicalResult RecurrentLowering::lowerDirection(int64_t dir, bool reverse,
     if (c)
       c = results[1];
     if (y)
-      y = insertSlice(b, loc, separateY ? results.back() : h, y,
-                      {t, dir, 0, 0});
+      ySteps[t] = createReshape(b, loc, separateY ? results.back() : h,
+                                {1, 1, batch, hidden});
   }
-  if (yh)
-    yh = insertSlice(b, loc, h, yh, {dir, 0, 0});
-  if (yc)
-    yc = insertSlice(b, loc, c, yc, {dir, 0, 0});
+  // Y, Y_h and Y_c of this direction are built once, from every step's
+  // value: inserting each step into Y would cost a dispatch per step.
+  if (y)
+    outputs.y = concatenate(b, loc, ySteps, 0);
+  if (ctx.hasOutput(1))
+    outputs.yh = createReshape(b, loc, h, {1, batch, hidden});
+  if (c && ctx.hasOutput(2))
+    outputs.yc = createReshape(b, loc, c, {1, batch, hidden});
   return success();
 }
 
@@ -678,15 +709,26 @@ LogicalResult RecurrentLowering::lower() {
                                      elementType);
   auto stateOutType =
       RankedTensorType::get({numDirections, batch, hidden}, elementType);
-  Value y = ctx.hasOutput(0) ? createEmpty(b, loc, yType) : Value();
-  Value yh = ctx.hasOutput(1) ? createEmpty(b, loc, stateOutType) : Value();
-  Value yc = kind == CellKind::LSTM && ctx.hasOutput(2)
-                 ? createEmpty(b, loc, stateOutType)
-                 : Value();
-  for (int64_t dir = 0; dir < numDirections; ++dir)
+  // Each direction's outputs, joined along the direction dimension.
+  SmallVector<Value> yParts, yhParts, ycParts;
+  for (int64_t dir = 0; dir < numDirections; ++dir) {
+    DirectionOutputs outputs;
     if (failed(
-            lowerDirection(dir, direction == "reverse" || dir == 1, y, yh, yc)))
+            lowerDirection(dir, direction == "reverse" || dir == 1, outputs)))
       return failure();
+    if (outputs.y)
+      yParts.push_back(outputs.y);
+    if (outputs.yh)
+      yhParts.push_back(outputs.yh);
+    if (outputs.yc)
+      ycParts.push_back(outputs.yc);
+  }
+  Value y = yParts.empty() ? Value() : concatenate(b, loc, yParts, 1);
+  Value yh = yhParts.empty() ? Value() : concatenate(b, loc, yhParts, 0);
+  Value yc = ycParts.empty() ? Value() : concatenate(b, loc, ycParts, 0);
+  assert((!y || cast<RankedTensorType>(y.getType()) == yType) &&
+         (!yh || cast<RankedTensorType>(yh.getType()) == stateOutType) &&
+         "recurrent outputs have their ONNX shapes");
 
   auto setOutput = [&](unsigned index, Value value,
                        ArrayRef<int64_t> batchFirstPerm) -> LogicalResult {
