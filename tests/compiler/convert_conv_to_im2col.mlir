@@ -1,17 +1,17 @@
 // RUN: strata-opt %s --pass-pipeline='builtin.module(func.func(strata-convert-conv-to-im2col))' --split-input-file | FileCheck %s
 
 // A 3x3 NCHW convolution becomes a gather of the 3x3 patches of every
-// output pixel ([N, C*9, Oh, Ow], no division by the row width), viewed as
-// [N, C*9, Oh*Ow], and a product with the filter viewed as [F, C*9] whose
+// output pixel ([N, C, 3, 3, Oh, Ow]: every index a sum of loops, no
+// division), viewed as [N, C*9, Oh*Ow], and a product with the filter viewed as [F, C*9] whose
 // lanes run over all pixels of a channel, into the convolution's
 // accumulator viewed as [N, F, Oh*Ow].
-// CHECK-DAG:   #[[GATHER:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 floordiv 9, d2 + (d1 mod 9) floordiv 3, d3 + d1 mod 3)>
+// CHECK-DAG:   #[[GATHER:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 + d4, d3 + d5)>
 // CHECK-DAG:   #[[W_MAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
 // CHECK-DAG:   #[[X_MAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
 // CHECK-DAG:   #[[O_MAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @conv3x3
-// CHECK-DAG:   %[[COL:.+]] = linalg.generic {indexing_maps = [#[[GATHER]], {{.+}} ins(%arg0 : tensor<1x8x34x34xf32>) outs(%{{.+}} : tensor<1x72x32x32xf32>)
-// CHECK-DAG:   %[[FLAT:.+]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1], [2, 3]] : tensor<1x72x32x32xf32> into tensor<1x72x1024xf32>
+// CHECK-DAG:   %[[COL:.+]] = linalg.generic {indexing_maps = [#[[GATHER]], {{.+}} ins(%arg0 : tensor<1x8x34x34xf32>) outs(%{{.+}} : tensor<1x8x3x3x32x32xf32>)
+// CHECK-DAG:   %[[FLAT:.+]] = tensor.collapse_shape %[[COL]] {{\[}}[0], [1, 2, 3], [4, 5]] : tensor<1x8x3x3x32x32xf32> into tensor<1x72x1024xf32>
 // CHECK-DAG:   %[[W:.+]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x3x3xf32> into tensor<16x72xf32>
 // CHECK-DAG:   %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x16x1024xf32>)
 // CHECK:       %[[MM:.+]] = linalg.generic {indexing_maps = [#[[W_MAP]], #[[X_MAP]], #[[O_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[FLAT]] : tensor<16x72xf32>, tensor<1x72x1024xf32>) outs(%[[ACC]] : tensor<1x16x1024xf32>)
@@ -75,7 +75,7 @@ func.func @conv1x1(%x: tensor<1x8x40x40xf32>, %w: tensor<16x8x1x1xf32>) -> tenso
 // A strided 1x1 convolution gathers every other pixel into its patch
 // matrix.
 // CHECK-LABEL: func.func @conv1x1_strided
-// CHECK:       linalg.generic {{.+}} ins(%arg0 : tensor<1x8x10x10xf32>) outs(%{{.+}} : tensor<1x8x5x5xf32>)
+// CHECK:       linalg.generic {{.+}} ins(%arg0 : tensor<1x8x10x10xf32>) outs(%{{.+}} : tensor<1x8x1x1x5x5xf32>)
 // CHECK:       linalg.generic {{.+}} outs(%{{.+}} : tensor<1x16x25xf32>)
 // CHECK-NOT:   linalg.conv_2d_nchw_fchw
 func.func @conv1x1_strided(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<1x16x5x5xf32> {
