@@ -212,6 +212,8 @@ KERNELS = [
     conv("dw3x3_nhwc", "dw_nhwc", 32, 112, 32, 3, pad=1, groups=32),
     conv("dw5x5_nchw", "dw_nchw", 96, 56, 96, 5, pad=2, groups=96),
     conv("dw7x7_nchw", "dw_nchw", 96, 56, 96, 7, pad=3, groups=96),
+    conv("dw3x3_14x14_nchw", "dw_nchw", 576, 14, 576, 3, pad=1, groups=576),
+    conv("dw3x3_7x7_nchw", "dw_nchw", 960, 7, 960, 3, pad=1, groups=960),
 ]
 
 

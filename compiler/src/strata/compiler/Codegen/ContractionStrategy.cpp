@@ -451,17 +451,24 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
       return failure();
   OpOperand *acc = op.getDpsInitOperand(0);
   Type f32 = rewriter.getF32Type();
-  auto type = VectorType::get({ranges[tiles.vectorLoop]}, f32);
+  // A lane count that is not a power of two (a partial last vector) runs
+  // as the next power of two with the lanes past the tile masked off: the
+  // transfers are out of bounds there, and lower to masked loads and
+  // stores.
+  int64_t lanes = ranges[tiles.vectorLoop];
+  bool masked = !llvm::isPowerOf2_64(lanes);
+  auto type = VectorType::get({int64_t(llvm::PowerOf2Ceil(lanes))}, f32);
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value padding = ub::PoisonOp::create(rewriter, loc, f32);
+  Value padding = arith::ConstantOp::create(rewriter, loc, f32,
+                                            rewriter.getF32FloatAttr(0));
   // Each operand's tile is a view whose innermost dimension holds the
   // lanes (or one element) and whose other dimensions are unit ones.
   auto readLanes = [&](Value memref) -> Value {
     unsigned rank = cast<MemRefType>(memref.getType()).getRank();
     SmallVector<Value> indices(rank, zero);
-    SmallVector<bool> inBounds{true};
+    SmallVector<bool> inBounds{!masked};
     return vector::TransferReadOp::create(
         rewriter, loc, type, memref, indices, padding,
         AffineMap::getMinorIdentityMap(rank, 1, op.getContext()),
@@ -484,7 +491,7 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
   Value result =
       vector::FMAOp::create(rewriter, loc, factors[0], factors[1], accumulator);
   unsigned accRank = cast<MemRefType>(acc->get().getType()).getRank();
-  SmallVector<bool> inBounds{true};
+  SmallVector<bool> inBounds{!masked};
   vector::TransferWriteOp::create(
       rewriter, loc, result, acc->get(), SmallVector<Value>(accRank, zero),
       AffineMap::getMinorIdentityMap(accRank, 1, op.getContext()),
@@ -598,7 +605,8 @@ void foldStaticTileShapes(func::FuncOp func) {
 // lanes left of a 56-pixel row) into power-of-two parts (16 + 8): LLVM
 // handles other vector widths poorly (that row ran 5x slower).
 LogicalResult splitLanesToPowersOfTwo(RewriterBase &rewriter, func::FuncOp func,
-                                      ArrayRef<ContractionTiles> kernels) {
+                                      ArrayRef<ContractionTiles> kernels,
+                                      int64_t laneCount) {
   while (true) {
     SmallVector<std::tuple<linalg::LinalgOp, unsigned, IntegerAttr>> work;
     func.walk([&](linalg::LinalgOp op) {
@@ -606,10 +614,15 @@ LogicalResult splitLanesToPowersOfTwo(RewriterBase &rewriter, func::FuncOp func,
       if (!kernel ||
           llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
         return;
-      unsigned vectorLoop = kernels[kernel.getInt()].vectorLoop;
-      int64_t lanes = op.getStaticLoopRanges()[vectorLoop];
+      const ContractionTiles &tiles = kernels[kernel.getInt()];
+      int64_t lanes = op.getStaticLoopRanges()[tiles.vectorLoop];
+      // A broadcast kernel's last partial vector stays whole: it runs as
+      // one masked vector (a 14-pixel row as 16 lanes, 2 masked off)
+      // instead of 8 + 4 + 2.
+      if (tiles.broadcast && lanes < laneCount)
+        return;
       if (lanes > 4 && !llvm::isPowerOf2_64(lanes))
-        work.push_back({op, vectorLoop, kernel});
+        work.push_back({op, tiles.vectorLoop, kernel});
     });
     if (work.empty())
       return success();
@@ -683,7 +696,8 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
   foldStaticTileShapes(func);
   SmallVector<ContractionTiles> kernels =
       llvm::to_vector(llvm::make_second_range(work));
-  if (failed(splitLanesToPowersOfTwo(rewriter, func, kernels)))
+  if (failed(splitLanesToPowersOfTwo(rewriter, func, kernels,
+                                     std::max<unsigned>(vectorBits / 32, 4))))
     return failure();
 
   SmallVector<linalg::LinalgOp> marked;
