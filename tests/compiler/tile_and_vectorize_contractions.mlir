@@ -120,19 +120,18 @@ func.func @transposed_rhs(%a: memref<16x32xf32>, %b: memref<64x32xf32>, %c: memr
 
 // A depthwise convolution is a broadcast kernel: one weight broadcast per
 // tap, times a row of input lanes at the tap's offset, accumulated in
-// registers over every tap (28 lanes split into 16 + 8 + 4, disjoint parts
-// of one output row, all three carried through the tap loops).
+// registers over every tap (28 lanes as 16 + 12, the 12 in a 16-lane
+// vector with the lanes past the row masked off: out-of-bounds transfers,
+// both carried through the tap loops).
 // CHECK-LABEL: func.func @depthwise
-// CHECK-DAG:   %[[ACC16:.+]] = vector.transfer_read {{.*}} vector<16xf32>
-// CHECK-DAG:   %[[ACC8:.+]] = vector.transfer_read {{.*}} vector<8xf32>
-// CHECK-DAG:   %[[ACC4:.+]] = vector.transfer_read {{.*}} vector<4xf32>
-// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<8xf32>, vector<4xf32>)
-// CHECK:         scf.for {{.*}} -> (vector<16xf32>, vector<8xf32>, vector<4xf32>)
-// CHECK:           memref.load
-// CHECK:           vector.broadcast
+// CHECK-DAG:   %[[ACC16:.+]] = vector.transfer_read {{.*}} {in_bounds = [true]} : memref<1x1x1x16xf32{{.*}}, vector<16xf32>
+// CHECK-DAG:   %[[ACC12:.+]] = vector.transfer_read %{{.+}}[%c0, %c0, %c0, %c0], %{{.+}} : memref<1x1x1x12xf32{{.*}}, vector<16xf32>
+// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
+// CHECK:         scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>)
 // CHECK:           vector.fma {{.*}} : vector<16xf32>
-// CHECK:           vector.fma {{.*}} : vector<8xf32>
-// CHECK:           vector.fma {{.*}} : vector<4xf32>
+// CHECK:           vector.transfer_read %{{.+}}[%c0, %c0, %c0, %c0], %{{.+}} : memref<1x1x1x12xf32{{.*}}, vector<16xf32>
+// CHECK:           vector.fma {{.*}} : vector<16xf32>
+// CHECK:       vector.transfer_write {{.*}} : vector<16xf32>, memref<1x1x1x12xf32
 // CHECK-NOT:   linalg.generic
 func.func @depthwise(%x: memref<1x4x30x30xf32>, %w: memref<4x3x3xf32>, %o: memref<1x4x28x28xf32>) {
   linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x4x30x30xf32>, memref<4x3x3xf32>) outs(%o : memref<1x4x28x28xf32>)
