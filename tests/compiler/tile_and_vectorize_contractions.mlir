@@ -120,17 +120,18 @@ func.func @transposed_rhs(%a: memref<16x32xf32>, %b: memref<64x32xf32>, %c: memr
 
 // A depthwise convolution is a broadcast kernel: one weight broadcast per
 // tap, times a row of input lanes at the tap's offset, accumulated in
-// registers over every tap (28 lanes as 16 + 12, the 12 in a 16-lane
-// vector with the lanes past the row masked off: out-of-bounds transfers,
-// both carried through the tap loops).
+// registers over every tap. 28 lanes run as 16 + 12, the 12 in a 16-lane
+// vector with the lanes past the row masked off (out-of-bounds
+// transfers); rows of fewer than four vectors go two or more to a register
+// tile (here 2 rows x 2 vectors: four accumulators, disjoint row views),
+// all carried through the tap loops.
 // CHECK-LABEL: func.func @depthwise
-// CHECK-DAG:   %[[ACC16:.+]] = vector.transfer_read {{.*}} {in_bounds = [true]} : memref<1x1x1x16xf32{{.*}}, vector<16xf32>
-// CHECK-DAG:   %[[ACC12:.+]] = vector.transfer_read %{{.+}}[%c0, %c0, %c0, %c0], %{{.+}} : memref<1x1x1x12xf32{{.*}}, vector<16xf32>
-// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
-// CHECK:         scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>)
-// CHECK:           vector.fma {{.*}} : vector<16xf32>
-// CHECK:           vector.transfer_read %{{.+}}[%c0, %c0, %c0, %c0], %{{.+}} : memref<1x1x1x12xf32{{.*}}, vector<16xf32>
-// CHECK:           vector.fma {{.*}} : vector<16xf32>
+// CHECK:       scf.for {{.*}} step %c2
+// CHECK-COUNT-2: vector.transfer_read {{.*}} {in_bounds = [true]} : memref<1x1x1x16xf32{{.*}}, vector<16xf32>
+// CHECK-COUNT-2: vector.transfer_read %{{.+}}[%c0, %c0, %c0, %c0], %{{.+}} : memref<1x1x1x12xf32{{.*}}, vector<16xf32>
+// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:         scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-4:   vector.fma {{.*}} : vector<16xf32>
 // CHECK:       vector.transfer_write {{.*}} : vector<16xf32>, memref<1x1x1x12xf32
 // CHECK-NOT:   linalg.generic
 func.func @depthwise(%x: memref<1x4x30x30xf32>, %w: memref<4x3x3xf32>, %o: memref<1x4x28x28xf32>) {
@@ -152,9 +153,9 @@ func.func @depthwise_strided(%x: memref<1x4x29x29xf32>, %w: memref<4x3x3xf32>, %
 // -----
 
 // NHWC depthwise: the weights run along the same channel lanes as the
-// input, so both are read as lanes.
+// input, so both are read as lanes; two output pixels per register tile.
 // CHECK-LABEL: func.func @depthwise_nhwc
-// CHECK:       scf.for {{.*}} -> (vector<32xf32>)
+// CHECK:       scf.for {{.*}} -> (vector<32xf32>, vector<32xf32>)
 // CHECK:         %[[X:.+]] = vector.transfer_read {{.*}} vector<32xf32>
 // CHECK:         %[[W:.+]] = vector.transfer_read {{.*}} vector<32xf32>
 // CHECK:         vector.fma %[[X]], %[[W]], %{{.+}} : vector<32xf32>
