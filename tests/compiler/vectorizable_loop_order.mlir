@@ -35,3 +35,39 @@ func.func @row_sum(%x: memref<4x8xf32>, %y: memref<4xf32>) {
   }
   return
 }
+
+// A 3x3 stride-2 max pool (oh, ow, kh, kw) becomes (oh, kh, kw, ow): the
+// output row is innermost, read from the input every other element, and
+// the window loops are not.
+#pin = affine_map<(oh, ow, kh, kw) -> (oh * 2 + kh, ow * 2 + kw)>
+#pwin = affine_map<(oh, ow, kh, kw) -> (kh, kw)>
+#pout = affine_map<(oh, ow, kh, kw) -> (oh, ow)>
+// CHECK-LABEL: func.func @strided_max_pool
+// CHECK: iterator_types = ["parallel", "reduction", "reduction", "parallel"]
+func.func @strided_max_pool(%x: memref<17x17xf32>, %window: memref<3x3xf32>, %y: memref<8x8xf32>) {
+  linalg.generic {indexing_maps = [#pin, #pwin, #pout], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %window : memref<17x17xf32>, memref<3x3xf32>) outs(%y : memref<8x8xf32>) {
+  ^bb0(%v: f32, %w: f32, %acc: f32):
+    %m = arith.maximumf %acc, %v : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// A strided multiply-add (a depthwise convolution's row, stride 2) keeps
+// its order: strided loads on its short rows were slower.
+#dx = affine_map<(ow, kw) -> (ow * 2 + kw)>
+#dw = affine_map<(ow, kw) -> (kw)>
+#dy = affine_map<(ow, kw) -> (ow)>
+// CHECK-LABEL: func.func @strided_multiply_add
+// CHECK: iterator_types = ["parallel", "reduction"]
+func.func @strided_multiply_add(%x: memref<17xf32>, %w: memref<3xf32>, %y: memref<8xf32>) {
+  linalg.generic {indexing_maps = [#dx, #dw, #dy], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %w : memref<17xf32>, memref<3xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%v: f32, %k: f32, %acc: f32):
+    %m = arith.mulf %v, %k : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
