@@ -9,6 +9,7 @@
 #ifndef STRATA_COMPILER_CODEGEN_CONTRACTIONSTRATEGY_H_
 #define STRATA_COMPILER_CODEGEN_CONTRACTIONSTRATEGY_H_
 
+#include <algorithm>
 #include <optional>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,6 +32,13 @@ struct ContractionTiles {
   // every reduction loop.
   bool broadcast = false;
 };
+
+// `tile`, or `range` when that is static and smaller.
+inline int64_t clampTile(int64_t tile, int64_t range) {
+  if (mlir::ShapedType::isDynamic(range))
+    return tile;
+  return std::min(tile, range);
+}
 
 // The tiles for `op` on a machine with `vectorBits`-wide vector registers,
 // or nullopt when `op` is not a multiply-add this strategy handles (its

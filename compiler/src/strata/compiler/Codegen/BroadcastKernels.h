@@ -1,0 +1,36 @@
+//===- BroadcastKernels.h - depthwise and direct convolution kernels -*- C++
+//-*-//
+//
+// The broadcast strategy of the contraction kernels: C[.., v] += A[..] *
+// B[.., v + offsets], where A does not read the vector loop v (a depthwise
+// or direct convolution's weights). Each step is one weight broadcast to
+// all lanes times a row of input lanes at the tap's offset, one FMA per
+// vector; the accumulators stay in registers across every tap.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STRATA_COMPILER_CODEGEN_BROADCASTKERNELS_H_
+#define STRATA_COMPILER_CODEGEN_BROADCASTKERNELS_H_
+
+#include <optional>
+
+#include "strata/compiler/Codegen/ContractionStrategy.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace strata {
+
+// The tiles of a broadcast kernel for `op`, or nullopt when `op` is not one
+// (no input walks the output's innermost loop, or the other input does).
+std::optional<ContractionTiles> chooseBroadcastTiles(mlir::linalg::LinalgOp op,
+                                                     unsigned vectorBits);
+
+// Vectorizes a static register tile of a broadcast kernel (every loop but
+// the vector loop, and the row loop when `tiles` has one, has one
+// iteration), replacing `op`.
+mlir::LogicalResult vectorizeBroadcastTile(mlir::RewriterBase &rewriter,
+                                           mlir::linalg::LinalgOp op,
+                                           const ContractionTiles &tiles);
+
+} // namespace strata
+
+#endif // STRATA_COMPILER_CODEGEN_BROADCASTKERNELS_H_
