@@ -127,11 +127,15 @@ scf::ForOp hoistAccumulatorTile(RewriterBase &rewriter, scf::ForOp loop) {
         othersAccess(loop, root, read, write))
       continue;
     rewriter.moveOpBefore(read, loop);
+    // The new loop keeps the old one's markers (which loop is a register
+    // tile's reduction loop).
+    DictionaryAttr markers = loop->getDiscardableAttrDictionary();
     auto newLoop = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
         rewriter, read.getResult(), /*replaceInitOperandUsesInLoop=*/true,
         [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
           return SmallVector<Value>{write.getVector()};
         }));
+    newLoop->setDiscardableAttrs(markers);
     rewriter.moveOpAfter(write, newLoop);
     rewriter.modifyOpInPlace(write, [&] {
       write.getValueToStoreMutable().assign(newLoop.getResults().back());
