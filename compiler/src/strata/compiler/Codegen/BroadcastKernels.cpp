@@ -132,12 +132,10 @@ std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
 LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
                                      linalg::LinalgOp op,
                                      const ContractionTiles &tiles) {
+  if (!isRegisterTileShape(op, tiles))
+    return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   bool hasRows = tiles.rowLoop != tiles.vectorLoop;
-  for (auto [loop, range] : llvm::enumerate(ranges))
-    if (range != 1 && loop != tiles.vectorLoop &&
-        !(hasRows && loop == tiles.rowLoop))
-      return failure();
   int64_t rows = hasRows ? ranges[tiles.rowLoop] : 1;
   OpOperand *acc = op.getDpsInitOperand(0);
   Type f32 = rewriter.getF32Type();

@@ -108,6 +108,15 @@ std::optional<ContractionTiles> chooseMatmulTiles(linalg::LinalgOp op,
 
 } // namespace
 
+bool isRegisterTileShape(linalg::LinalgOp op, const ContractionTiles &tiles) {
+  bool hasRows = tiles.rowLoop != tiles.vectorLoop;
+  for (auto [loop, range] : llvm::enumerate(op.getStaticLoopRanges()))
+    if (range != 1 && loop != tiles.vectorLoop &&
+        !(hasRows && loop == tiles.rowLoop))
+      return false;
+  return true;
+}
+
 std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op,
                                                        unsigned vectorBits) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
@@ -358,12 +367,10 @@ LogicalResult vectorizeRegisterTile(RewriterBase &rewriter, linalg::LinalgOp op,
                                     unsigned kernel) {
   if (tiles.broadcast)
     return vectorizeBroadcastTile(rewriter, op, tiles);
+  if (!isRegisterTileShape(op, tiles))
+    return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   bool hasRows = tiles.rowLoop != tiles.vectorLoop;
-  for (auto [loop, range] : llvm::enumerate(ranges))
-    if (range != 1 && loop != tiles.vectorLoop &&
-        !(hasRows && loop == tiles.rowLoop))
-      return failure();
   OpOperand *rhs = findVectorOperand(op, tiles.vectorLoop);
   if (!rhs)
     return failure();

@@ -40,6 +40,11 @@ inline int64_t clampTile(int64_t tile, int64_t range) {
   return std::min(tile, range);
 }
 
+// Whether `op` is one register tile of `tiles`: every loop but the vector
+// loop (and the row loop, when the tiles have one) has one iteration.
+bool isRegisterTileShape(mlir::linalg::LinalgOp op,
+                         const ContractionTiles &tiles);
+
 // The tiles for `op` on a machine with `vectorBits`-wide vector registers,
 // or nullopt when `op` is not a multiply-add this strategy handles (its
 // element types, or no loop that walks the output and an input

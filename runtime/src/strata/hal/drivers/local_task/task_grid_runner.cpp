@@ -200,10 +200,10 @@ void TaskGridRunner::ReleaseCallerSlot(uint32_t slot) {
   caller_slots_.fetch_and(~(uint64_t(1) << slot));
   if (slot_waiters_.load() == 0)
     return;
-  // Under the lock, so a submitter between its check and its wait hears it.
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-  }
+  // Through the lock, so a submitter between its check and its wait hears
+  // the notification.
+  mutex_.lock();
+  mutex_.unlock();
   worker_left_.notify_all();
 }
 
@@ -247,13 +247,12 @@ Status TaskGridRunner::RunSlice(
   uint64_t helpers = std::min<uint64_t>(chunks - 1, threads_.size());
   uint32_t sleepers = 0;
   if (helpers) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      queue_.push_back(&grid);
-      // Spinning workers see this and join at once.
-      queue_generation_.fetch_add(1, std::memory_order_release);
-      sleepers = sleeping_workers_;
-    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(&grid);
+    // Spinning workers see this and join at once; sleeping ones are woken
+    // below only if the grid is worth it.
+    queue_generation_.fetch_add(1, std::memory_order_release);
+    sleepers = sleeping_workers_;
   }
 
   uint32_t slot = AcquireCallerSlot();
