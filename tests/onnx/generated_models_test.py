@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """ONNX models built here (control flow, NonMaxSuppression, run-time reduce
 axes, external data in a subfolder, large splat constants, recurrent
-layers with masked steps and both directions), compiled with strata-compile, run with strata-run and checked against
+layers with masked steps and both directions, a CNN in the blocked channel
+layout), compiled with strata-compile, run with strata-run and checked against
 numpy implementations written from the ONNX operator definitions: larger and
 more varied than the backend suite's few hand-made cases.
 
@@ -360,6 +361,105 @@ def recurrent_case(rng, kind, seq, batch, inputs, hidden, direction, lens):
             want[:len(outs)])
 
 
+def conv_reference(x, w, b=None, stride=1, pad=0, dilation=1, groups=1):
+    """NCHW convolution as ONNX's Conv defines it, in float64."""
+    n, c, h, wd = x.shape
+    f, cg, kh, kw = w.shape
+    x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh = (h + 2 * pad - dilation * (kh - 1) - 1) // stride + 1
+    ow = (wd + 2 * pad - dilation * (kw - 1) - 1) // stride + 1
+    y = np.zeros((n, f, oh, ow))
+    fg = f // groups
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                patch = x[:, g * cg:(g + 1) * cg,
+                          i * dilation:i * dilation + stride * (oh - 1) + 1:stride,
+                          j * dilation:j * dilation + stride * (ow - 1) + 1:stride]
+                y[:, g * fg:(g + 1) * fg] += np.einsum(
+                    "nchw,fc->nfhw", patch, w[g * fg:(g + 1) * fg, :, i, j])
+    if b is not None:
+        y += b.reshape(1, -1, 1, 1)
+    return y
+
+
+def max_pool_reference(x, k, stride, pad):
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)),
+               constant_values=-np.inf)
+    oh = (x.shape[2] - k) // stride + 1
+    ow = (x.shape[3] - k) // stride + 1
+    y = np.full(x.shape[:2] + (oh, ow), -np.inf)
+    for i in range(k):
+        for j in range(k):
+            y = np.maximum(y, x[:, :, i:i + stride * (oh - 1) + 1:stride,
+                                j:j + stride * (ow - 1) + 1:stride])
+    return y
+
+
+def cnn_case(rng, batch, height, width):
+    """A small CNN whose channel counts divide the vector width: a stem on
+    3 channels, max pool, a residual block with a 1x1 projection, a dilated
+    and a depthwise convolution, and a last 1x1 convolution to 24 channels
+    (not a multiple of 16) before global average pooling; the residual
+    block's output is a second result. Odd map sizes give partial rows."""
+    def weights(name, shape, scale):
+        return name, (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    params = dict([
+        weights("w_stem", (16, 3, 3, 3), 0.4), weights("b_stem", (16,), 0.1),
+        weights("w_a", (32, 16, 3, 3), 0.15), weights("b_a", (32,), 0.1),
+        weights("w_b", (32, 32, 3, 3), 0.1), weights("b_b", (32,), 0.1),
+        weights("w_proj", (32, 16, 1, 1), 0.3),
+        weights("w_dw", (32, 1, 3, 3), 0.4), weights("b_dw", (32,), 0.1),
+        weights("w_last", (24, 32, 1, 1), 0.2), weights("b_last", (24,), 0.1),
+    ])
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w_stem", "b_stem"], ["stem"], strides=[2, 2],
+             pads=[1, 1, 1, 1]),
+        node("Relu", ["stem"], ["stem_relu"]),
+        node("MaxPool", ["stem_relu"], ["pool"], kernel_shape=[3, 3],
+             strides=[2, 2], pads=[1, 1, 1, 1]),
+        node("Conv", ["pool", "w_a", "b_a"], ["a"], pads=[1, 1, 1, 1]),
+        node("Relu", ["a"], ["a_relu"]),
+        node("Conv", ["a_relu", "w_b", "b_b"], ["b"], pads=[2, 2, 2, 2],
+             dilations=[2, 2]),
+        node("Conv", ["pool", "w_proj"], ["proj"]),
+        node("Add", ["b", "proj"], ["sum"]),
+        node("Relu", ["sum"], ["block"]),
+        node("Conv", ["block", "w_dw", "b_dw"], ["dw"], pads=[1, 1, 1, 1],
+             group=32),
+        node("Clip", ["dw", "lo", "hi"], ["dw_clip"]),
+        node("Conv", ["dw_clip", "w_last", "b_last"], ["last"]),
+        node("GlobalAveragePool", ["last"], ["y"]),
+    ]
+    x = rng.standard_normal((batch, 3, height, width)).astype(np.float32)
+    sh = (height - 1) // 2 + 1
+    sw = (width - 1) // 2 + 1
+    ph, pw = (sh - 1) // 2 + 1, (sw - 1) // 2 + 1
+    initializers = [helper.make_tensor(k, F, list(v.shape), v.flatten().tolist())
+                    for k, v in params.items()]
+    initializers += [helper.make_tensor("lo", F, [], [0.0]),
+                     helper.make_tensor("hi", F, [], [6.0])]
+    model = make_model(nodes, [value("x", F, list(x.shape))],
+                       [value("y", F, [batch, 24, 1, 1]),
+                        value("block", F, [batch, 32, ph, pw])],
+                       initializers=initializers)
+    p = params
+    stem = np.maximum(conv_reference(x, p["w_stem"], p["b_stem"], stride=2,
+                                     pad=1), 0)
+    pool = max_pool_reference(stem, 3, 2, 1)
+    a = np.maximum(conv_reference(pool, p["w_a"], p["b_a"], pad=1), 0)
+    b = conv_reference(a, p["w_b"], p["b_b"], pad=2, dilation=2)
+    block = np.maximum(b + conv_reference(pool, p["w_proj"]), 0)
+    dw = np.clip(conv_reference(block, p["w_dw"], p["b_dw"], pad=1,
+                                groups=32), 0, 6)
+    last = conv_reference(dw, p["w_last"], p["b_last"])
+    y = last.mean(axis=(2, 3), keepdims=True)
+    return (f"cnn_blocked_channels_{batch}x{height}x{width}", model, [x],
+            [y.astype(np.float32), block.astype(np.float32)])
+
+
 def cases():
     rng = np.random.default_rng(7)
     yield nms_case(rng, "nms_corners", 2, 3, 40, 0, 0.2)
@@ -380,6 +480,8 @@ def cases():
     yield recurrent_case(rng, "LSTM", 5, 3, 4, 6, "bidirectional", [5, 3, 1])
     yield recurrent_case(rng, "GRU", 70, 2, 3, 5, "reverse", [70, 41])
     yield recurrent_case(rng, "LSTM", 130, 1, 2, 4, "forward", [130])
+    yield cnn_case(rng, 1, 37, 29)
+    yield cnn_case(rng, 2, 16, 16)
 
 
 def run(bin_dir, compile_args, name, model, inputs, wants, files, tmp):

@@ -22,6 +22,26 @@ def FuseElementwiseOpsPass : Pass<"strata-fuse-elementwise-ops",
                            "::mlir::tensor::TensorDialect"];
 }
 
+def BlockChannelsPass : Pass<"strata-block-channels", "mlir::func::FuncOp"> {
+  let summary = "Puts convolution chains in a blocked channel layout "
+                "(NCHW[b]c), packing constants at compile time";
+  let description = [{
+    Convolutions, depthwise convolutions and the pooling ops between them
+    whose channels divide by `block` run on [N, C/block, H, W, block]
+    tensors; linalg.pack/unpack ops carry values into and out of the layout,
+    travel through elementwise ops and pads, cancel where they meet, and are
+    lowered to transposes where they remain.
+  }];
+  let options = [
+    Option<"block", "block", "int64_t", /*default=*/"16",
+           "Channels per block (the vector width in f32 lanes; below 2 the "
+           "pass does nothing)">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ConvertConvToIm2ColPass : Pass<"strata-convert-conv-to-im2col",
                                    "mlir::func::FuncOp"> {
   let summary = "Rewrites NCHW convolutions with several filter taps as an "
@@ -124,6 +144,15 @@ def VectorizableLoopOrderPass
   let summary = "Moves reduction loops outward so a contiguous parallel loop "
                 "is innermost";
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def VectorizeShortRowsPass
+    : Pass<"strata-vectorize-short-rows", "mlir::func::FuncOp"> {
+  let summary = "Vectorizes elementwise ops whose innermost row is a few "
+                "vectors long (a blocked channel layout's channels)";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def TileAndVectorizeContractionsPass

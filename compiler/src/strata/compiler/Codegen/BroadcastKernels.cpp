@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 
@@ -14,6 +15,20 @@ namespace {
 
 // Lanes of a cache tile, as for the contraction kernels.
 constexpr int64_t kCacheLanes = 256;
+// Rows of a register tile that broadcasts one element per row.
+constexpr int64_t kMaxBroadcastRows = 8;
+
+// Rows per register tile for `range` rows: the most, up to `limit`, that
+// divide `range` if that is at least half the limit (7 for a 56- or
+// 14-pixel row), else `limit` with a remainder.
+int64_t chooseBroadcastRows(int64_t range, int64_t limit) {
+  if (range <= limit)
+    return range;
+  for (int64_t rows = limit; rows * 2 >= limit; --rows)
+    if (range % rows == 0)
+      return rows;
+  return limit;
+}
 
 // Whether `expr` is `dim` plus, optionally, reduction loops (a convolution's
 // `ow + kw`): stepping `dim` then moves the index by one.
@@ -38,7 +53,50 @@ bool isLoopPlusOffsets(AffineExpr expr, unsigned dim,
           isReductionTerm(sum.getLHS()));
 }
 
+// The body of `op` applied to vectors: each block argument is mapped to
+// its vector in `mapping`, scalars from outside the body are broadcast,
+// every op is rebuilt with vector results. Returns the yielded vector.
+Value cloneBodyOnLanes(RewriterBase &rewriter, Location loc,
+                       linalg::LinalgOp op, VectorType type,
+                       IRMapping &mapping) {
+  Block *body = op.getBlock();
+  for (Operation &scalar : body->without_terminator()) {
+    SmallVector<Value> operands;
+    for (Value operand : scalar.getOperands()) {
+      if (Value mapped = mapping.lookupOrNull(operand)) {
+        operands.push_back(mapped);
+        continue;
+      }
+      operands.push_back(
+          vector::BroadcastOp::create(rewriter, loc, type, operand));
+    }
+    OperationState state(loc, scalar.getName().getIdentifier(), operands,
+                         TypeRange{type}, scalar.getAttrs());
+    mapping.map(scalar.getResult(0), rewriter.create(state)->getResult(0));
+  }
+  return mapping.lookup(
+      cast<linalg::YieldOp>(body->getTerminator()).getValues()[0]);
+}
+
 } // namespace
+
+bool isLaneWiseReduction(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
+      !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
+    return false;
+  for (Operation &scalar : body->without_terminator()) {
+    if (scalar.getDialect() !=
+            scalar.getContext()->getLoadedDialect<arith::ArithDialect>() ||
+        !scalar.hasTrait<OpTrait::Elementwise>() ||
+        scalar.getNumResults() != 1 || !scalar.getResult(0).getType().isF32())
+      return false;
+    if (llvm::any_of(scalar.getOperands(),
+                     [](Value v) { return !v.getType().isF32(); }))
+      return false;
+  }
+  return true;
+}
 
 // C[.., v] += A[..] * B[.., v + offsets] with A not reading v: a depthwise
 // (or direct) convolution. Vector lanes run along v; short rows go several
@@ -102,14 +160,28 @@ std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
   // hide the FMA latency instead of one chain waiting on itself (the loop
   // of the output's next dimension, which the broadcast operand must not
   // read).
+  //
+  // When the broadcast operand reads the rows too (a direct convolution in
+  // a blocked channel layout: one input element per output pixel, times a
+  // vector of output channels' weights), each row broadcasts its own
+  // element and all rows share the lanes operand's load: more rows then
+  // amortize that load and hide the FMA latency (up to 8, preferring a
+  // count that divides the rows evenly).
   int64_t vectors = llvm::divideCeil(tiles.registers[*vectorLoop], laneCount);
   unsigned outputRank = outputMap.getNumResults();
   if (vectors < 4 && outputRank >= 2) {
     auto rowDim = dyn_cast<AffineDimExpr>(outputMap.getResult(outputRank - 2));
-    if (rowDim && !scalarMap.isFunctionOfDim(rowDim.getPosition()) &&
-        !ShapedType::isDynamic(ranges[rowDim.getPosition()])) {
-      unsigned rowLoop = rowDim.getPosition();
+    unsigned rowLoop = rowDim ? rowDim.getPosition() : 0;
+    bool scalarPerRow = rowDim && scalarMap.isFunctionOfDim(rowLoop);
+    if (scalarPerRow &&
+        llvm::count_if(scalarMap.getResults(), [&](AffineExpr e) {
+          return e.isFunctionOfDim(rowLoop);
+        }) != 1)
+      rowDim = nullptr;
+    if (rowDim && !ShapedType::isDynamic(ranges[rowLoop])) {
       int64_t rows = clampTile(4 / vectors, ranges[rowLoop]);
+      if (scalarPerRow)
+        rows = chooseBroadcastRows(ranges[rowLoop], kMaxBroadcastRows);
       if (rows > 1) {
         // The register tile's row loop must enclose the tap loops for the
         // accumulators to stay in registers across them: the rows and the
@@ -204,27 +276,51 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
   };
   // An input the vector loop walks is read as lanes (per row where it reads
   // the row loop), the other as one element broadcast to all lanes.
-  SmallVector<Value> broadcasts;
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    if (op.getMatchingIndexingMap(input).isFunctionOfDim(tiles.vectorLoop)) {
-      broadcasts.push_back(Value());
-      continue;
-    }
-    unsigned rank = cast<MemRefType>(input->get().getType()).getRank();
-    Value scalar = memref::LoadOp::create(rewriter, loc, input->get(),
+  // (An element the rows share is loaded once.)
+  auto broadcastElement = [&](OpOperand *input, int64_t row) -> Value {
+    Value view = rowView(input, row);
+    unsigned rank = cast<MemRefType>(view.getType()).getRank();
+    Value scalar = memref::LoadOp::create(rewriter, loc, view,
                                           SmallVector<Value>(rank, zero));
-    broadcasts.push_back(
-        vector::BroadcastOp::create(rewriter, loc, type, scalar));
+    return vector::BroadcastOp::create(rewriter, loc, type, scalar);
+  };
+  SmallVector<Value> shared;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    bool perRow = hasRows && map.isFunctionOfDim(tiles.rowLoop);
+    shared.push_back(map.isFunctionOfDim(tiles.vectorLoop) || perRow ||
+                             !op.payloadUsesValueFromOperand(input)
+                         ? Value()
+                         : broadcastElement(input, 0));
   }
+  bool fma = isPlainMultiplyAdd(op);
   for (int64_t row = 0; row < rows; ++row) {
     SmallVector<Value> factors;
-    for (auto [input, broadcast] :
-         llvm::zip(op.getDpsInputOperands(), broadcasts))
-      factors.push_back(broadcast ? broadcast : readLanes(rowView(input, row)));
+    for (auto [input, element] : llvm::zip(op.getDpsInputOperands(), shared)) {
+      if (element || !op.payloadUsesValueFromOperand(input)) {
+        factors.push_back(element);
+        continue;
+      }
+      bool lanes =
+          op.getMatchingIndexingMap(input).isFunctionOfDim(tiles.vectorLoop);
+      factors.push_back(lanes ? readLanes(rowView(input, row))
+                              : broadcastElement(input, row));
+    }
     Value accView = rowView(acc, row);
     Value accumulator = readLanes(accView);
-    Value result = vector::FMAOp::create(rewriter, loc, factors[0], factors[1],
-                                         accumulator);
+    Value result;
+    if (fma) {
+      result = vector::FMAOp::create(rewriter, loc, factors[0], factors[1],
+                                     accumulator);
+    } else {
+      IRMapping mapping;
+      for (auto [arg, factor] :
+           llvm::zip(op.getBlock()->getArguments(), factors))
+        if (factor)
+          mapping.map(arg, factor);
+      mapping.map(op.getBlock()->getArguments().back(), accumulator);
+      result = cloneBodyOnLanes(rewriter, loc, op, type, mapping);
+    }
     unsigned accRank = cast<MemRefType>(accView.getType()).getRank();
     SmallVector<bool> inBounds{!masked};
     vector::TransferWriteOp::create(

@@ -24,6 +24,10 @@ namespace strata {
 std::optional<ContractionTiles> chooseBroadcastTiles(mlir::linalg::LinalgOp op,
                                                      unsigned vectorBits);
 
+// Whether `op`'s body is f32 arithmetic that folds its inputs into the
+// output element (a pooling's max or sum), each op applicable lane-wise.
+bool isLaneWiseReduction(mlir::linalg::LinalgOp op);
+
 // Vectorizes a static register tile of a broadcast kernel (every loop but
 // the vector loop, and the row loop when `tiles` has one, has one
 // iteration), replacing `op`.

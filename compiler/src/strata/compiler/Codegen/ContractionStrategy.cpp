@@ -80,9 +80,11 @@ bool usesDim(AffineMap map, unsigned dim) {
   });
 }
 
-// Whether the body is exactly `acc + a * b` of the two inputs (anything
-// else, such as an activation fused onto an input, would be recomputed per
-// multiply-add and keeps the vector contraction from forming).
+std::optional<ContractionTiles> chooseMatmulTiles(linalg::LinalgOp op,
+                                                  unsigned vectorBits);
+
+} // namespace
+
 bool isPlainMultiplyAdd(linalg::LinalgOp op) {
   Block *body = op.getBlock();
   if (body->getOperations().size() != 3)
@@ -103,11 +105,6 @@ bool isPlainMultiplyAdd(linalg::LinalgOp op) {
          (mul.getLhs() == b && mul.getRhs() == a);
 }
 
-std::optional<ContractionTiles> chooseMatmulTiles(linalg::LinalgOp op,
-                                                  unsigned vectorBits);
-
-} // namespace
-
 bool isRegisterTileShape(linalg::LinalgOp op, const ContractionTiles &tiles) {
   bool hasRows = tiles.rowLoop != tiles.vectorLoop;
   for (auto [loop, range] : llvm::enumerate(op.getStaticLoopRanges()))
@@ -119,13 +116,17 @@ bool isRegisterTileShape(linalg::LinalgOp op, const ContractionTiles &tiles) {
 
 std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op,
                                                        unsigned vectorBits) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !isPlainMultiplyAdd(op))
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return std::nullopt;
   // f32 only for now: other types keep the loop lowering.
   for (OpOperand &operand : op->getOpOperands())
     if (!getElementTypeOrSelf(operand.get().getType()).isF32())
       return std::nullopt;
+  // Other reductions of one value per step (a pooling's max or sum) run as
+  // broadcast kernels with their own body on the lanes.
+  if (!isPlainMultiplyAdd(op))
+    return isLaneWiseReduction(op) ? chooseBroadcastTiles(op, vectorBits)
+                                   : std::nullopt;
   if (linalg::isaContractionOpInterface(op))
     return chooseMatmulTiles(op, vectorBits);
   return chooseBroadcastTiles(op, vectorBits);

@@ -40,6 +40,11 @@ inline int64_t clampTile(int64_t tile, int64_t range) {
   return std::min(tile, range);
 }
 
+// Whether `op`'s body is exactly `acc + a * b` of its two inputs (anything
+// else, such as an activation fused onto an input, would be recomputed per
+// multiply-add and keeps the vector contraction from forming).
+bool isPlainMultiplyAdd(mlir::linalg::LinalgOp op);
+
 // Whether `op` is one register tile of `tiles`: every loop but the vector
 // loop (and the row loop, when the tiles have one) has one iteration.
 bool isRegisterTileShape(mlir::linalg::LinalgOp op,

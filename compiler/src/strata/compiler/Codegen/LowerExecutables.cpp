@@ -46,7 +46,7 @@ std::string getToLLVMPipeline(unsigned vectorBits) {
                       "strata-tile-and-vectorize-contractions{vector-bits=") +
           llvm::Twine(vectorBits) +
           "},"
-          "strata-vectorizable-loop-order,"
+          "strata-vectorize-short-rows,strata-vectorizable-loop-order,"
           "convert-linalg-to-loops,"
           "strata-expand-math),"
           // Integer powers become small outlined functions (no libm either).

@@ -15,7 +15,9 @@
 // the right operand already.
 //
 // Only ungrouped floating-point NCHW convolutions with static shapes are
-// rewritten.
+// rewritten. On CPUs, convolutions whose output channels divide by the
+// vector width were put in the blocked channel layout before this pass
+// (GlobalOptimization/BlockChannels.cpp); the rest come here.
 //
 //===----------------------------------------------------------------------===//
 

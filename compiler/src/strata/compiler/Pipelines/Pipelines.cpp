@@ -33,6 +33,16 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
   if (phase == "input")
     return parsePassPipeline(kInputPipeline, pm);
   if (phase == "dispatch-regions") {
+    if (options.target == "cpu") {
+      // Blocks of one vector register's f32 lanes; an unknown CPU is
+      // reported by the target phase.
+      llvm::Expected<unsigned> vectorBits = getVectorBitsForCPUs(options.cpu);
+      BlockChannelsPassOptions blockOptions;
+      blockOptions.block = vectorBits ? *vectorBits / 32 : 0;
+      if (!vectorBits)
+        llvm::consumeError(vectorBits.takeError());
+      pm.addNestedPass<func::FuncOp>(createBlockChannelsPass(blockOptions));
+    }
     pm.addNestedPass<func::FuncOp>(createConvertConvToIm2ColPass());
     pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass());
     return success();

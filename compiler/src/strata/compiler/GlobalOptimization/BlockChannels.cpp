@@ -1,0 +1,343 @@
+//===- BlockChannels.cpp - convolution chains in a blocked channel layout -===//
+//
+// An NCHW convolution reads one input channel plane at a time, and its
+// vector lanes can only run along pixels: short rows waste lanes, a
+// depthwise convolution has no reduction over channels to amortize its
+// loads, and as im2col the input is copied Kh*Kw times first. In the
+// blocked layout NCHW[b]c, [N, C/b, H, W, b] with b the vector width, every
+// pixel holds b consecutive channels in one vector:
+//
+//   conv:      out[n, f, oh, ow, fi] += x[n, c, oh+kh, ow+kw, ci]
+//                                        * w[f, c, kh, kw, ci, fi]
+//   depthwise: out[n, c, oh, ow, ci] += x[n, c, oh+kh, ow+kw, ci]
+//                                        * w[c, kh, kw, ci]
+//
+// a broadcast of one input element times a weight vector, or a vector of
+// input times a vector of weights, with several output pixels (rows) per
+// register tile: no patch matrix, no lane waste.
+//
+// The pass blocks each convolution, depthwise convolution and pooling whose
+// channels divide by b (linalg.pack of its operands, the op in the packed
+// iteration space, linalg.unpack of its result), then lets the packs and
+// unpacks travel through elementwise ops and pads until they meet and
+// cancel: a chain of convolutions changes layout only where it starts and
+// ends. Packs of constants (weights, biases) are folded at compile time.
+// The packs and unpacks left are lowered to pad/reshape/transpose.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/compiler/DispatchCreation/DispatchNames.h"
+#include "strata/compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace strata {
+#define GEN_PASS_DEF_BLOCKCHANNELSPASS
+#include "strata/compiler/Passes.h.inc"
+} // namespace strata
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+// Marks the blocked (packed) ops with the kind a profile names them by.
+constexpr StringLiteral kBlockedKindConv = "conv2d";
+constexpr StringLiteral kBlockedKindDepthwise = "depthwise_conv2d";
+
+bool isStaticF32(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape() && type.getElementType().isF32();
+}
+
+bool allStaticF32(linalg::LinalgOp op) {
+  return llvm::all_of(op->getOperands(), isStaticF32);
+}
+
+int64_t dimOf(Value value, unsigned dim) {
+  return cast<RankedTensorType>(value.getType()).getDimSize(dim);
+}
+
+// Rewrites `named` as a generic packed by `sizes` (one per loop, 0 for an
+// unpacked loop); the packed op gets `kind`. Returns the packing.
+FailureOr<linalg::PackResult> packNamedOp(RewriterBase &rewriter,
+                                          linalg::LinalgOp named,
+                                          ArrayRef<int64_t> sizes,
+                                          StringRef kind) {
+  rewriter.setInsertionPoint(named);
+  FailureOr<linalg::GenericOp> generic =
+      linalg::generalizeNamedOp(rewriter, named);
+  if (failed(generic))
+    return failure();
+  SmallVector<OpFoldResult> packedSizes;
+  for (int64_t size : sizes)
+    packedSizes.push_back(rewriter.getIndexAttr(size));
+  FailureOr<linalg::PackResult> packed =
+      linalg::pack(rewriter, *generic, packedSizes);
+  if (failed(packed))
+    return failure();
+  packed->packedLinalgOp->setAttr(kOpKindAttr, rewriter.getStringAttr(kind));
+  return packed;
+}
+
+// conv_2d_nchw_fchw, loops (n, f, oh, ow, c, kh, kw): the output channels
+// by b, and the input channels too when they divide (the first layer's
+// three do not: its input stays NCHW). The filter's packed tiles are put
+// as [.., ci, fi]: the output channels, the vector lanes, innermost.
+LogicalResult blockConv(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
+                        int64_t block) {
+  Value input = conv.getInputs()[0];
+  int64_t channels = dimOf(input, 1);
+  int64_t filters = dimOf(conv.getOutputs()[0], 1);
+  if (filters % block != 0)
+    return failure();
+  bool blockInput = channels % block == 0;
+  SmallVector<int64_t> sizes{0, block, 0, 0, blockInput ? block : 0, 0, 0};
+  FailureOr<linalg::PackResult> packed =
+      packNamedOp(rewriter, conv, sizes, kBlockedKindConv);
+  if (failed(packed))
+    return failure();
+  if (!blockInput)
+    return success();
+  // packOps follow the operands: input, filter, init.
+  linalg::PackOp filterPack;
+  for (linalg::PackOp pack : packed->packOps)
+    if (pack.getInnerDimsPos().size() == 2)
+      filterPack = pack;
+  if (!filterPack)
+    return failure();
+  FailureOr<linalg::PackTransposeResult> transposed = linalg::packTranspose(
+      rewriter, filterPack, packed->packedLinalgOp, linalg::UnPackOp(),
+      /*outerPerm=*/{}, /*innerPerm=*/{1, 0});
+  if (failed(transposed))
+    return failure();
+  transposed->transposedLinalgOp->setAttr(
+      kOpKindAttr, rewriter.getStringAttr(kBlockedKindConv));
+  return success();
+}
+
+// depthwise_conv_2d_nchw_chw, loops (n, oh, ow, c, kh, kw).
+LogicalResult blockDepthwise(RewriterBase &rewriter,
+                             linalg::DepthwiseConv2DNchwChwOp conv,
+                             int64_t block) {
+  linalg::LinalgOp op = conv;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (dimOf(conv.getOutputs()[0], 1) % block != 0)
+    return failure();
+  // The channel loop is the one the filter's first dimension reads.
+  AffineMap filterMap = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  unsigned channelLoop =
+      cast<AffineDimExpr>(filterMap.getResult(0)).getPosition();
+  SmallVector<int64_t> sizes(ranges.size(), 0);
+  sizes[channelLoop] = block;
+  return packNamedOp(rewriter, conv, sizes, kBlockedKindDepthwise);
+}
+
+// The blocked value `value` stands for, when it is an unpack of the
+// channel blocking (a pad in between is looked through).
+bool isUnblocked(Value value, int64_t block) {
+  if (auto pad = value.getDefiningOp<tensor::PadOp>())
+    value = pad.getSource();
+  auto unpack = value.getDefiningOp<linalg::UnPackOp>();
+  return unpack && unpack.getInnerDimsPos() == ArrayRef<int64_t>{1} &&
+         unpack.getStaticInnerTiles() == ArrayRef<int64_t>{block} &&
+         unpack.getOuterDimsPerm().empty();
+}
+
+// A pooling or elementwise op on NCHW values of which one comes from a
+// blocked op is blocked too, so that the unpacks before it cancel against
+// the packs that blocking it puts on its inputs. (Upstream's propagation
+// moves an unpack below an elementwise op only when it is the op's one
+// blocked input: a residual add of two convolutions has two.)
+struct BlockConsumerOfBlocked : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  BlockConsumerOfBlocked(MLIRContext *context, int64_t block)
+      : OpInterfaceRewritePattern<linalg::LinalgOp>(context), block(block) {}
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op->hasAttr(kOpKindAttr) || op.getNumDpsInits() != 1 ||
+        !allStaticF32(op))
+      return failure();
+    std::string kind;
+    if (isa<linalg::PoolingNchwMaxOp>(op))
+      kind = "maxpool";
+    else if (isa<linalg::PoolingNchwSumOp>(op))
+      kind = "sumpool";
+    else if (!isa<linalg::GenericOp>(op) || !linalg::isElementwise(op))
+      return failure();
+    // The channel loop: the output's second dimension, NCHW.
+    AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    if (outputMap.getNumResults() != 4 || !outputMap.isProjectedPermutation())
+      return failure();
+    unsigned channelLoop =
+        cast<AffineDimExpr>(outputMap.getResult(1)).getPosition();
+    if (dimOf(op.getDpsInitOperand(0)->get(), 1) % block != 0)
+      return failure();
+    // Some input is blocked, reads channels as its second dimension, and
+    // no input reads them elsewhere.
+    bool blockedInput = false;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(input);
+      std::optional<unsigned> position =
+          map.getResultPosition(getAffineDimExpr(channelLoop, getContext()));
+      if (!position && map.isFunctionOfDim(channelLoop))
+        return failure();
+      if (position && *position == 1 && map.getNumResults() == 4 &&
+          isUnblocked(input->get(), block))
+        blockedInput = true;
+    }
+    if (!blockedInput)
+      return failure();
+    SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(0));
+    sizes[channelLoop] = rewriter.getIndexAttr(block);
+    linalg::LinalgOp generic = op;
+    if (!isa<linalg::GenericOp>(op)) {
+      FailureOr<linalg::GenericOp> generalized =
+          linalg::generalizeNamedOp(rewriter, op);
+      if (failed(generalized))
+        return failure();
+      generic = *generalized;
+    }
+    FailureOr<linalg::PackResult> packed =
+        linalg::pack(rewriter, generic, sizes);
+    if (failed(packed))
+      return failure();
+    if (!kind.empty())
+      packed->packedLinalgOp->setAttr(kOpKindAttr,
+                                      rewriter.getStringAttr(kind));
+    return success();
+  }
+
+  int64_t block;
+};
+
+// The packed layout of a constant, computed at compile time.
+struct FoldPackOfConstant : OpRewritePattern<linalg::PackOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::PackOp pack,
+                                PatternRewriter &rewriter) const override {
+    DenseElementsAttr source;
+    if (!matchPattern(pack.getSource(), m_Constant(&source)) ||
+        pack.getPaddingValue())
+      return failure();
+    RankedTensorType resultType = pack.getDestType();
+    if (!resultType.hasStaticShape())
+      return failure();
+    if (source.isSplat()) {
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          pack, resultType, source.resizeSplat(resultType));
+      return success();
+    }
+    ArrayRef<int64_t> sourceShape = pack.getSourceType().getShape();
+    ArrayRef<int64_t> tiles = pack.getStaticInnerTiles();
+    ArrayRef<int64_t> innerPos = pack.getInnerDimsPos();
+    SmallVector<int64_t> outerPerm(pack.getOuterDimsPerm());
+    unsigned rank = sourceShape.size();
+    if (outerPerm.empty())
+      outerPerm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    for (auto [pos, tile] : llvm::zip(innerPos, tiles))
+      if (ShapedType::isDynamic(tile) || sourceShape[pos] % tile != 0)
+        return failure();
+    unsigned elementBytes = source.getElementType().getIntOrFloatBitWidth() / 8;
+    if (elementBytes == 0)
+      return failure();
+    ArrayRef<char> raw = source.getRawData();
+    SmallVector<int64_t> sourceStrides(rank, 1);
+    for (int i = int(rank) - 2; i >= 0; --i)
+      sourceStrides[i] = sourceStrides[i + 1] * sourceShape[i + 1];
+    ArrayRef<int64_t> resultShape = resultType.getShape();
+    std::vector<char> data(raw.size());
+    SmallVector<int64_t> index(resultShape.size(), 0);
+    int64_t count = resultType.getNumElements();
+    for (int64_t linear = 0; linear < count; ++linear) {
+      // The source element of result element `index`: outer dimension d
+      // is source dimension outerPerm[d], scaled by its tile if packed.
+      SmallVector<int64_t> sourceIndex(rank, 0);
+      for (unsigned d = 0; d < rank; ++d)
+        sourceIndex[outerPerm[d]] = index[d];
+      for (auto [t, pos] : llvm::enumerate(innerPos))
+        sourceIndex[pos] = sourceIndex[pos] * tiles[t] + index[rank + t];
+      int64_t offset = 0;
+      for (unsigned d = 0; d < rank; ++d)
+        offset += sourceIndex[d] * sourceStrides[d];
+      std::memcpy(&data[linear * elementBytes], &raw[offset * elementBytes],
+                  elementBytes);
+      for (int d = int(index.size()) - 1; d >= 0; --d) {
+        if (++index[d] < resultShape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        pack, resultType,
+        DenseElementsAttr::getFromRawBuffer(resultType, data));
+    return success();
+  }
+};
+
+struct BlockChannelsPass
+    : public impl::BlockChannelsPassBase<BlockChannelsPass> {
+  using BlockChannelsPassBase::BlockChannelsPassBase;
+
+  void runOnOperation() override {
+    if (block < 2)
+      return;
+    func::FuncOp func = getOperation();
+    MLIRContext *context = &getContext();
+    IRRewriter rewriter(context);
+    SmallVector<linalg::LinalgOp> convs;
+    func.walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp>(op) &&
+          allStaticF32(op))
+        convs.push_back(op);
+    });
+    for (linalg::LinalgOp op : convs) {
+      if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
+        (void)blockConv(rewriter, conv, block);
+      else if (auto dw = dyn_cast<linalg::DepthwiseConv2DNchwChwOp>(*op))
+        (void)blockDepthwise(rewriter, dw, block);
+    }
+
+    RewritePatternSet patterns(context);
+    linalg::populateDataLayoutPropagationPatterns(
+        patterns, [](OpOperand *) { return true; });
+    linalg::populateSimplifyPackAndUnpackPatterns(patterns);
+    linalg::PackOp::getCanonicalizationPatterns(patterns, context);
+    linalg::UnPackOp::getCanonicalizationPatterns(patterns, context);
+    linalg::FillOp::getCanonicalizationPatterns(patterns, context);
+    tensor::PadOp::getCanonicalizationPatterns(patterns, context);
+    tensor::EmptyOp::getCanonicalizationPatterns(patterns, context);
+    linalg::populateFoldPackUnpackIntoTensorEmptyPatterns(patterns);
+    patterns.add<FoldPackOfConstant>(context);
+    patterns.add<BlockConsumerOfBlocked>(context, block);
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+
+    // The layout changes left run as transposes.
+    SmallVector<Operation *> relayouts;
+    func.walk([&](Operation *op) {
+      if (isa<linalg::PackOp, linalg::UnPackOp>(op))
+        relayouts.push_back(op);
+    });
+    for (Operation *op : relayouts) {
+      rewriter.setInsertionPoint(op);
+      if (auto pack = dyn_cast<linalg::PackOp>(op)) {
+        if (failed(linalg::lowerPack(rewriter, pack)))
+          return signalPassFailure();
+        continue;
+      }
+      if (failed(linalg::lowerUnPack(rewriter, cast<linalg::UnPackOp>(op))))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
+} // namespace strata
