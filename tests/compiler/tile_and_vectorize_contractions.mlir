@@ -231,3 +231,49 @@ func.func @fill_kept_for_split_reduction(%a: memref<16x1024xf32>, %b: memref<102
   linalg.matmul ins(%a, %b : memref<16x1024xf32>, memref<1024x32xf32>) outs(%c : memref<16x32xf32>)
   return
 }
+
+// -----
+
+// A direct convolution in the blocked channel layout: the output channels
+// (16) are the lanes, one register tile holds 7 pixels of a 14-pixel row
+// (7 divides 14), each broadcasting its own input element, all sharing the
+// weight vector, accumulated across every reduction loop in registers.
+// CHECK-LABEL: func.func @blocked_direct_conv
+// CHECK:       scf.for {{.*}} step %c7
+// CHECK-COUNT-7: vector.transfer_read {{.*}} vector<16xf32>
+// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK-COUNT-7:       vector.broadcast %{{.+}} : f32 to vector<16xf32>
+// CHECK:             scf.yield
+// CHECK-COUNT-7: vector.transfer_write
+func.func @blocked_direct_conv(%x: memref<1x2x16x16x16xf32>, %w: memref<2x2x3x3x16x16xf32>, %y: memref<1x2x14x14x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%x, %w : memref<1x2x16x16x16xf32>, memref<2x2x3x3x16x16xf32>) outs(%y : memref<1x2x14x14x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A max pool in the blocked layout: the channels are the lanes, four
+// output pixels per register tile, the running maximum in registers across
+// the window (the window operand only gives its shape and is never read).
+// CHECK-LABEL: func.func @blocked_max_pool
+// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:         scf.for
+// CHECK-COUNT-4:   arith.maximumf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK-NOT:   memref.load
+// CHECK-COUNT-4: vector.transfer_write
+func.func @blocked_max_pool(%x: memref<1x1x9x9x16xf32>, %win: memref<3x3xf32>, %y: memref<1x1x4x4x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d6)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%x, %win : memref<1x1x9x9x16xf32>, memref<3x3xf32>) outs(%y : memref<1x1x4x4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.maximumf %c, %a : f32
+    linalg.yield %m : f32
+  }
+  return
+}

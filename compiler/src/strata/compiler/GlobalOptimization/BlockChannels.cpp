@@ -34,7 +34,9 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace strata {
@@ -62,6 +64,14 @@ bool allStaticF32(linalg::LinalgOp op) {
 
 int64_t dimOf(Value value, unsigned dim) {
   return cast<RankedTensorType>(value.getType()).getDimSize(dim);
+}
+
+// Whether `permutation` keeps every dimension in place (or is empty).
+bool isIdentityPermutation(ArrayRef<int64_t> permutation) {
+  for (auto [index, dim] : llvm::enumerate(permutation))
+    if (dim != int64_t(index))
+      return false;
+  return true;
 }
 
 // Rewrites `named` as a generic packed by `sizes` (one per loop, 0 for an
@@ -147,7 +157,7 @@ bool isUnblocked(Value value, int64_t block) {
   auto unpack = value.getDefiningOp<linalg::UnPackOp>();
   return unpack && unpack.getInnerDimsPos() == ArrayRef<int64_t>{1} &&
          unpack.getStaticInnerTiles() == ArrayRef<int64_t>{block} &&
-         unpack.getOuterDimsPerm().empty();
+         isIdentityPermutation(unpack.getOuterDimsPerm());
 }
 
 // A pooling or elementwise op on NCHW values of which one comes from a
@@ -282,6 +292,95 @@ struct FoldPackOfConstant : OpRewritePattern<linalg::PackOp> {
   }
 };
 
+// A pack whose tiles divide their dimensions and that keeps the outer
+// order: the source with each tiled dimension split in two (outer, tile),
+// then the tiles moved innermost in the order the pack lists them.
+FailureOr<Value> lowerPackToTranspose(RewriterBase &rewriter,
+                                      linalg::PackOp pack) {
+  RankedTensorType sourceType = pack.getSourceType();
+  ArrayRef<int64_t> tiles = pack.getStaticInnerTiles();
+  ArrayRef<int64_t> innerPos = pack.getInnerDimsPos();
+  if (!isIdentityPermutation(pack.getOuterDimsPerm()) ||
+      pack.getPaddingValue() || !sourceType.hasStaticShape())
+    return failure();
+  SmallVector<int64_t> expandedShape;
+  SmallVector<ReassociationIndices> reassociation;
+  // Where each source dimension's tile lands in the expanded shape.
+  SmallVector<int64_t> tilePosition(sourceType.getRank(), -1);
+  SmallVector<int64_t> outerPositions;
+  for (int64_t dim = 0; dim < sourceType.getRank(); ++dim) {
+    int64_t size = sourceType.getDimSize(dim);
+    const auto *tile = llvm::find(innerPos, dim);
+    ReassociationIndices group{int64_t(expandedShape.size())};
+    if (tile == innerPos.end()) {
+      outerPositions.push_back(expandedShape.size());
+      expandedShape.push_back(size);
+    } else {
+      int64_t tileSize = tiles[tile - innerPos.begin()];
+      if (ShapedType::isDynamic(tileSize) || size % tileSize != 0)
+        return failure();
+      outerPositions.push_back(expandedShape.size());
+      expandedShape.push_back(size / tileSize);
+      tilePosition[dim] = expandedShape.size();
+      group.push_back(expandedShape.size());
+      expandedShape.push_back(tileSize);
+    }
+    reassociation.push_back(group);
+  }
+  SmallVector<int64_t> permutation(outerPositions);
+  for (int64_t dim : innerPos)
+    permutation.push_back(tilePosition[dim]);
+  Location loc = pack.getLoc();
+  Value expanded = tensor::ExpandShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get(expandedShape, sourceType.getElementType()),
+      pack.getSource(), reassociation);
+  auto transpose = linalg::TransposeOp::create(rewriter, loc, expanded,
+                                               pack.getDest(), permutation);
+  return transpose->getResult(0);
+}
+
+// The inverse of lowerPackToTranspose: tiles moved back beside their outer
+// dimensions, then each pair merged.
+FailureOr<Value> lowerUnPackToTranspose(RewriterBase &rewriter,
+                                        linalg::UnPackOp unpack) {
+  RankedTensorType destType = unpack.getDestType();
+  ArrayRef<int64_t> tiles = unpack.getStaticInnerTiles();
+  ArrayRef<int64_t> innerPos = unpack.getInnerDimsPos();
+  if (!isIdentityPermutation(unpack.getOuterDimsPerm()) ||
+      !destType.hasStaticShape())
+    return failure();
+  int64_t rank = destType.getRank();
+  SmallVector<int64_t> shape, permutation;
+  SmallVector<ReassociationIndices> reassociation;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    int64_t size = destType.getDimSize(dim);
+    const auto *tile = llvm::find(innerPos, dim);
+    ReassociationIndices group{int64_t(shape.size())};
+    permutation.push_back(dim);
+    if (tile == innerPos.end()) {
+      shape.push_back(size);
+    } else {
+      int64_t tileSize = tiles[tile - innerPos.begin()];
+      if (ShapedType::isDynamic(tileSize) || size % tileSize != 0)
+        return failure();
+      shape.push_back(size / tileSize);
+      group.push_back(shape.size());
+      shape.push_back(tileSize);
+      permutation.push_back(rank + (tile - innerPos.begin()));
+    }
+    reassociation.push_back(group);
+  }
+  Location loc = unpack.getLoc();
+  Value init =
+      tensor::EmptyOp::create(rewriter, loc, shape, destType.getElementType());
+  auto transpose = linalg::TransposeOp::create(
+      rewriter, loc, unpack.getSource(), init, permutation);
+  return tensor::CollapseShapeOp::create(rewriter, loc, destType,
+                                         transpose->getResult(0), reassociation)
+      .getResult();
+}
+
 struct BlockChannelsPass
     : public impl::BlockChannelsPassBase<BlockChannelsPass> {
   using BlockChannelsPassBase::BlockChannelsPassBase;
@@ -328,14 +427,19 @@ struct BlockChannelsPass
     });
     for (Operation *op : relayouts) {
       rewriter.setInsertionPoint(op);
-      if (auto pack = dyn_cast<linalg::PackOp>(op)) {
-        if (failed(linalg::lowerPack(rewriter, pack)))
-          return signalPassFailure();
-        continue;
-      }
-      if (failed(linalg::lowerUnPack(rewriter, cast<linalg::UnPackOp>(op))))
+      FailureOr<Value> lowered =
+          isa<linalg::PackOp>(op)
+              ? lowerPackToTranspose(rewriter, cast<linalg::PackOp>(op))
+              : lowerUnPackToTranspose(rewriter, cast<linalg::UnPackOp>(op));
+      if (failed(lowered)) {
+        op->emitOpError("could not be lowered to a transpose");
         return signalPassFailure();
+      }
+      rewriter.replaceOp(op, *lowered);
     }
+    // A value packed for several consumers is packed once.
+    DominanceInfo dominance(func);
+    eliminateCommonSubExpressions(rewriter, dominance, func);
   }
 };
 

@@ -1,0 +1,141 @@
+// RUN: strata-opt %s --pass-pipeline='builtin.module(func.func(strata-block-channels{block=4}))' --split-input-file | FileCheck %s
+
+// A chain of two convolutions with a bias and ReLU between them: the input
+// is packed into [N, C/4, H, W, 4] once, both convolutions, the bias and
+// the ReLU run blocked (the bias and the filters packed at compile time),
+// and only the result is unpacked. The filters' tiles are [.., ci, fi]:
+// the output channels, the vector lanes, innermost.
+// CHECK-DAG:   #[[X:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>
+// CHECK-DAG:   #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>
+// CHECK-DAG:   #[[Y:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>
+// CHECK-LABEL: func.func @chain
+// CHECK-DAG:     %[[W2:.+]] = arith.constant dense<"0x{{.+}}"> : tensor<2x2x1x3x4x4xf32>
+// CHECK-DAG:     %[[BIAS:.+]] = arith.constant dense<{{\[}}[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00, 7.000000e+00, 8.000000e+00]]> : tensor<2x4xf32>
+// CHECK-DAG:     %[[W1:.+]] = arith.constant dense<5.000000e-01> : tensor<2x2x1x1x4x4xf32>
+// CHECK:         %[[EXP:.+]] = tensor.expand_shape %arg0 {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 4, 10, 10]
+// CHECK:         %[[XB:.+]] = linalg.transpose ins(%[[EXP]] : tensor<1x2x4x10x10xf32>) outs(%{{.+}} : tensor<1x2x10x10x4xf32>) permutation = [0, 1, 3, 4, 2]
+// CHECK:         %[[C1:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[Y]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%[[XB]], %[[W1]] : {{.+}}) {{.+}} attrs = {strata.op_kind = "conv2d"}
+// CHECK:         %[[R:.+]] = linalg.generic {{.+}} ins(%[[C1]], %[[BIAS]] : tensor<1x2x10x10x4xf32>, tensor<2x4xf32>)
+// CHECK:           arith.maximumf
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[C2:.+]] = linalg.generic {{.+}} ins(%[[R]], %[[W2]] : {{.+}}) outs(%{{.+}} : tensor<1x2x10x8x4xf32>) attrs = {strata.op_kind = "conv2d"}
+// CHECK:         %[[YT:.+]] = linalg.transpose ins(%[[C2]] : tensor<1x2x10x8x4xf32>) outs(%{{.+}} : tensor<1x2x4x10x8xf32>) permutation = [0, 1, 4, 2, 3]
+// CHECK:         %[[Y:.+]] = tensor.collapse_shape %[[YT]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x4x10x8xf32> into tensor<1x8x10x8xf32>
+// CHECK:         return %[[Y]]
+func.func @chain(%x: tensor<1x8x10x10xf32>) -> tensor<1x8x10x8xf32> {
+  %w1 = arith.constant dense<0.5> : tensor<8x8x1x1xf32>
+  %w2 = arith.constant dense<[[[[0.0, 0.25, 0.5]], [[0.75, 1.0, 1.25]], [[1.5, 1.75, 2.0]], [[2.25, 2.5, 2.75]], [[3.0, 3.25, 3.5]], [[3.75, 4.0, 4.25]], [[4.5, 4.75, 5.0]], [[5.25, 5.5, 5.75]]], [[[6.0, 6.25, 6.5]], [[6.75, 7.0, 7.25]], [[7.5, 7.75, 8.0]], [[8.25, 8.5, 8.75]], [[9.0, 9.25, 9.5]], [[9.75, 10.0, 10.25]], [[10.5, 10.75, 11.0]], [[11.25, 11.5, 11.75]]], [[[12.0, 12.25, 12.5]], [[12.75, 13.0, 13.25]], [[13.5, 13.75, 14.0]], [[14.25, 14.5, 14.75]], [[15.0, 15.25, 15.5]], [[15.75, 16.0, 16.25]], [[16.5, 16.75, 17.0]], [[17.25, 17.5, 17.75]]], [[[18.0, 18.25, 18.5]], [[18.75, 19.0, 19.25]], [[19.5, 19.75, 20.0]], [[20.25, 20.5, 20.75]], [[21.0, 21.25, 21.5]], [[21.75, 22.0, 22.25]], [[22.5, 22.75, 23.0]], [[23.25, 23.5, 23.75]]], [[[24.0, 24.25, 24.5]], [[24.75, 25.0, 25.25]], [[25.5, 25.75, 26.0]], [[26.25, 26.5, 26.75]], [[27.0, 27.25, 27.5]], [[27.75, 28.0, 28.25]], [[28.5, 28.75, 29.0]], [[29.25, 29.5, 29.75]]], [[[30.0, 30.25, 30.5]], [[30.75, 31.0, 31.25]], [[31.5, 31.75, 32.0]], [[32.25, 32.5, 32.75]], [[33.0, 33.25, 33.5]], [[33.75, 34.0, 34.25]], [[34.5, 34.75, 35.0]], [[35.25, 35.5, 35.75]]], [[[36.0, 36.25, 36.5]], [[36.75, 37.0, 37.25]], [[37.5, 37.75, 38.0]], [[38.25, 38.5, 38.75]], [[39.0, 39.25, 39.5]], [[39.75, 40.0, 40.25]], [[40.5, 40.75, 41.0]], [[41.25, 41.5, 41.75]]], [[[42.0, 42.25, 42.5]], [[42.75, 43.0, 43.25]], [[43.5, 43.75, 44.0]], [[44.25, 44.5, 44.75]], [[45.0, 45.25, 45.5]], [[45.75, 46.0, 46.25]], [[46.5, 46.75, 47.0]], [[47.25, 47.5, 47.75]]]]> : tensor<8x8x1x3xf32>
+  %bias = arith.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x10x10xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x8x10x10xf32>) -> tensor<1x8x10x10xf32>
+  %c1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w1 : tensor<1x8x10x10xf32>, tensor<8x8x1x1xf32>) outs(%f : tensor<1x8x10x10xf32>) -> tensor<1x8x10x10xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c1, %bias : tensor<1x8x10x10xf32>, tensor<8xf32>) outs(%e : tensor<1x8x10x10xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    %m = arith.maximumf %s, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x10x10xf32>
+  %e2 = tensor.empty() : tensor<1x8x10x8xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<1x8x10x8xf32>) -> tensor<1x8x10x8xf32>
+  %c2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%r, %w2 : tensor<1x8x10x10xf32>, tensor<8x8x1x3xf32>) outs(%f2 : tensor<1x8x10x8xf32>) -> tensor<1x8x10x8xf32>
+  return %c2 : tensor<1x8x10x8xf32>
+}
+
+// -----
+
+// The packed filter holds w[fo * 4 + fi, co * 4 + ci] at [fo, co, 0, 0, ci, fi].
+// CHECK-LABEL: func.func @packed_filter_values
+// CHECK:         arith.constant dense<{{\[\[\[\[\[\[}}0.000000e+00, 1.000000e+01, 2.000000e+01, 3.000000e+01], [1.000000e+00, 1.100000e+01, 2.100000e+01, 3.100000e+01], [2.000000e+00, 1.200000e+01, 2.200000e+01, 3.200000e+01], [3.000000e+00, 1.300000e+01, 2.300000e+01, 3.300000e+01]]]]]]> : tensor<1x1x1x1x4x4xf32>
+func.func @packed_filter_values(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  %w = arith.constant dense<[[[[0.0]], [[1.0]], [[2.0]], [[3.0]]], [[[10.0]], [[11.0]], [[12.0]], [[13.0]]], [[[20.0]], [[21.0]], [[22.0]], [[23.0]]], [[[30.0]], [[31.0]], [[32.0]], [[33.0]]]]> : tensor<4x4x1x1xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x5x5xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) outs(%f : tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  return %c : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+// Three input channels do not divide by 4: the input stays NCHW, the
+// output channels are blocked (a network's first layer).
+// CHECK-DAG:   #[[X:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d4, d2 * 2 + d5, d3 * 2 + d6)>
+// CHECK-DAG:   #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d4, d5, d6, d7)>
+// CHECK-LABEL: func.func @stem_input_unblocked
+// CHECK:         %[[WB:.+]] = linalg.transpose ins(%{{.+}} : tensor<1x4x3x3x3xf32>) outs(%{{.+}} : tensor<1x3x3x3x4xf32>) permutation = [0, 2, 3, 4, 1]
+// CHECK:         linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.+}}]{{.+}} ins(%arg0, %[[WB]] : tensor<1x3x9x9xf32>, tensor<1x3x3x3x4xf32>) outs(%{{.+}} : tensor<1x1x4x4x4xf32>)
+func.func @stem_input_unblocked(%x: tensor<1x3x9x9xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x3x9x9xf32>, tensor<4x3x3x3xf32>) outs(%f : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  return %c : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// Six output channels do not divide by 4: the convolution is left alone.
+// CHECK-LABEL: func.func @channels_not_divisible
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.conv_2d_nchw_fchw
+func.func @channels_not_divisible(%x: tensor<1x4x5x5xf32>, %w: tensor<6x4x1x1xf32>) -> tensor<1x6x5x5xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x6x5x5xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x5x5xf32>, tensor<6x4x1x1xf32>) outs(%f : tensor<1x6x5x5xf32>) -> tensor<1x6x5x5xf32>
+  return %c : tensor<1x6x5x5xf32>
+}
+
+// -----
+
+// A max pool after a depthwise convolution is blocked too, and the pad
+// between them pads the blocked value's pixels.
+// CHECK-DAG:   #[[DW_X:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d1 + d4, d2 + d5, d6)>
+// CHECK-DAG:   #[[DW_W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d3, d4, d5, d6)>
+// CHECK-DAG:   #[[POOL_X:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5, d6)>
+// CHECK-LABEL: func.func @depthwise_then_max_pool
+// CHECK:         %[[DW:.+]] = linalg.generic {indexing_maps = [#[[DW_X]], #[[DW_W]], {{.+}}]{{.+}} outs(%{{.+}} : tensor<1x2x4x4x4xf32>) attrs = {strata.op_kind = "depthwise_conv2d"}
+// CHECK:         %[[PAD:.+]] = tensor.pad %[[DW]] low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0]
+// CHECK:         %[[POOL:.+]] = linalg.generic {indexing_maps = [#[[POOL_X]], {{.+}}]{{.+}} ins(%[[PAD]], %{{.+}} : tensor<1x2x6x6x4xf32>, tensor<3x3xf32>) outs(%{{.+}} : tensor<1x2x2x2x4xf32>) attrs = {strata.op_kind = "maxpool"}
+// CHECK:         linalg.transpose ins(%[[POOL]]
+func.func @depthwise_then_max_pool(%x: tensor<1x8x6x6xf32>, %w: tensor<8x3x3xf32>) -> tensor<1x8x2x2xf32> {
+  %z = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %d = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x6x6xf32>, tensor<8x3x3xf32>) outs(%f : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %p = tensor.pad %d low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %ninf : f32
+  } : tensor<1x8x4x4xf32> to tensor<1x8x6x6xf32>
+  %win = tensor.empty() : tensor<3x3xf32>
+  %e2 = tensor.empty() : tensor<1x8x2x2xf32>
+  %f2 = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<1x8x2x2xf32>) -> tensor<1x8x2x2xf32>
+  %m = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%p, %win : tensor<1x8x6x6xf32>, tensor<3x3xf32>) outs(%f2 : tensor<1x8x2x2xf32>) -> tensor<1x8x2x2xf32>
+  return %m : tensor<1x8x2x2xf32>
+}
+
+// -----
+
+// The sum of two blocked convolutions is blocked (both of its inputs come
+// from unpacks); their shared input is packed once.
+// CHECK-LABEL: func.func @residual_add_of_two_convolutions
+// CHECK:         %[[XB:.+]] = linalg.transpose ins(%{{.+}} : tensor<1x2x4x4x4xf32>)
+// CHECK:         %[[A:.+]] = linalg.generic {{.+}} ins(%[[XB]], %{{.+}} attrs = {strata.op_kind = "conv2d"}
+// CHECK:         %[[B:.+]] = linalg.generic {{.+}} ins(%[[XB]], %{{.+}} attrs = {strata.op_kind = "conv2d"}
+// CHECK:         %[[S:.+]] = linalg.generic {{.+}} ins(%[[A]], %[[B]] : tensor<1x2x4x4x4xf32>, tensor<1x2x4x4x4xf32>)
+// CHECK:         linalg.transpose ins(%[[S]]
+func.func @residual_add_of_two_convolutions(%x: tensor<1x8x4x4xf32>, %w1: tensor<8x8x1x1xf32>, %w2: tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %a = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w1 : tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) outs(%f : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %b = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w2 : tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) outs(%f : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%a, %b : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) outs(%e : tensor<1x8x4x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %r = arith.addf %p, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x4x4xf32>
+  return %s : tensor<1x8x4x4xf32>
+}
