@@ -277,3 +277,22 @@ func.func @blocked_max_pool(%x: memref<1x1x9x9x16xf32>, %win: memref<3x3xf32>, %
   }
   return
 }
+
+// -----
+
+// A flattened [1, C, 1, 1] input (a classifier after global pooling): the
+// reduction runs over C, not over the unit loops beside it, so the
+// accumulators stay in registers across all 64 steps.
+// CHECK-LABEL: func.func @reduction_beside_unit_loops
+// CHECK:       scf.for %{{.+}} = %c0 to %c256 step %c128
+// CHECK:         %[[ACC:.+]] = vector.transfer_read {{.*}} vector<128xf32>
+// CHECK:         scf.for %{{.+}} = %c0 to %c64 step %c1 iter_args(%{{.+}} = %[[ACC]]) -> (vector<128xf32>)
+func.func @reduction_beside_unit_loops(%x: memref<1x64x1x1xf32>, %w: memref<64x1x1x256xf32>, %y: memref<1x256xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, d4, d1)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : memref<1x64x1x1xf32>, memref<64x1x1x256xf32>) outs(%y : memref<1x256xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -171,19 +171,35 @@ std::optional<ContractionTiles> chooseMatmulTiles(linalg::LinalgOp op,
     break;
   }
   // The reduction loop: A's innermost if it is one, else B's outermost
-  // reduction.
-  std::optional<unsigned> reductionLoop = getInnermostLoop(lhsMap);
-  if (!reductionLoop ||
-      iterators[*reductionLoop] != utils::IteratorType::reduction) {
-    reductionLoop.reset();
+  // reduction; unit loops are skipped (a flattened [1, C, 1, 1] input's
+  // reduction over C is not its innermost loop).
+  std::optional<unsigned> reductionLoop;
+  for (AffineExpr e : llvm::reverse(lhsMap.getResults())) {
+    unsigned dim = cast<AffineDimExpr>(e).getPosition();
+    if (ranges[dim] == 1)
+      continue;
+    if (iterators[dim] == utils::IteratorType::reduction)
+      reductionLoop = dim;
+    break;
+  }
+  if (!reductionLoop) {
     for (AffineExpr e : rhsMap.getResults()) {
       unsigned dim = cast<AffineDimExpr>(e).getPosition();
-      if (iterators[dim] == utils::IteratorType::reduction) {
+      if (iterators[dim] == utils::IteratorType::reduction &&
+          ranges[dim] != 1) {
         reductionLoop = dim;
         break;
       }
     }
   }
+  // Every reduction loop of one step: any of them will do.
+  if (!reductionLoop)
+    for (AffineExpr e : rhsMap.getResults())
+      if (iterators[cast<AffineDimExpr>(e).getPosition()] ==
+          utils::IteratorType::reduction) {
+        reductionLoop = cast<AffineDimExpr>(e).getPosition();
+        break;
+      }
   if (!reductionLoop)
     return std::nullopt;
 
