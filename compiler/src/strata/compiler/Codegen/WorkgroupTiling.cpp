@@ -167,8 +167,8 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits) {
   // over the even share); narrower tiles only for a clearly better balance,
   // since wide ones reuse more of what they load. 96 rows split 4 x 24 rather
   // than 64 + 32.
-  auto splitLoop = [&](unsigned loop, int64_t preferred,
-                       int64_t smallest) -> std::optional<ScoredTiling> {
+  auto splitLoop = [&](unsigned loop, int64_t preferred, int64_t smallest,
+                       bool exact = false) -> std::optional<ScoredTiling> {
     std::optional<unsigned> rootLoop = mapToRootLoop(root, contraction, loop);
     if (!rootLoop)
       return std::nullopt;
@@ -183,7 +183,7 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits) {
       if (tile > widest)
         continue;
       int64_t tiles = llvm::divideCeil(range, tile);
-      if (tiles < 2 || tiles > wanted)
+      if (tiles < 2 || tiles > wanted || (exact && range % tile != 0))
         continue;
       // Time of the busiest of `workers`, in tile-rows, over the ideal.
       auto imbalance = [&](int64_t workers) {
@@ -218,9 +218,18 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits) {
     options = std::move(windowedOptions);
   if (auto option = splitLoop(tiles->vectorLoop, 256, kMinVectorLoopTileSize))
     options.push_back(*option);
-  if (tiles->rowLoop != tiles->vectorLoop)
-    if (auto option = splitLoop(tiles->rowLoop, 64, 8))
+  // A broadcast kernel's rows (output pixels) split into whole register
+  // tiles that divide them: a partial workgroup tile would have a dynamic
+  // row count, and such a kernel keeps no rows in registers at all.
+  if (tiles->rowLoop != tiles->vectorLoop) {
+    std::optional<ScoredTiling> option =
+        tiles->broadcast
+            ? splitLoop(tiles->rowLoop, 64, tiles->registers[tiles->rowLoop],
+                        /*exact=*/true)
+            : splitLoop(tiles->rowLoop, 64, 8);
+    if (option)
       options.push_back(*option);
+  }
   if (options.empty())
     return WorkgroupTiling();
   // The best balance; within the margin, the most workgroups.
