@@ -125,7 +125,8 @@ func.func @pad_grid(%x: tensor<1x96x112x112xf32>) -> tensor<1x96x114x114xf32> {
 
 // A depthwise convolution is a broadcast kernel: lanes along the output
 // columns (loop 2 of the generalized op: n, oh, ow, c, kh, kw), accumulated
-// over both filter taps. Workgroups split the channels (2 each), not the
+// over both filter taps. Workgroups split the channels (one each: a
+// broadcast kernel splits from less work than a matrix product), not the
 // rows the input reads through its window.
 func.func @depthwise(%x: tensor<1x32x114x114xf32>, %w: tensor<32x3x3xf32>, %o: tensor<1x32x112x112xf32>) -> tensor<1x32x112x112xf32> {
   %0 = flow.dispatch.region -> (tensor<1x32x112x112xf32>) {
@@ -135,5 +136,5 @@ func.func @depthwise(%x: tensor<1x32x114x114xf32>, %w: tensor<32x3x3xf32>, %o: t
   return %0 : tensor<1x32x112x112xf32>
 }
 // CHECK: flow.executable @depthwise_dispatch_0
-// CHECK-SAME: workgroup_count = array<i64: 16, 1, 1>
-// CHECK: workgroup_tile = [0, 0, 0, 2, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", cache_tiles = [1, 1, 112, 1, 1, 1], cache_order = [0, 1, 3, 2, 4, 5], register_tiles = [0, 0, 64, 0, 1, 1], roles = [2, 2, 4]>]
+// CHECK-SAME: workgroup_count = array<i64: 32, 1, 1>
+// CHECK: workgroup_tile = [0, 0, 0, 1, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", cache_tiles = [1, 1, 112, 1, 1, 1], cache_order = [0, 1, 3, 2, 4, 5], register_tiles = [0, 0, 64, 0, 1, 1], roles = [2, 2, 4]>]
