@@ -53,24 +53,27 @@ func.func @packed_filter_values(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> 
   %e = tensor.empty() : tensor<1x4x5x5xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) outs(%f : tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
-  return %c : tensor<1x4x5x5xf32>
+  %d = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%c, %w : tensor<1x4x5x5xf32>, tensor<4x4x1x1xf32>) outs(%f : tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  return %d : tensor<1x4x5x5xf32>
 }
 
 // -----
 
 // Three input channels do not divide by 4: the input stays NCHW, the
-// output channels are blocked (a network's first layer).
+// output channels are blocked (a network's first layer, here followed by
+// a 1x1 convolution).
 // CHECK-DAG:   #[[X:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d4, d2 * 2 + d5, d3 * 2 + d6)>
 // CHECK-DAG:   #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d4, d5, d6, d7)>
 // CHECK-LABEL: func.func @stem_input_unblocked
 // CHECK:         %[[WB:.+]] = linalg.transpose ins(%{{.+}} : tensor<1x4x3x3x3xf32>) outs(%{{.+}} : tensor<1x3x3x3x4xf32>) permutation = [0, 2, 3, 4, 1]
 // CHECK:         linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.+}}]{{.+}} ins(%arg0, %[[WB]] : tensor<1x3x9x9xf32>, tensor<1x3x3x3x4xf32>) outs(%{{.+}} : tensor<1x1x4x4x4xf32>)
-func.func @stem_input_unblocked(%x: tensor<1x3x9x9xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32> {
+func.func @stem_input_unblocked(%x: tensor<1x3x9x9xf32>, %w: tensor<4x3x3x3xf32>, %w2: tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x4x4x4xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x3x9x9xf32>, tensor<4x3x3x3xf32>) outs(%f : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
-  return %c : tensor<1x4x4x4xf32>
+  %d = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%c, %w2 : tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) outs(%f : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  return %d : tensor<1x4x4x4xf32>
 }
 
 // -----
@@ -89,8 +92,8 @@ func.func @channels_not_divisible(%x: tensor<1x4x5x5xf32>, %w: tensor<6x4x1x1xf3
 
 // -----
 
-// A max pool after a depthwise convolution is blocked too, and the pad
-// between them pads the blocked value's pixels.
+// A max pool between a depthwise convolution and a convolution is blocked
+// too, and the pad before it pads the blocked value's pixels.
 // CHECK-DAG:   #[[DW_X:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d1 + d4, d2 + d5, d6)>
 // CHECK-DAG:   #[[DW_W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d3, d4, d5, d6)>
 // CHECK-DAG:   #[[POOL_X:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5, d6)>
@@ -98,8 +101,9 @@ func.func @channels_not_divisible(%x: tensor<1x4x5x5xf32>, %w: tensor<6x4x1x1xf3
 // CHECK:         %[[DW:.+]] = linalg.generic {indexing_maps = [#[[DW_X]], #[[DW_W]], {{.+}}]{{.+}} outs(%{{.+}} : tensor<1x2x4x4x4xf32>) attrs = {strata.op_kind = "depthwise_conv2d"}
 // CHECK:         %[[PAD:.+]] = tensor.pad %[[DW]] low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0]
 // CHECK:         %[[POOL:.+]] = linalg.generic {indexing_maps = [#[[POOL_X]], {{.+}}]{{.+}} ins(%[[PAD]], %{{.+}} : tensor<1x2x6x6x4xf32>, tensor<3x3xf32>) outs(%{{.+}} : tensor<1x2x2x2x4xf32>) attrs = {strata.op_kind = "maxpool"}
-// CHECK:         linalg.transpose ins(%[[POOL]]
-func.func @depthwise_then_max_pool(%x: tensor<1x8x6x6xf32>, %w: tensor<8x3x3xf32>) -> tensor<1x8x2x2xf32> {
+// CHECK-NOT:     linalg.transpose ins(%[[POOL]]
+// CHECK:         linalg.generic {{.+}} ins(%[[POOL]], %{{.+}} attrs = {strata.op_kind = "conv2d"}
+func.func @depthwise_then_max_pool(%x: tensor<1x8x6x6xf32>, %w: tensor<8x3x3xf32>, %w2: tensor<8x8x1x1xf32>) -> tensor<1x8x2x2xf32> {
   %z = arith.constant 0.0 : f32
   %ninf = arith.constant 0xFF800000 : f32
   %e = tensor.empty() : tensor<1x8x4x4xf32>
@@ -113,19 +117,22 @@ func.func @depthwise_then_max_pool(%x: tensor<1x8x6x6xf32>, %w: tensor<8x3x3xf32
   %e2 = tensor.empty() : tensor<1x8x2x2xf32>
   %f2 = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<1x8x2x2xf32>) -> tensor<1x8x2x2xf32>
   %m = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%p, %win : tensor<1x8x6x6xf32>, tensor<3x3xf32>) outs(%f2 : tensor<1x8x2x2xf32>) -> tensor<1x8x2x2xf32>
-  return %m : tensor<1x8x2x2xf32>
+  %z2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<1x8x2x2xf32>) -> tensor<1x8x2x2xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%m, %w2 : tensor<1x8x2x2xf32>, tensor<8x8x1x1xf32>) outs(%z2 : tensor<1x8x2x2xf32>) -> tensor<1x8x2x2xf32>
+  return %c : tensor<1x8x2x2xf32>
 }
 
 // -----
 
 // The sum of two blocked convolutions is blocked (both of its inputs come
-// from unpacks); their shared input is packed once.
+// from unpacks) and feeds a third; their shared input is packed once.
 // CHECK-LABEL: func.func @residual_add_of_two_convolutions
 // CHECK:         %[[XB:.+]] = linalg.transpose ins(%{{.+}} : tensor<1x2x4x4x4xf32>)
 // CHECK:         %[[A:.+]] = linalg.generic {{.+}} ins(%[[XB]], %{{.+}} attrs = {strata.op_kind = "conv2d"}
 // CHECK:         %[[B:.+]] = linalg.generic {{.+}} ins(%[[XB]], %{{.+}} attrs = {strata.op_kind = "conv2d"}
 // CHECK:         %[[S:.+]] = linalg.generic {{.+}} ins(%[[A]], %[[B]] : tensor<1x2x4x4x4xf32>, tensor<1x2x4x4x4xf32>)
-// CHECK:         linalg.transpose ins(%[[S]]
+// CHECK-NOT:     linalg.transpose ins(%[[S]]
+// CHECK:         linalg.generic {{.+}} ins(%[[S]], %{{.+}} attrs = {strata.op_kind = "conv2d"}
 func.func @residual_add_of_two_convolutions(%x: tensor<1x8x4x4xf32>, %w1: tensor<8x8x1x1xf32>, %w2: tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x8x4x4xf32>
@@ -137,5 +144,26 @@ func.func @residual_add_of_two_convolutions(%x: tensor<1x8x4x4xf32>, %w1: tensor
     %r = arith.addf %p, %q : f32
     linalg.yield %r : f32
   } -> tensor<1x8x4x4xf32>
-  return %s : tensor<1x8x4x4xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%s, %w1 : tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) outs(%f : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %c : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// A convolution reaching no other one keeps NCHW: the layout changes on
+// both of its sides would cost more than the blocked kernel gains.
+// CHECK-LABEL: func.func @lone_convolution_keeps_nchw
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.conv_2d_nchw_fchw
+func.func @lone_convolution_keeps_nchw(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x4x4xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) outs(%f : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x8x4x4xf32>) outs(%e : tensor<1x8x4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x4x4xf32>
+  return %r : tensor<1x8x4x4xf32>
 }

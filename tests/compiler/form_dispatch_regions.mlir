@@ -157,3 +157,23 @@ func.func @two_layers(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32>, %b: tensor<16x
   %mm2 = linalg.matmul ins(%act, %w2 : tensor<4x16xf32>, tensor<16x8xf32>) outs(%f2 : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %mm2 : tensor<4x8xf32>
 }
+
+// -----
+
+// A transpose of a matmul's result (the layout change out of a blocked
+// convolution, say) does not take the matmul into its dispatch: run there,
+// the product would need a whole temporary inside the executable.
+// CHECK-LABEL: func.func @reduction_not_fused_into_transpose
+// CHECK:         %[[MM:.+]] = flow.dispatch.region -> (tensor<16x64xf32>)
+// CHECK:           linalg.matmul
+// CHECK:         flow.dispatch.region -> (tensor<64x16xf32>)
+// CHECK:           linalg.transpose ins(%[[MM]] : tensor<16x64xf32>)
+func.func @reduction_not_fused_into_transpose(%a: tensor<16x32xf32>, %b: tensor<32x64xf32>) -> tensor<64x16xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<16x32xf32>, tensor<32x64xf32>) outs(%f : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %e2 = tensor.empty() : tensor<64x16xf32>
+  %t = linalg.transpose ins(%m : tensor<16x64xf32>) outs(%e2 : tensor<64x16xf32>) permutation = [1, 0]
+  return %t : tensor<64x16xf32>
+}

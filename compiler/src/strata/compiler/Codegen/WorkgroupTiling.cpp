@@ -100,6 +100,8 @@ static constexpr int64_t kMinContractionIterationsPerWorkgroup = 1 << 17;
 static constexpr int64_t kMinBroadcastIterationsPerWorkgroup = 1 << 15;
 // Balance scores (see splitLoop) closer than this count as equal.
 static constexpr double kBalanceMargin = 0.15;
+// Two-worker balances closer than this count as equal.
+static constexpr double kTwoWorkerMargin = 0.1;
 
 namespace {
 struct ScoredTiling {
@@ -242,7 +244,9 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits) {
   // The best balance; within the margin, the best for two workers, then
   // the most workgroups (96 output channels as 6 blocks of 16 rather than
   // 112 pixels as 7 tiles of 16: 7 leave one worker of two idle an eighth
-  // of the time).
+  // of the time; but 25 tiles of 128 pixels, 6% over the even share,
+  // rather than 4 blocks of 16 output channels, each of which would stream
+  // the whole right operand).
   double bestImbalance = llvm::min_element(options, [](const ScoredTiling &a,
                                                        const ScoredTiling &b) {
                            return a.imbalance < b.imbalance;
@@ -250,8 +254,11 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits) {
   std::optional<ScoredTiling> chosen;
   for (const ScoredTiling &option : options)
     if (option.imbalance < bestImbalance + kBalanceMargin &&
-        (!chosen || option.twoWorkerImbalance < chosen->twoWorkerImbalance ||
-         (option.twoWorkerImbalance == chosen->twoWorkerImbalance &&
+        (!chosen ||
+         option.twoWorkerImbalance <
+             chosen->twoWorkerImbalance - kTwoWorkerMargin ||
+         (option.twoWorkerImbalance <
+              chosen->twoWorkerImbalance + kTwoWorkerMargin &&
           option.tiling.count > chosen->tiling.count)))
       chosen = option;
   return chosen->tiling;

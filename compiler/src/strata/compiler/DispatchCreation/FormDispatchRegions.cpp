@@ -146,6 +146,25 @@ bool isReadAcrossLoopByReduction(Operation *producer,
   return false;
 }
 
+// Whether an op in `region` reads a result of `producer` transposed (its
+// operand map a permutation other than its output's): a reduction producer
+// then needs a whole temporary inside the executable instead of running
+// its consumers in place as an epilogue (a convolution before the
+// transpose out of a blocked layout).
+bool isTransposedInRegion(Operation *producer, flow::DispatchRegionOp region) {
+  for (OpOperand &use : producer->getUses()) {
+    auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    if (!consumer || !region->isProperAncestor(consumer) ||
+        consumer.getNumDpsInits() != 1 || consumer.isDpsInit(&use))
+      continue;
+    AffineMap map = consumer.getMatchingIndexingMap(&use);
+    if (map.isPermutation() &&
+        map != consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0)))
+      return true;
+  }
+  return false;
+}
+
 // Pulls producers into `region` until none qualifies. Looks at every value
 // the region uses from above, including uses nested in op bodies (a scalar
 // constant used inside a linalg.generic). A region rooted at a tensor op
@@ -185,7 +204,8 @@ void fuseProducers(flow::DispatchRegionOp region, bool rootIsLinalg) {
       bool elementwise = isElementwise(producer) || isTensorComputeOp(producer);
       if (!elementwise && hasNonElementwise)
         continue;
-      if (isReadAcrossLoopByReduction(producer, region))
+      if (isReadAcrossLoopByReduction(producer, region) ||
+          (!elementwise && isTransposedInRegion(producer, region)))
         continue;
       hasNonElementwise |= !elementwise;
       producer->moveBefore(&body, body.begin());

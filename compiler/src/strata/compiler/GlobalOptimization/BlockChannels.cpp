@@ -74,6 +74,56 @@ bool isIdentityPermutation(ArrayRef<int64_t> permutation) {
   return true;
 }
 
+// Whether `op` is a convolution this pass blocks: static f32 NCHW, output
+// channels divisible by `block`.
+bool isBlockableConv(Operation *op, int64_t block) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp ||
+      !isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp>(op) ||
+      !allStaticF32(linalgOp))
+    return false;
+  return dimOf(linalgOp.getDpsInitOperand(0)->get(), 1) % block == 0;
+}
+
+// Ops a blocked value passes through on its way between convolutions.
+bool isLayoutNeutral(Operation *op) {
+  if (isa<tensor::PadOp, linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(
+          op))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  return generic && linalg::isElementwise(generic) &&
+         generic.getNumDpsInits() == 1;
+}
+
+// Whether another blockable convolution is reachable from `conv` through
+// layout-neutral ops, upwards from its input or downwards from its result.
+bool reachesBlockableConv(linalg::LinalgOp conv, int64_t block) {
+  SmallVector<std::pair<Operation *, bool>> worklist;
+  DenseSet<Operation *> seen{conv};
+  auto visit = [&](Operation *op, bool upwards) {
+    if (op && seen.insert(op).second)
+      worklist.push_back({op, upwards});
+  };
+  visit(conv.getDpsInputOperand(0)->get().getDefiningOp(), true);
+  for (Operation *user : conv->getUsers())
+    visit(user, false);
+  while (!worklist.empty()) {
+    auto [op, upwards] = worklist.pop_back_val();
+    if (isBlockableConv(op, block))
+      return true;
+    if (!isLayoutNeutral(op))
+      continue;
+    if (upwards) {
+      for (Value operand : op->getOperands())
+        visit(operand.getDefiningOp(), true);
+      continue;
+    }
+    for (Operation *user : op->getUsers())
+      visit(user, false);
+  }
+  return false;
+}
+
 // Rewrites `named` as a generic packed by `sizes` (one per loop, 0 for an
 // unpacked loop); the packed op gets `kind`. Returns the packing.
 FailureOr<linalg::PackResult> packNamedOp(RewriterBase &rewriter,
@@ -393,11 +443,17 @@ struct BlockChannelsPass
     IRRewriter rewriter(context);
     SmallVector<linalg::LinalgOp> convs;
     func.walk([&](linalg::LinalgOp op) {
-      if (isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp>(op) &&
-          allStaticF32(op))
+      if (isBlockableConv(op, block))
         convs.push_back(op);
     });
-    for (linalg::LinalgOp op : convs) {
+    // A convolution alone pays a layout change on both sides for its own
+    // gain: only convolutions that reach another one (through elementwise
+    // ops, pads and pooling) change layout.
+    SmallVector<linalg::LinalgOp> chained;
+    for (linalg::LinalgOp op : convs)
+      if (reachesBlockableConv(op, block))
+        chained.push_back(op);
+    for (linalg::LinalgOp op : chained) {
       if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
         (void)blockConv(rewriter, conv, block);
       else if (auto dw = dyn_cast<linalg::DepthwiseConv2DNchwChwOp>(*op))
