@@ -174,6 +174,9 @@ def conv(name, layout, c, h, oc, kh, stride=1, pad=0, dilation=1, groups=1, n=1)
         spatial, op = (1, 2), "linalg.depthwise_conv_2d_nhwc_hwc"
         to_ref = lambda a: (a[0].transpose(0, 3, 1, 2), a[1].transpose(2, 0, 1)[:, None])
         from_ref = lambda o: o.transpose(0, 2, 3, 1)
+    elif layout in ("nchw16c", "dw_nchw16c"):
+        return blocked_conv(name, layout, c, h, oc, kh, stride, pad, dilation,
+                            groups, n)
     else:
         raise ValueError(layout)
     pad_text, x_value, x_padded = pad_op("%a0", x_shape, spatial, pad)
@@ -190,6 +193,84 @@ def conv(name, layout, c, h, oc, kh, stride=1, pad=0, dilation=1, groups=1, n=1)
     label += f" {layout.split('_')[-1].upper()}"
     flops = 2.0 * n * oc * oh * ow * cg * kh * kh
     form = ("tensor.pad + " if pad else "") + op
+    return Kernel(name, label, [x_shape, w_shape], r_shape, body, reference,
+                  ["conv", n, c, h, w, oc, kh, kh, stride, pad, dilation, groups], flops, form)
+
+
+BLOCK = 16
+
+
+def blocked_conv(name, layout, c, h, oc, kh, stride, pad, dilation, groups, n):
+    """A convolution in the blocked channel layout the compiler gives
+    convolution chains (strata-block-channels, 16 channels per block on
+    AVX-512): input [N, C/16, H, W, 16] (NCHW when C does not divide, as a
+    network's first layer), filter packed [OC/16, C/16, KH, KW, 16, 16]
+    (depthwise [C/16, KH, KW, 16]), output [N, OC/16, OH, OW, 16]; as a
+    linalg.generic, the form the pass produces."""
+    b = BLOCK
+    w = h
+    oh = out_size(h, kh, stride, pad, dilation)
+    ob = oc // b
+    depthwise = layout == "dw_nchw16c"
+    blocked_in = c % b == 0
+    d = dilation
+    if depthwise:
+        assert groups == c == oc and blocked_in
+        x_shape, w_shape = [n, c // b, h, w, b], [c // b, kh, kh, b]
+        loops = "d0, d1, d2, d3, d4, d5, d6"  # n, cb, oh, ow, kh, kw, ci
+        maps = [f"(d0, d1, d2 * {stride} + d4 * {d}, d3 * {stride} + d5 * {d}, d6)",
+                "(d1, d4, d5, d6)", "(d0, d1, d2, d3, d6)"]
+        iterators = ["parallel"] * 4 + ["reduction"] * 2 + ["parallel"]
+        spatial = (2, 3)
+    elif blocked_in:
+        assert groups == 1
+        x_shape, w_shape = [n, c // b, h, w, b], [ob, c // b, kh, kh, b, b]
+        loops = "d0, d1, d2, d3, d4, d5, d6, d7, d8"  # n, ob, oh, ow, cb, kh, kw, fi, ci
+        maps = [f"(d0, d4, d2 * {stride} + d5 * {d}, d3 * {stride} + d6 * {d}, d8)",
+                "(d1, d4, d5, d6, d8, d7)", "(d0, d1, d2, d3, d7)"]
+        iterators = (["parallel"] * 4 + ["reduction"] * 3 + ["parallel", "reduction"])
+        spatial = (2, 3)
+    else:
+        assert groups == 1
+        x_shape, w_shape = [n, c, h, w], [ob, c, kh, kh, b]
+        loops = "d0, d1, d2, d3, d4, d5, d6, d7"  # n, ob, oh, ow, c, kh, kw, fi
+        maps = [f"(d0, d4, d2 * {stride} + d5 * {d}, d3 * {stride} + d6 * {d})",
+                "(d1, d4, d5, d6, d7)", "(d0, d1, d2, d3, d7)"]
+        iterators = ["parallel"] * 4 + ["reduction"] * 3 + ["parallel"]
+        spatial = (2, 3)
+    r_shape = [n, ob, oh, oh, b]
+    pad_text, x_value, x_padded = pad_op("%a0", x_shape, spatial, pad)
+    map_text = ", ".join(f"affine_map<({loops}) -> {m}>" for m in maps)
+    iter_text = ", ".join(f'"{i}"' for i in iterators)
+    body = (pad_text +
+            f"  %r = linalg.generic {{indexing_maps = [{map_text}], "
+            f"iterator_types = [{iter_text}]}}\n"
+            f"       ins({x_value}, %a1 : {ttype(x_padded)}, {ttype(w_shape)}) "
+            f"outs(%fill : {ttype(r_shape)}) {{\n"
+            f"  ^bb0(%x: f32, %w: f32, %acc: f32):\n"
+            f"    %m = arith.mulf %x, %w : f32\n"
+            f"    %s = arith.addf %acc, %m : f32\n"
+            f"    linalg.yield %s : f32\n"
+            f"  }} -> {ttype(r_shape)}\n")
+
+    def unblock(a):  # [N, C/16, H, W, 16] -> NCHW
+        return a.transpose(0, 1, 4, 2, 3).reshape(a.shape[0], -1, a.shape[2], a.shape[3])
+
+    def reference(a):
+        x = unblock(a[0]) if blocked_in else a[0]
+        if depthwise:
+            wr = a[1].transpose(0, 3, 1, 2).reshape(c, 1, kh, kh)
+        elif blocked_in:
+            wr = a[1].transpose(0, 5, 1, 4, 2, 3).reshape(oc, c, kh, kh)
+        else:
+            wr = a[1].transpose(0, 4, 1, 2, 3).reshape(oc, c, kh, kh)
+        out = conv_ref(x, wr, stride, pad, dilation, groups)
+        return out.reshape(n, ob, b, oh, oh).transpose(0, 1, 3, 4, 2)
+
+    label = f"{c}->{oc} {kh}x{kh}/{stride} @{h}x{w}" + (f" g={groups}" if groups > 1 else "")
+    label += " NCHW16c"
+    flops = 2.0 * n * oc * oh * oh * (c // groups) * kh * kh
+    form = ("tensor.pad + " if pad else "") + "linalg.generic (blocked)"
     return Kernel(name, label, [x_shape, w_shape], r_shape, body, reference,
                   ["conv", n, c, h, w, oc, kh, kh, stride, pad, dilation, groups], flops, form)
 
@@ -214,6 +295,15 @@ KERNELS = [
     conv("dw7x7_nchw", "dw_nchw", 96, 56, 96, 7, pad=3, groups=96),
     conv("dw3x3_14x14_nchw", "dw_nchw", 576, 14, 576, 3, pad=1, groups=576),
     conv("dw3x3_7x7_nchw", "dw_nchw", 960, 7, 960, 3, pad=1, groups=960),
+    # The blocked layout convolution chains get (what models run).
+    conv("conv3x3_nchw16c", "nchw16c", 64, 56, 64, 3, pad=1),
+    conv("conv1x1_nchw16c", "nchw16c", 64, 56, 256, 1),
+    conv("conv3x3_s2_nchw16c", "nchw16c", 128, 28, 128, 3, stride=2, pad=1),
+    conv("conv7x7_s2_stem_nchw16c", "nchw16c", 3, 224, 64, 7, stride=2, pad=3),
+    conv("dw3x3_nchw16c", "dw_nchw16c", 32, 112, 32, 3, pad=1, groups=32),
+    conv("dw5x5_nchw16c", "dw_nchw16c", 96, 56, 96, 5, pad=2, groups=96),
+    conv("dw3x3_14x14_nchw16c", "dw_nchw16c", 576, 14, 576, 3, pad=1, groups=576),
+    conv("dw3x3_7x7_nchw16c", "dw_nchw16c", 960, 7, 960, 3, pad=1, groups=960),
 ]
 
 
