@@ -296,3 +296,26 @@ func.func @reduction_beside_unit_loops(%x: memref<1x64x1x1xf32>, %w: memref<64x1
   }
   return
 }
+
+// -----
+
+// A broadcast kernel accumulates its whole reduction (every reduction loop)
+// in registers: the zero fill before it folds into its accumulators too.
+// CHECK-LABEL: func.func @fill_folded_into_broadcast_rows
+// CHECK-NOT:   linalg.generic
+// CHECK:       scf.for {{.*}} step %c7
+// CHECK-COUNT-7: arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NEXT:  scf.for
+// CHECK-NOT:   linalg.generic
+// CHECK:       return
+func.func @fill_folded_into_broadcast_rows(%x: memref<1x1x6x16x16xf32>, %w: memref<1x1x3x3x16x16xf32>, %y: memref<1x1x4x14x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x1x4x14x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%x, %w : memref<1x1x6x16x16xf32>, memref<1x1x3x3x16x16xf32>) outs(%y : memref<1x1x4x14x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -46,25 +46,27 @@ FloatAttr getFillValue(Operation *op) {
 
 // The nearest enclosing register reduction loop of `op`, or null.
 scf::ForOp getRegisterReductionLoop(Operation *op) {
+  // The outermost: a broadcast kernel nests several.
+  scf::ForOp outermost;
   for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
        loop = loop->getParentOfType<scf::ForOp>())
     if (loop->hasAttr(kRegisterReductionLoopMarker))
-      return loop;
-  return nullptr;
+      outermost = loop;
+  return outermost;
 }
 
 } // namespace
 
 std::optional<AccumulatorFill>
 findAccumulatorFill(linalg::LinalgOp op, const ContractionTiles &tiles) {
-  if (tiles.broadcast || op.getNumDpsInits() != 1 ||
-      !op.hasPureBufferSemantics())
+  if (op.getNumDpsInits() != 1 || !op.hasPureBufferSemantics())
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   for (auto [loop, type] : llvm::enumerate(op.getIteratorTypesArray())) {
     if (type != utils::IteratorType::reduction)
       continue;
-    if (loop != tiles.reductionLoop) {
+    // A broadcast kernel's register tile runs every reduction loop.
+    if (loop != tiles.reductionLoop && !tiles.broadcast) {
       if (ranges[loop] != 1)
         return std::nullopt;
       continue;

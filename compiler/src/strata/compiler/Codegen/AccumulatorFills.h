@@ -37,7 +37,8 @@ struct AccumulatorFill {
 // The fill of `op`'s output that immediately precedes it (only side-effect
 // free ops between), when `tiles` accumulate every output element in one
 // pass of one register tile: the reduction is not split by cache tiles and
-// every other reduction loop has one iteration. On buffers.
+// every other reduction loop has one iteration (a broadcast kernel's
+// register tile runs all of them). On buffers.
 std::optional<AccumulatorFill>
 findAccumulatorFill(mlir::linalg::LinalgOp op, const ContractionTiles &tiles);
 

@@ -1,6 +1,7 @@
 //===- BroadcastKernels.cpp - depthwise and direct convolution kernels ----===//
 
 #include "strata/compiler/Codegen/BroadcastKernels.h"
+#include "strata/compiler/Codegen/AccumulatorFills.h"
 #include "strata/compiler/Utils/IndexingMaps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -203,7 +204,8 @@ std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
 // vector.fma.
 LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
                                      linalg::LinalgOp op,
-                                     const ContractionTiles &tiles) {
+                                     const ContractionTiles &tiles,
+                                     unsigned kernel) {
   if (!isRegisterTileShape(op, tiles))
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -308,6 +310,8 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
     }
     Value accView = rowView(acc, row);
     Value accumulator = readLanes(accView);
+    accumulator.getDefiningOp()->setAttr(kAccumulatorReadMarker,
+                                         rewriter.getIndexAttr(kernel));
     Value result;
     if (fma) {
       result = vector::FMAOp::create(rewriter, loc, factors[0], factors[1],

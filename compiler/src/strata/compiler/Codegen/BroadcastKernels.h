@@ -31,9 +31,11 @@ bool isLaneWiseReduction(mlir::linalg::LinalgOp op);
 // Vectorizes a static register tile of a broadcast kernel (every loop but
 // the vector loop, and the row loop when `tiles` has one, has one
 // iteration), replacing `op`.
+// The accumulator reads are marked as kernel `kernel`'s (AccumulatorFills.h).
 mlir::LogicalResult vectorizeBroadcastTile(mlir::RewriterBase &rewriter,
                                            mlir::linalg::LinalgOp op,
-                                           const ContractionTiles &tiles);
+                                           const ContractionTiles &tiles,
+                                           unsigned kernel);
 
 } // namespace strata
 

@@ -286,14 +286,17 @@ LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
   rewriter.eraseOp(cacheTile);
   registerTiled->op->setAttr(kRegisterTileMarker,
                              rewriter.getIndexAttr(kernel));
-  // The loops follow the interchange, one per tiled loop.
+  // The loops follow the interchange, one per tiled loop. Every reduction
+  // loop at this level is one the accumulators stay in registers across
+  // (a broadcast kernel has several: channel blocks, taps).
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   unsigned tiledIndex = 0;
   for (unsigned loop : interchange) {
     if (tiles.registers[loop] == 0)
       continue;
     if (tiledIndex >= registerTiled->loops.size())
       break;
-    if (loop == tiles.reductionLoop)
+    if (iterators[loop] == utils::IteratorType::reduction)
       registerTiled->loops[tiledIndex]->setAttr(kRegisterReductionLoopMarker,
                                                 rewriter.getUnitAttr());
     ++tiledIndex;
@@ -383,7 +386,7 @@ LogicalResult vectorizeRegisterTile(RewriterBase &rewriter, linalg::LinalgOp op,
                                     const ContractionTiles &tiles,
                                     unsigned kernel) {
   if (tiles.broadcast)
-    return vectorizeBroadcastTile(rewriter, op, tiles);
+    return vectorizeBroadcastTile(rewriter, op, tiles, kernel);
   if (!isRegisterTileShape(op, tiles))
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
