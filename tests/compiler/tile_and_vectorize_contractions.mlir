@@ -319,3 +319,34 @@ func.func @fill_folded_into_broadcast_rows(%x: memref<1x1x6x16x16xf32>, %w: memr
   }
   return
 }
+
+// -----
+
+// An epilogue overwriting the output in place runs on each cache tile (one
+// output row of 14 pixels here) right after that tile's register tiles,
+// while it is in L1, instead of as a pass over the whole output.
+// CHECK-LABEL: func.func @epilogue_per_cache_tile
+// CHECK:       scf.for %[[ROW:.+]] = %c0 to %c4 step %c1
+// CHECK:         %[[TILE:.+]] = memref.subview %arg3[0, 0, %[[ROW]], 0, 0] [1, 1, 1, 14, 16]
+// CHECK:         scf.for {{.*}} step %c7
+// CHECK:         linalg.generic {{.*}} ins(%[[TILE]], %{{.+}} : memref<1x1x1x14x16xf32, {{.*}}>, memref<1x16xf32{{.*}}>) outs(%[[TILE]] :
+// CHECK:           arith.maximumf
+// CHECK:         }
+// CHECK-NEXT:  }
+// CHECK-NEXT:  return
+func.func @epilogue_per_cache_tile(%x: memref<1x1x6x16x16xf32>, %w: memref<1x1x3x3x16x16xf32>, %bias: memref<1x16xf32>, %y: memref<1x1x4x14x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%x, %w : memref<1x1x6x16x16xf32>, memref<1x1x3x3x16x16xf32>) outs(%y : memref<1x1x4x14x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%y, %bias : memref<1x1x4x14x16xf32>, memref<1x16xf32>) outs(%y : memref<1x1x4x14x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -19,6 +19,7 @@
 #include "strata/compiler/Codegen/ContractionStrategy.h"
 #include "strata/compiler/Codegen/AccumulatorFills.h"
 #include "strata/compiler/Codegen/BroadcastKernels.h"
+#include "strata/compiler/Codegen/CacheTileEpilogues.h"
 #include "strata/compiler/Codegen/HoistAccumulatorTiles.h"
 #include "strata/compiler/Codegen/LoweringConfig.h"
 #include "strata/compiler/Passes.h"
@@ -250,7 +251,8 @@ std::optional<ContractionTiles> chooseMatmulTiles(linalg::LinalgOp op,
 // Tiles `op` for the caches and then into register tiles, peels the partial
 // register tiles, and marks the full ones for vectorization.
 LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
-                              const ContractionTiles &tiles, unsigned kernel) {
+                              const ContractionTiles &tiles, unsigned kernel,
+                              linalg::GenericOp epilogue) {
   rewriter.setInsertionPoint(op);
   linalg::LinalgTilingOptions cacheOptions;
   cacheOptions.setTileSizes(tiles.cache);
@@ -283,6 +285,16 @@ LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
       linalg::tileLinalgOp(rewriter, cacheTile, registerOptions);
   if (failed(registerTiled))
     return cacheTile.emitOpError("could not be tiled for the registers");
+  // The epilogue runs on each cache tile once its reduction is done.
+  if (epilogue) {
+    Operation *last = registerTiled->loops.empty()
+                          ? registerTiled->op.getOperation()
+                          : registerTiled->loops.front();
+    rewriter.setInsertionPointAfter(last);
+    if (failed(applyEpilogueToTile(rewriter, epilogue,
+                                   cacheTile.getDpsInitOperand(0)->get())))
+      return epilogue.emitOpError("could not run per cache tile");
+  }
   rewriter.eraseOp(cacheTile);
   registerTiled->op->setAttr(kRegisterTileMarker,
                              rewriter.getIndexAttr(kernel));
@@ -569,10 +581,25 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
   for (auto &[op, tiles] : work)
     fills.push_back(findAccumulatorFill(op, tiles));
 
+  SmallVector<linalg::GenericOp> epilogues;
+  for (auto &[op, tiles] : work) {
+    linalg::GenericOp epilogue = findCacheTileEpilogue(op, tiles);
+    epilogues.push_back(epilogue);
+    // What the epilogue's operands are computed from (side-effect free ops
+    // between the two) moves above the contraction, into which it is run.
+    if (epilogue)
+      while (op->getNextNode() != epilogue)
+        op->getNextNode()->moveBefore(op);
+  }
+
   IRRewriter rewriter(func.getContext());
   for (auto [index, item] : llvm::enumerate(work))
-    if (failed(tileContraction(rewriter, item.first, item.second, index)))
+    if (failed(tileContraction(rewriter, item.first, item.second, index,
+                               epilogues[index])))
       return failure();
+  for (linalg::GenericOp epilogue : epilogues)
+    if (epilogue)
+      rewriter.eraseOp(epilogue);
   foldStaticTileShapes(func);
   SmallVector<ContractionTiles> kernels =
       llvm::to_vector(llvm::make_second_range(work));
