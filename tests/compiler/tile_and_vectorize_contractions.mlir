@@ -350,3 +350,17 @@ func.func @epilogue_per_cache_tile(%x: memref<1x1x6x16x16xf32>, %w: memref<1x1x3
   }
   return
 }
+
+// -----
+
+// An NHWC convolution: 64 output channels (4 vectors) are the lanes, and
+// 4 output pixels of a row each broadcast their own input element against
+// the shared weight vectors: 16 accumulators, across all taps and channels.
+// CHECK-LABEL: func.func @direct_conv_nhwc
+// CHECK:       scf.for {{.*}} step %c4
+// CHECK:         scf.for {{.*}} -> (vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>)
+// CHECK-COUNT-4:   vector.broadcast %{{.+}} : f32 to vector<64xf32>
+func.func @direct_conv_nhwc(%x: memref<1x10x10x8xf32>, %w: memref<3x3x8x64xf32>, %y: memref<1x8x8x64xf32>) {
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x10x10x8xf32>, memref<3x3x8x64xf32>) outs(%y : memref<1x8x8x64xf32>)
+  return
+}

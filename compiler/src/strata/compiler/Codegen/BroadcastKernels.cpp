@@ -16,8 +16,13 @@ namespace {
 
 // Lanes of a cache tile, as for the contraction kernels.
 constexpr int64_t kCacheLanes = 256;
-// Rows of a register tile that broadcasts one element per row.
-constexpr int64_t kMaxBroadcastRows = 8;
+// Accumulator registers of a register tile that broadcasts one element per
+// row: 8 (of AVX2's and SSE's 16 vector registers; one-vector rows on
+// AVX-512 too, where 16 rows were within noise but left fewer register
+// tiles to split a row between workgroups), 16 of AVX-512's 32 for rows
+// of several vectors (an NHWC convolution's 64 output channels: 4 rows).
+constexpr int64_t kBroadcastAccumulators512 = 16;
+constexpr int64_t kBroadcastAccumulators = 8;
 
 // Rows per register tile for `range` rows: the most, up to `limit`, that
 // divide `range` if that is at least half the limit (7 for a 56- or
@@ -162,16 +167,24 @@ std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
   // of the output's next dimension, which the broadcast operand must not
   // read).
   //
-  // When the broadcast operand reads the rows too (a direct convolution in
-  // a blocked channel layout: one input element per output pixel, times a
-  // vector of output channels' weights), each row broadcasts its own
-  // element and all rows share the lanes operand's load: more rows then
-  // amortize that load and hide the FMA latency (up to 8, preferring a
+  // When the broadcast operand reads the rows too (a direct convolution:
+  // one input element per output pixel, times a vector of output channels'
+  // weights, in the blocked channel layout or NHWC), each row broadcasts
+  // its own element and all rows share the lanes operand's loads, however
+  // many vectors a row has: rows then amortize those loads and hide the FMA
+  // latency (up to half the vector registers as accumulators, preferring a
   // count that divides the rows evenly).
   int64_t vectors = llvm::divideCeil(tiles.registers[*vectorLoop], laneCount);
   unsigned outputRank = outputMap.getNumResults();
-  if (vectors < 4 && outputRank >= 2) {
-    auto rowDim = dyn_cast<AffineDimExpr>(outputMap.getResult(outputRank - 2));
+  auto rowDimOf = [&]() -> AffineDimExpr {
+    return outputRank >= 2
+               ? dyn_cast<AffineDimExpr>(outputMap.getResult(outputRank - 2))
+               : AffineDimExpr(nullptr);
+  };
+  bool scalarReadsRows =
+      rowDimOf() && scalarMap.isFunctionOfDim(rowDimOf().getPosition());
+  if ((vectors < 4 || scalarReadsRows) && outputRank >= 2) {
+    auto rowDim = rowDimOf();
     unsigned rowLoop = rowDim ? rowDim.getPosition() : 0;
     bool scalarPerRow = rowDim && scalarMap.isFunctionOfDim(rowLoop);
     if (scalarPerRow &&
@@ -181,8 +194,13 @@ std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
       rowDim = nullptr;
     if (rowDim && !ShapedType::isDynamic(ranges[rowLoop])) {
       int64_t rows = clampTile(4 / vectors, ranges[rowLoop]);
-      if (scalarPerRow)
-        rows = chooseBroadcastRows(ranges[rowLoop], kMaxBroadcastRows);
+      if (scalarPerRow) {
+        int64_t accumulators = vectors > 1 && vectorBits >= 512
+                                   ? kBroadcastAccumulators512
+                                   : kBroadcastAccumulators;
+        rows = chooseBroadcastRows(
+            ranges[rowLoop], std::max<int64_t>(accumulators / vectors, 1));
+      }
       if (rows > 1) {
         // The register tile's row loop must enclose the tap loops for the
         // accumulators to stay in registers across them: the rows and the
