@@ -150,20 +150,33 @@ func.func @residual_add_of_two_convolutions(%x: tensor<1x8x4x4xf32>, %w1: tensor
 
 // -----
 
-// A convolution reaching no other one keeps NCHW: the layout changes on
-// both of its sides would cost more than the blocked kernel gains.
-// CHECK-LABEL: func.func @lone_convolution_keeps_nchw
+// A lone 1x1 convolution keeps NCHW: the layout changes on both of its
+// sides would cost more than the blocked kernel gains (it needs no patch
+// matrix in NCHW either).
+// CHECK-LABEL: func.func @lone_pointwise_convolution_keeps_nchw
 // CHECK-NOT:     linalg.transpose
 // CHECK:         linalg.conv_2d_nchw_fchw
-func.func @lone_convolution_keeps_nchw(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x4x4xf32> {
+func.func @lone_pointwise_convolution_keeps_nchw(%x: tensor<1x8x4x4xf32>, %w: tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) outs(%f : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %c : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// A lone 3x3 convolution is blocked: its blocked kernel gains more than
+// the layout changes on its two sides cost.
+// CHECK-LABEL: func.func @lone_spatial_convolution_blocked
+// CHECK:         linalg.transpose
+// CHECK:         linalg.generic {{.+}} attrs = {strata.op_kind = "conv2d"}
+// CHECK:         linalg.transpose
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
+func.func @lone_spatial_convolution_blocked(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x4x4xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x8x4x4xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) outs(%f : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
-  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x8x4x4xf32>) outs(%e : tensor<1x8x4x4xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %m = arith.maximumf %a, %z : f32
-    linalg.yield %m : f32
-  } -> tensor<1x8x4x4xf32>
-  return %r : tensor<1x8x4x4xf32>
+  return %c : tensor<1x8x4x4xf32>
 }

@@ -40,12 +40,16 @@ func.func @long_rows_left_alone(%x: memref<2x1024xf32>, %y: memref<2x1024xf32>) 
 
 // -----
 
-// An input read across the row (a transpose) is not one vector per row.
-// CHECK-LABEL: func.func @transposed_row_left_alone
-// CHECK-NOT:     vector.transfer_read
-// CHECK:         linalg.generic
-func.func @transposed_row_left_alone(%x: memref<16x4xf32>, %y: memref<4x16xf32>) {
-  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<16x4xf32>) outs(%y : memref<4x16xf32>) {
+// A transpose out of a blocked layout (16 channels innermost in, 32
+// pixels innermost out): blocks of 16 channels x 16 pixels, read with the
+// permutation and written as 16 rows of 16 pixels.
+// CHECK-DAG:   #[[PERM:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d2, d3)>
+// CHECK-LABEL: func.func @unpack_transpose
+// CHECK:         scf.for %{{.+}} = %{{.+}} to %c32 step %c16
+// CHECK:           %[[BLOCK:.+]] = vector.transfer_read %{{.+}} {permutation_map = #[[PERM]]} : memref<1x1x1x16x16xf32, {{.+}}>, vector<1x1x16x1x16xf32>
+// CHECK:           vector.transfer_write %[[BLOCK]], %{{.+}} : vector<1x1x16x1x16xf32>, memref<1x1x16x1x16xf32
+func.func @unpack_transpose(%x: memref<1x2x8x32x16xf32>, %y: memref<1x2x16x8x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<1x2x8x32x16xf32>) outs(%y : memref<1x2x16x8x32xf32>) {
   ^bb0(%a: f32, %o: f32):
     linalg.yield %a : f32
   }

@@ -149,7 +149,8 @@ def VectorizableLoopOrderPass
 def VectorizeShortRowsPass
     : Pass<"strata-vectorize-short-rows", "mlir::func::FuncOp"> {
   let summary = "Vectorizes elementwise ops whose innermost row is a few "
-                "vectors long (a blocked channel layout's channels)";
+                "vectors long (a blocked channel layout's channels), and "
+                "transposes into and out of that layout";
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::scf::SCFDialect"];

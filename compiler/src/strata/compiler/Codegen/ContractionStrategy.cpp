@@ -301,7 +301,8 @@ LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
   // The loops follow the interchange, one per tiled loop. Every reduction
   // loop at this level is one the accumulators stay in registers across
   // (a broadcast kernel has several: channel blocks, taps).
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<utils::IteratorType> iterators =
+      registerTiled->op.getIteratorTypesArray();
   unsigned tiledIndex = 0;
   for (unsigned loop : interchange) {
     if (tiles.registers[loop] == 0)

@@ -135,7 +135,16 @@ bool isFusableProducer(Operation *producer) {
 bool isReadAcrossLoopByReduction(Operation *producer,
                                  flow::DispatchRegionOp region) {
   auto linalgProducer = dyn_cast<linalg::LinalgOp>(producer);
-  if (!linalgProducer || linalgProducer.getBlock()->getOperations().size() <= 1)
+  if (!linalgProducer)
+    return false;
+  // A plain copy is cheap to redo per tile; a transpose (a layout change,
+  // such as weights packed at run time) is not: each tile would gather its
+  // operand element by element.
+  bool transposes =
+      llvm::any_of(linalgProducer.getIndexingMapsArray(), [](AffineMap map) {
+        return map.isPermutation() && !map.isIdentity();
+      });
+  if (linalgProducer.getBlock()->getOperations().size() <= 1 && !transposes)
     return false;
   for (OpOperand &use : producer->getUses()) {
     auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
