@@ -364,3 +364,19 @@ func.func @direct_conv_nhwc(%x: memref<1x10x10x8xf32>, %w: memref<3x3x8x64xf32>,
   linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x10x10x8xf32>, memref<3x3x8x64xf32>) outs(%y : memref<1x8x8x64xf32>)
   return
 }
+
+// -----
+
+// 197 rows: the cache tiles of 64 rows are peeled too, so the last one
+// (5 rows) is a static tile: every register tile is vectorized (a dynamic
+// 5-row remainder stayed scalar loops: 80 instead of 110 GFLOP/s).
+// CHECK-LABEL: func.func @rows_not_dividing_the_cache_tile
+// CHECK-NOT:   affine.min
+// CHECK:       scf.for %{{.+}} = %c0 to %c192 step %c64
+// CHECK:         -> (vector<8x32xf32>)
+// CHECK:       -> (vector<5x32xf32>)
+// CHECK-NOT:   linalg.generic
+func.func @rows_not_dividing_the_cache_tile(%a: memref<197x64xf32>, %b: memref<64x64xf32>, %c: memref<197x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<197x64xf32>, memref<64x64xf32>) outs(%c : memref<197x64xf32>)
+  return
+}

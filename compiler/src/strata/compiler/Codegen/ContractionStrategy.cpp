@@ -31,6 +31,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -326,6 +327,27 @@ LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
     if (forOp && (!step || *step != 1))
       forOp->setAttr(kPeelMarker, rewriter.getUnitAttr());
   }
+  // Row and vector cache loops whose tile does not divide their static
+  // range are peeled too, first: the last cache tile's extent is then
+  // static, and so are its register tiles (197 rows as 3 x 64 + 5; the
+  // dynamic 5-row remainder was left as scalar loops: 197x384x1152 ran at
+  // 80 GFLOP/s, 200 rows at 110).
+  unsigned cacheIndex = 0;
+  for (unsigned dim : tiles.cacheLoopOrder) {
+    if (tiles.cache[dim] == 0)
+      continue;
+    if (cacheIndex >= cacheTiled->loops.size())
+      break;
+    auto forOp = dyn_cast<scf::ForOp>(cacheTiled->loops[cacheIndex++]);
+    if (!forOp || tiles.broadcast ||
+        (dim != tiles.rowLoop && dim != tiles.vectorLoop))
+      continue;
+    std::optional<int64_t> lb = getConstantIntValue(forOp.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(forOp.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(forOp.getStep());
+    if (lb && ub && step && *step > 1 && (*ub - *lb) % *step != 0)
+      forOp->setAttr(kPeelMarker, rewriter.getUnitAttr());
+  }
   while (true) {
     scf::ForOp next;
     cacheTiled->loops.front()->getParentOp()->walk<WalkOrder::PreOrder>(
@@ -488,6 +510,9 @@ void foldStaticTileShapes(func::FuncOp func) {
   RewritePatternSet patterns(context);
   scf::ForOp::getCanonicalizationPatterns(patterns, context);
   affine::AffineMinOp::getCanonicalizationPatterns(patterns, context);
+  // Tile sizes `min(tile, range - iv)` that a loop's bounds make constant
+  // (a register loop inside a peeled cache tile).
+  scf::populateSCFForLoopCanonicalizationPatterns(patterns);
   memref::SubViewOp::getCanonicalizationPatterns(patterns, context);
   memref::CastOp::getCanonicalizationPatterns(patterns, context);
   linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
