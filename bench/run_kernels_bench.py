@@ -189,12 +189,20 @@ def conv(name, layout, c, h, oc, kh, stride=1, pad=0, dilation=1, groups=1, n=1)
         xr, wr = to_ref(a)
         return from_ref(conv_ref(xr, wr, stride, pad, dilation, groups))
 
-    label = f"{c}->{oc} {kh}x{kh}/{stride} @{h}x{w}" + (f" g={groups}" if groups > 1 else "")
-    label += f" {layout.split('_')[-1].upper()}"
-    flops = 2.0 * n * oc * oh * ow * cg * kh * kh
+    return conv_kernel(name, layout.split('_')[-1].upper(), op, [x_shape, w_shape], r_shape,
+                       body, reference, c, h, oc, kh, stride, pad, dilation, groups, n)
+
+
+def conv_kernel(name, layout_label, op, arg_shapes, r_shape, body, reference, c, h, oc, kh,
+                stride, pad, dilation, groups, n):
+    """The Kernel of a square convolution: its label, FLOPs and oneDNN peer."""
+    oh = out_size(h, kh, stride, pad, dilation)
+    label = f"{c}->{oc} {kh}x{kh}/{stride} @{h}x{h}" + (f" g={groups}" if groups > 1 else "")
+    label += f" {layout_label}"
+    flops = 2.0 * n * oc * oh * oh * (c // groups) * kh * kh
     form = ("tensor.pad + " if pad else "") + op
-    return Kernel(name, label, [x_shape, w_shape], r_shape, body, reference,
-                  ["conv", n, c, h, w, oc, kh, kh, stride, pad, dilation, groups], flops, form)
+    return Kernel(name, label, arg_shapes, r_shape, body, reference,
+                  ["conv", n, c, h, h, oc, kh, kh, stride, pad, dilation, groups], flops, form)
 
 
 BLOCK = 16
@@ -221,7 +229,6 @@ def blocked_conv(name, layout, c, h, oc, kh, stride, pad, dilation, groups, n):
         maps = [f"(d0, d1, d2 * {stride} + d4 * {d}, d3 * {stride} + d5 * {d}, d6)",
                 "(d1, d4, d5, d6)", "(d0, d1, d2, d3, d6)"]
         iterators = ["parallel"] * 4 + ["reduction"] * 2 + ["parallel"]
-        spatial = (2, 3)
     elif blocked_in:
         assert groups == 1
         x_shape, w_shape = [n, c // b, h, w, b], [ob, c // b, kh, kh, b, b]
@@ -229,7 +236,6 @@ def blocked_conv(name, layout, c, h, oc, kh, stride, pad, dilation, groups, n):
         maps = [f"(d0, d4, d2 * {stride} + d5 * {d}, d3 * {stride} + d6 * {d}, d8)",
                 "(d1, d4, d5, d6, d8, d7)", "(d0, d1, d2, d3, d7)"]
         iterators = (["parallel"] * 4 + ["reduction"] * 3 + ["parallel", "reduction"])
-        spatial = (2, 3)
     else:
         assert groups == 1
         x_shape, w_shape = [n, c, h, w], [ob, c, kh, kh, b]
@@ -237,9 +243,8 @@ def blocked_conv(name, layout, c, h, oc, kh, stride, pad, dilation, groups, n):
         maps = [f"(d0, d4, d2 * {stride} + d5 * {d}, d3 * {stride} + d6 * {d})",
                 "(d1, d4, d5, d6, d7)", "(d0, d1, d2, d3, d7)"]
         iterators = ["parallel"] * 4 + ["reduction"] * 3 + ["parallel"]
-        spatial = (2, 3)
     r_shape = [n, ob, oh, oh, b]
-    pad_text, x_value, x_padded = pad_op("%a0", x_shape, spatial, pad)
+    pad_text, x_value, x_padded = pad_op("%a0", x_shape, (2, 3), pad)
     map_text = ", ".join(f"affine_map<({loops}) -> {m}>" for m in maps)
     iter_text = ", ".join(f'"{i}"' for i in iterators)
     body = (pad_text +
@@ -267,12 +272,8 @@ def blocked_conv(name, layout, c, h, oc, kh, stride, pad, dilation, groups, n):
         out = conv_ref(x, wr, stride, pad, dilation, groups)
         return out.reshape(n, ob, b, oh, oh).transpose(0, 1, 3, 4, 2)
 
-    label = f"{c}->{oc} {kh}x{kh}/{stride} @{h}x{w}" + (f" g={groups}" if groups > 1 else "")
-    label += " NCHW16c"
-    flops = 2.0 * n * oc * oh * oh * (c // groups) * kh * kh
-    form = ("tensor.pad + " if pad else "") + "linalg.generic (blocked)"
-    return Kernel(name, label, [x_shape, w_shape], r_shape, body, reference,
-                  ["conv", n, c, h, w, oc, kh, kh, stride, pad, dilation, groups], flops, form)
+    return conv_kernel(name, "NCHW16c", "linalg.generic (blocked)", [x_shape, w_shape],
+                       r_shape, body, reference, c, h, oc, kh, stride, pad, dilation, groups, n)
 
 
 KERNELS = [

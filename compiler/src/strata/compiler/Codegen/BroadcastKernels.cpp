@@ -86,22 +86,20 @@ Value cloneBodyOnLanes(RewriterBase &rewriter, Location loc,
 
 } // namespace
 
+bool isLaneWiseArithmetic(Operation &op) {
+  return op.getDialect() ==
+             op.getContext()->getLoadedDialect<arith::ArithDialect>() &&
+         op.hasTrait<OpTrait::Elementwise>() && op.getNumResults() == 1 &&
+         llvm::all_of(op.getOperandTypes(),
+                      [](Type type) { return type.isF32(); }) &&
+         op.getResult(0).getType().isF32();
+}
+
 bool isLaneWiseReduction(linalg::LinalgOp op) {
-  Block *body = op.getBlock();
-  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
-      !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
-    return false;
-  for (Operation &scalar : body->without_terminator()) {
-    if (scalar.getDialect() !=
-            scalar.getContext()->getLoadedDialect<arith::ArithDialect>() ||
-        !scalar.hasTrait<OpTrait::Elementwise>() ||
-        scalar.getNumResults() != 1 || !scalar.getResult(0).getType().isF32())
-      return false;
-    if (llvm::any_of(scalar.getOperands(),
-                     [](Value v) { return !v.getType().isF32(); }))
-      return false;
-  }
-  return true;
+  return op.getNumDpsInits() == 1 && op.getNumReductionLoops() > 0 &&
+         op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)) &&
+         llvm::all_of(op.getBlock()->without_terminator(),
+                      isLaneWiseArithmetic);
 }
 
 // C[.., v] += A[..] * B[.., v + offsets] with A not reading v: a depthwise
@@ -176,43 +174,41 @@ std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
   // count that divides the rows evenly).
   int64_t vectors = llvm::divideCeil(tiles.registers[*vectorLoop], laneCount);
   unsigned outputRank = outputMap.getNumResults();
-  auto rowDimOf = [&]() -> AffineDimExpr {
-    return outputRank >= 2
-               ? dyn_cast<AffineDimExpr>(outputMap.getResult(outputRank - 2))
-               : AffineDimExpr(nullptr);
-  };
-  bool scalarReadsRows =
-      rowDimOf() && scalarMap.isFunctionOfDim(rowDimOf().getPosition());
-  if ((vectors < 4 || scalarReadsRows) && outputRank >= 2) {
-    auto rowDim = rowDimOf();
-    unsigned rowLoop = rowDim ? rowDim.getPosition() : 0;
-    bool scalarPerRow = rowDim && scalarMap.isFunctionOfDim(rowLoop);
-    if (scalarPerRow &&
-        llvm::count_if(scalarMap.getResults(), [&](AffineExpr e) {
-          return e.isFunctionOfDim(rowLoop);
-        }) != 1)
-      rowDim = nullptr;
-    if (rowDim && !ShapedType::isDynamic(ranges[rowLoop])) {
-      int64_t rows = clampTile(4 / vectors, ranges[rowLoop]);
-      if (scalarPerRow) {
-        int64_t accumulators = vectors > 1 && vectorBits >= 512
-                                   ? kBroadcastAccumulators512
-                                   : kBroadcastAccumulators;
-        rows = chooseBroadcastRows(
-            ranges[rowLoop], std::max<int64_t>(accumulators / vectors, 1));
-      }
-      if (rows > 1) {
-        // The register tile's row loop must enclose the tap loops for the
-        // accumulators to stay in registers across them: the rows and the
-        // taps are left whole by the cache tiles and looped over at the
-        // register level (rows outermost; static remainders).
-        tiles.rowLoop = rowLoop;
-        tiles.registers[rowLoop] = rows;
-        tiles.cache[rowLoop] = 0;
-        for (unsigned loop : reductions)
-          tiles.cache[loop] = 0;
-      }
-    }
+  auto rowDim =
+      outputRank >= 2
+          ? dyn_cast<AffineDimExpr>(outputMap.getResult(outputRank - 2))
+          : AffineDimExpr(nullptr);
+  if (!rowDim)
+    return tiles;
+  unsigned rowLoop = rowDim.getPosition();
+  bool scalarPerRow = scalarMap.isFunctionOfDim(rowLoop);
+  // (A broadcast operand must read the rows through one index only, for a
+  // row's element to be that index's offset.)
+  if ((!scalarPerRow && vectors >= 4) ||
+      ShapedType::isDynamic(ranges[rowLoop]) ||
+      (scalarPerRow &&
+       llvm::count_if(scalarMap.getResults(), [&](AffineExpr e) {
+         return e.isFunctionOfDim(rowLoop);
+       }) != 1))
+    return tiles;
+  int64_t rows = clampTile(4 / vectors, ranges[rowLoop]);
+  if (scalarPerRow) {
+    int64_t accumulators = vectors > 1 && vectorBits >= 512
+                               ? kBroadcastAccumulators512
+                               : kBroadcastAccumulators;
+    rows = chooseBroadcastRows(ranges[rowLoop],
+                               std::max<int64_t>(accumulators / vectors, 1));
+  }
+  if (rows > 1) {
+    // The register tile's row loop must enclose the tap loops for the
+    // accumulators to stay in registers across them: the rows and the taps
+    // are left whole by the cache tiles and looped over at the register
+    // level (rows outermost; static remainders).
+    tiles.rowLoop = rowLoop;
+    tiles.registers[rowLoop] = rows;
+    tiles.cache[rowLoop] = 0;
+    for (unsigned loop : reductions)
+      tiles.cache[loop] = 0;
   }
   return tiles;
 }

@@ -24,6 +24,9 @@ namespace strata {
 std::optional<ContractionTiles> chooseBroadcastTiles(mlir::linalg::LinalgOp op,
                                                      unsigned vectorBits);
 
+// Whether `op` is an f32 arith op that applies lane by lane to vectors.
+bool isLaneWiseArithmetic(mlir::Operation &op);
+
 // Whether `op`'s body is f32 arithmetic that folds its inputs into the
 // output element (a pooling's max or sum), each op applicable lane-wise.
 bool isLaneWiseReduction(mlir::linalg::LinalgOp op);

@@ -249,6 +249,18 @@ std::optional<ContractionTiles> chooseMatmulTiles(linalg::LinalgOp op,
   return tiles;
 }
 
+// The loops tileLinalgOp made for tile sizes `sizes` in loop order
+// `order`, each with the dimension it tiles (untiled dimensions get none).
+SmallVector<std::pair<unsigned, Operation *>>
+zipTiledLoops(ArrayRef<unsigned> order, ArrayRef<int64_t> sizes,
+              ArrayRef<Operation *> loops) {
+  SmallVector<std::pair<unsigned, Operation *>> tiled;
+  for (unsigned dim : order)
+    if (sizes[dim] != 0 && tiled.size() < loops.size())
+      tiled.push_back({dim, loops[tiled.size()]});
+  return tiled;
+}
+
 // Tiles `op` for the caches and then into register tiles, peels the partial
 // register tiles, and marks the full ones for vectorization.
 LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -304,17 +316,10 @@ LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
   // (a broadcast kernel has several: channel blocks, taps).
   SmallVector<utils::IteratorType> iterators =
       registerTiled->op.getIteratorTypesArray();
-  unsigned tiledIndex = 0;
-  for (unsigned loop : interchange) {
-    if (tiles.registers[loop] == 0)
-      continue;
-    if (tiledIndex >= registerTiled->loops.size())
-      break;
-    if (iterators[loop] == utils::IteratorType::reduction)
-      registerTiled->loops[tiledIndex]->setAttr(kRegisterReductionLoopMarker,
-                                                rewriter.getUnitAttr());
-    ++tiledIndex;
-  }
+  for (auto [dim, loop] :
+       zipTiledLoops(interchange, tiles.registers, registerTiled->loops))
+    if (iterators[dim] == utils::IteratorType::reduction)
+      loop->setAttr(kRegisterReductionLoopMarker, rewriter.getUnitAttr());
 
   // Peel the row and vector loops (the reduction loop steps by one): the
   // main loops then have static register tiles, and so do the remainders
@@ -332,13 +337,9 @@ LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
   // static, and so are its register tiles (197 rows as 3 x 64 + 5; the
   // dynamic 5-row remainder was left as scalar loops: 197x384x1152 ran at
   // 80 GFLOP/s, 200 rows at 110).
-  unsigned cacheIndex = 0;
-  for (unsigned dim : tiles.cacheLoopOrder) {
-    if (tiles.cache[dim] == 0)
-      continue;
-    if (cacheIndex >= cacheTiled->loops.size())
-      break;
-    auto forOp = dyn_cast<scf::ForOp>(cacheTiled->loops[cacheIndex++]);
+  for (auto [dim, loop] :
+       zipTiledLoops(tiles.cacheLoopOrder, tiles.cache, cacheTiled->loops)) {
+    auto forOp = dyn_cast<scf::ForOp>(loop);
     if (!forOp || tiles.broadcast ||
         (dim != tiles.rowLoop && dim != tiles.vectorLoop))
       continue;

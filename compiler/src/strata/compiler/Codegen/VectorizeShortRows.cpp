@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/Codegen/BroadcastKernels.h"
 #include "strata/compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -35,15 +36,6 @@ namespace {
 // Rows up to this many elements are vectorized whole; longer ones are left
 // to LLVM, which vectorizes long loops well.
 constexpr int64_t kMaxShortRow = 64;
-
-bool isF32Arithmetic(Operation &op) {
-  return op.getDialect() == op.getContext()->getLoadedDialect("arith") &&
-         op.hasTrait<OpTrait::Elementwise>() &&
-         llvm::all_of(op.getOperandTypes(),
-                      [](Type type) { return type.isF32(); }) &&
-         llvm::all_of(op.getResultTypes(),
-                      [](Type type) { return type.isF32(); });
-}
 
 // The tile of a transposed input's innermost loop: a divisor of its range
 // from 8 to 16 (a 16x16 or 14x16 block transposed in registers), or the
@@ -90,7 +82,7 @@ std::optional<SmallVector<int64_t>> getShortRowTiles(linalg::GenericOp op) {
   }
   if (!op.getMatchingIndexingMap(op.getDpsInitOperand(0))
            .isFunctionOfDim(innermost) ||
-      !llvm::all_of(op.getBlock()->without_terminator(), isF32Arithmetic))
+      !llvm::all_of(op.getBlock()->without_terminator(), isLaneWiseArithmetic))
     return std::nullopt;
   SmallVector<int64_t> sizes(op.getNumLoops(), 1);
   sizes.back() = 0;

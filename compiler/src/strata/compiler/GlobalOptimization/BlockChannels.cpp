@@ -34,6 +34,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/CSE.h"
@@ -155,18 +156,13 @@ FailureOr<linalg::PackResult> packNamedOp(RewriterBase &rewriter,
   return packed;
 }
 
-// conv_2d_nchw_fchw, loops (n, f, oh, ow, c, kh, kw): the output channels
-// by b, and the input channels too when they divide (the first layer's
-// three do not: its input stays NCHW). The filter's packed tiles are put
-// as [.., ci, fi]: the output channels, the vector lanes, innermost.
+// conv_2d_nchw_fchw (a blockable one), loops (n, f, oh, ow, c, kh, kw): the
+// output channels by b, and the input channels too when they divide (the first
+// layer's three do not: its input stays NCHW). The filter's packed tiles are
+// put as [.., ci, fi]: the output channels, the vector lanes, innermost.
 LogicalResult blockConv(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
                         int64_t block) {
-  Value input = conv.getInputs()[0];
-  int64_t channels = dimOf(input, 1);
-  int64_t filters = dimOf(conv.getOutputs()[0], 1);
-  if (filters % block != 0)
-    return failure();
-  bool blockInput = channels % block == 0;
+  bool blockInput = dimOf(conv.getInputs()[0], 1) % block == 0;
   SmallVector<int64_t> sizes{0, block, 0, 0, blockInput ? block : 0, 0, 0};
   FailureOr<linalg::PackResult> packed =
       packNamedOp(rewriter, conv, sizes, kBlockedKindConv);
@@ -191,19 +187,17 @@ LogicalResult blockConv(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
   return success();
 }
 
-// depthwise_conv_2d_nchw_chw, loops (n, oh, ow, c, kh, kw).
+// depthwise_conv_2d_nchw_chw (a blockable one), loops (n, oh, ow, c, kh,
+// kw).
 LogicalResult blockDepthwise(RewriterBase &rewriter,
                              linalg::DepthwiseConv2DNchwChwOp conv,
                              int64_t block) {
   linalg::LinalgOp op = conv;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (dimOf(conv.getOutputs()[0], 1) % block != 0)
-    return failure();
   // The channel loop is the one the filter's first dimension reads.
   AffineMap filterMap = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
   unsigned channelLoop =
       cast<AffineDimExpr>(filterMap.getResult(0)).getPosition();
-  SmallVector<int64_t> sizes(ranges.size(), 0);
+  SmallVector<int64_t> sizes(op.getNumLoops(), 0);
   sizes[channelLoop] = block;
   return packNamedOp(rewriter, conv, sizes, kBlockedKindDepthwise);
 }
@@ -351,92 +345,89 @@ struct FoldPackOfConstant : OpRewritePattern<linalg::PackOp> {
   }
 };
 
-// A pack whose tiles divide their dimensions and that keeps the outer
-// order: the source with each tiled dimension split in two (outer, tile),
-// then the tiles moved innermost in the order the pack lists them.
-FailureOr<Value> lowerPackToTranspose(RewriterBase &rewriter,
-                                      linalg::PackOp pack) {
-  RankedTensorType sourceType = pack.getSourceType();
-  ArrayRef<int64_t> tiles = pack.getStaticInnerTiles();
-  ArrayRef<int64_t> innerPos = pack.getInnerDimsPos();
-  if (!isIdentityPermutation(pack.getOuterDimsPerm()) ||
-      pack.getPaddingValue() || !sourceType.hasStaticShape())
-    return failure();
-  SmallVector<int64_t> expandedShape;
+// An unpacked shape with each tiled dimension split in two (outer, tile),
+// and the permutation that takes that shape to the packed layout (the
+// tiles moved innermost, in the order the pack lists them).
+struct SplitTiles {
+  SmallVector<int64_t> shape;
   SmallVector<ReassociationIndices> reassociation;
-  // Where each source dimension's tile lands in the expanded shape.
-  SmallVector<int64_t> tilePosition(sourceType.getRank(), -1);
-  SmallVector<int64_t> outerPositions;
-  for (int64_t dim = 0; dim < sourceType.getRank(); ++dim) {
-    int64_t size = sourceType.getDimSize(dim);
+  SmallVector<int64_t> toPacked;
+};
+
+// The split of `unpacked` for a pack or unpack that keeps the outer order
+// and whose static tiles divide their dimensions; failure otherwise.
+FailureOr<SplitTiles> splitTiledDims(RankedTensorType unpacked,
+                                     ArrayRef<int64_t> outerPerm,
+                                     ArrayRef<int64_t> innerPos,
+                                     ArrayRef<int64_t> tiles) {
+  if (!isIdentityPermutation(outerPerm) || !unpacked.hasStaticShape())
+    return failure();
+  SplitTiles split;
+  // Where each dimension's tile lands in the split shape.
+  SmallVector<int64_t> tilePosition(unpacked.getRank(), -1);
+  for (int64_t dim = 0; dim < unpacked.getRank(); ++dim) {
+    int64_t size = unpacked.getDimSize(dim);
+    ReassociationIndices group{int64_t(split.shape.size())};
+    split.toPacked.push_back(split.shape.size());
     const auto *tile = llvm::find(innerPos, dim);
-    ReassociationIndices group{int64_t(expandedShape.size())};
     if (tile == innerPos.end()) {
-      outerPositions.push_back(expandedShape.size());
-      expandedShape.push_back(size);
+      split.shape.push_back(size);
     } else {
       int64_t tileSize = tiles[tile - innerPos.begin()];
       if (ShapedType::isDynamic(tileSize) || size % tileSize != 0)
         return failure();
-      outerPositions.push_back(expandedShape.size());
-      expandedShape.push_back(size / tileSize);
-      tilePosition[dim] = expandedShape.size();
-      group.push_back(expandedShape.size());
-      expandedShape.push_back(tileSize);
+      split.shape.push_back(size / tileSize);
+      tilePosition[dim] = split.shape.size();
+      group.push_back(split.shape.size());
+      split.shape.push_back(tileSize);
     }
-    reassociation.push_back(group);
+    split.reassociation.push_back(group);
   }
-  SmallVector<int64_t> permutation(outerPositions);
   for (int64_t dim : innerPos)
-    permutation.push_back(tilePosition[dim]);
+    split.toPacked.push_back(tilePosition[dim]);
+  return split;
+}
+
+// A pack as the source split by its tiles, then transposed.
+FailureOr<Value> lowerPackToTranspose(RewriterBase &rewriter,
+                                      linalg::PackOp pack) {
+  if (pack.getPaddingValue())
+    return failure();
+  RankedTensorType sourceType = pack.getSourceType();
+  FailureOr<SplitTiles> split =
+      splitTiledDims(sourceType, pack.getOuterDimsPerm(),
+                     pack.getInnerDimsPos(), pack.getStaticInnerTiles());
+  if (failed(split))
+    return failure();
   Location loc = pack.getLoc();
   Value expanded = tensor::ExpandShapeOp::create(
       rewriter, loc,
-      RankedTensorType::get(expandedShape, sourceType.getElementType()),
-      pack.getSource(), reassociation);
-  auto transpose = linalg::TransposeOp::create(rewriter, loc, expanded,
-                                               pack.getDest(), permutation);
-  return transpose->getResult(0);
+      RankedTensorType::get(split->shape, sourceType.getElementType()),
+      pack.getSource(), split->reassociation);
+  return linalg::TransposeOp::create(rewriter, loc, expanded, pack.getDest(),
+                                     split->toPacked)
+      ->getResult(0);
 }
 
-// The inverse of lowerPackToTranspose: tiles moved back beside their outer
-// dimensions, then each pair merged.
+// The inverse: the tiles transposed back beside their outer dimensions,
+// then each pair merged.
 FailureOr<Value> lowerUnPackToTranspose(RewriterBase &rewriter,
                                         linalg::UnPackOp unpack) {
   RankedTensorType destType = unpack.getDestType();
-  ArrayRef<int64_t> tiles = unpack.getStaticInnerTiles();
-  ArrayRef<int64_t> innerPos = unpack.getInnerDimsPos();
-  if (!isIdentityPermutation(unpack.getOuterDimsPerm()) ||
-      !destType.hasStaticShape())
+  FailureOr<SplitTiles> split =
+      splitTiledDims(destType, unpack.getOuterDimsPerm(),
+                     unpack.getInnerDimsPos(), unpack.getStaticInnerTiles());
+  if (failed(split))
     return failure();
-  int64_t rank = destType.getRank();
-  SmallVector<int64_t> shape, permutation;
-  SmallVector<ReassociationIndices> reassociation;
-  for (int64_t dim = 0; dim < rank; ++dim) {
-    int64_t size = destType.getDimSize(dim);
-    const auto *tile = llvm::find(innerPos, dim);
-    ReassociationIndices group{int64_t(shape.size())};
-    permutation.push_back(dim);
-    if (tile == innerPos.end()) {
-      shape.push_back(size);
-    } else {
-      int64_t tileSize = tiles[tile - innerPos.begin()];
-      if (ShapedType::isDynamic(tileSize) || size % tileSize != 0)
-        return failure();
-      shape.push_back(size / tileSize);
-      group.push_back(shape.size());
-      shape.push_back(tileSize);
-      permutation.push_back(rank + (tile - innerPos.begin()));
-    }
-    reassociation.push_back(group);
-  }
   Location loc = unpack.getLoc();
-  Value init =
-      tensor::EmptyOp::create(rewriter, loc, shape, destType.getElementType());
-  auto transpose = linalg::TransposeOp::create(
-      rewriter, loc, unpack.getSource(), init, permutation);
+  Value init = tensor::EmptyOp::create(rewriter, loc, split->shape,
+                                       destType.getElementType());
+  auto transpose =
+      linalg::TransposeOp::create(rewriter, loc, unpack.getSource(), init,
+                                  invertPermutationVector(split->toPacked));
   return tensor::CollapseShapeOp::create(rewriter, loc, destType,
-                                         transpose->getResult(0), reassociation)
+                                         transpose->getResult(0),
+                                         split->reassociation)
       .getResult();
 }
 

@@ -27,6 +27,18 @@ static constexpr const char *kInputPipeline =
     "func.func(convert-elementwise-to-linalg,strata-decompose-aggregate-ops),"
     "func.func(strata-fuse-elementwise-ops),canonicalize,cse";
 
+// The vector width of the cpu target's CPUs, or 0 (another target, or an
+// unknown CPU, which the target phase reports with its reason).
+static unsigned getTargetVectorBits(const CompileOptions &options) {
+  if (options.target != "cpu")
+    return 0;
+  llvm::Expected<unsigned> vectorBits = getVectorBitsForCPUs(options.cpu);
+  if (vectorBits)
+    return *vectorBits;
+  llvm::consumeError(vectorBits.takeError());
+  return 0;
+}
+
 LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
                                  const CompileOptions &options,
                                  bool printTargetIR) {
@@ -34,13 +46,9 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     return parsePassPipeline(kInputPipeline, pm);
   if (phase == "dispatch-regions") {
     if (options.target == "cpu") {
-      // Blocks of one vector register's f32 lanes; an unknown CPU is
-      // reported by the target phase.
-      llvm::Expected<unsigned> vectorBits = getVectorBitsForCPUs(options.cpu);
+      // Blocks of one vector register's f32 lanes.
       BlockChannelsPassOptions blockOptions;
-      blockOptions.block = vectorBits ? *vectorBits / 32 : 0;
-      if (!vectorBits)
-        llvm::consumeError(vectorBits.takeError());
+      blockOptions.block = getTargetVectorBits(options) / 32;
       pm.addNestedPass<func::FuncOp>(createBlockChannelsPass(blockOptions));
     }
     pm.addNestedPass<func::FuncOp>(createConvertConvToIm2ColPass());
@@ -51,14 +59,8 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     pm.addPass(createOutlineDispatchRegionsPass());
     pm.addPass(createDeduplicateExecutablesPass());
     ConfigureExecutablesPassOptions configureOptions;
-    if (options.target == "cpu") {
-      // An unknown CPU is reported by the target phase, with its reason.
-      llvm::Expected<unsigned> vectorBits = getVectorBitsForCPUs(options.cpu);
-      if (vectorBits)
-        configureOptions.vectorBits = *vectorBits;
-      else
-        llvm::consumeError(vectorBits.takeError());
-    }
+    if (unsigned vectorBits = getTargetVectorBits(options))
+      configureOptions.vectorBits = vectorBits;
     pm.addPass(createConfigureExecutablesPass(configureOptions));
     return success();
   }
