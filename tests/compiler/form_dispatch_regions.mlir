@@ -177,3 +177,49 @@ func.func @reduction_not_fused_into_transpose(%a: tensor<16x32xf32>, %b: tensor<
   %t = linalg.transpose ins(%m : tensor<16x64xf32>) outs(%e2 : tensor<64x16xf32>) permutation = [1, 0]
   return %t : tensor<64x16xf32>
 }
+
+// -----
+
+// A pad of a convolution's epilogue (the next convolution's padded input)
+// takes the convolution and its epilogue into its dispatch, which then
+// writes the padded tensor directly. A pad of a value with another use
+// stays a dispatch of its own.
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @pad_of_epilogue(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> (tensor<1x8x18x18xf32>, tensor<1x8x18x18xf32>, tensor<1x8x16x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x14x14xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x14x14xf32>) -> tensor<1x8x14x14xf32>
+  %c = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) outs(%f : tensor<1x8x14x14xf32>) -> tensor<1x8x14x14xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x8x14x14xf32>) outs(%e : tensor<1x8x14x14xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x14x14xf32>
+  %p = tensor.pad %r low[0, 0, 2, 2] high[0, 0, 2, 2] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x8x14x14xf32> to tensor<1x8x18x18xf32>
+  %e2 = tensor.empty() : tensor<1x8x16x16xf32>
+  %n = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x8x16x16xf32>) outs(%e2 : tensor<1x8x16x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.negf %in : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x16x16xf32>
+  %q = tensor.pad %n low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x8x16x16xf32> to tensor<1x8x18x18xf32>
+  return %p, %q, %n : tensor<1x8x18x18xf32>, tensor<1x8x18x18xf32>, tensor<1x8x16x16xf32>
+}
+// CHECK-LABEL: func.func @pad_of_epilogue
+// CHECK:       %[[PADDED:.+]] = flow.dispatch.region -> (tensor<1x8x18x18xf32>)
+// CHECK:         linalg.conv_2d_nchw_fchw
+// CHECK:         %[[RELU:.+]] = linalg.generic
+// CHECK:         %[[PAD:.+]] = tensor.pad %[[RELU]] low[0, 0, 2, 2]
+// CHECK:         flow.return %[[PAD]]
+// CHECK:       %[[NEG:.+]] = flow.dispatch.region -> (tensor<1x8x16x16xf32>)
+// CHECK:         arith.negf
+// CHECK:       %[[PADDED2:.+]] = flow.dispatch.region -> (tensor<1x8x18x18xf32>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         tensor.pad %[[NEG]] low[0, 0, 1, 1]
+// CHECK:       return %[[PADDED]], %[[PADDED2]], %[[NEG]]

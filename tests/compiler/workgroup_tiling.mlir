@@ -1,4 +1,4 @@
-// RUN: strata-opt %s --strata-lower-executables --mlir-print-ir-before=convert-linalg-to-loops -o /dev/null 2>&1 | FileCheck %s
+// RUN: strata-opt %s --split-input-file --strata-lower-executables --mlir-print-ir-before=convert-linalg-to-loops -o /dev/null 2>&1 | FileCheck %s
 
 // A matmul whose input carries a fused activation, under an elementwise
 // root with a bias over the columns. Splitting the columns (the loop the
@@ -34,3 +34,52 @@ flow.executable @ffn_dispatch_0 entry @ffn_dispatch_0 attributes {workgroup_coun
 // CHECK-LABEL: func.func @ffn_dispatch_0
 // CHECK:       memref.subview %arg0[%{{.+}}, 0] [2, 512] [1, 1]
 // CHECK-NOT:   memref.subview %arg1
+
+// -----
+
+// A dispatch returning its root padded (the next convolution's input),
+// split along a padded dimension (the rows): each workgroup fills the
+// padding next to its tile (the top rows only if first, the bottom rows
+// only if last, the columns beside its rows) and computes its tile into
+// the interior of the result, in place.
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+flow.executable @padded_rows_dispatch_0 entry @padded_rows_dispatch_0 attributes {workgroup_count = array<i64: 8, 1, 1>} {
+  builtin.module {
+    func.func @padded_rows_dispatch_0(%x: tensor<256x64x16xf32>) -> tensor<258x66x16xf32> attributes {flow.lowering_config = #flow.lowering_config<vector_bits = 512, workgroup_tile = [32, 0, 0], kernels = []>} {
+      %zero = arith.constant 0.0 : f32
+      %e = tensor.empty() : tensor<256x64x16xf32>
+      %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<256x64x16xf32>) outs(%e : tensor<256x64x16xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %m = arith.maximumf %in, %zero : f32
+        linalg.yield %m : f32
+      } -> tensor<256x64x16xf32>
+      %p = tensor.pad %r low[1, 1, 0] high[1, 1, 0] {
+      ^bb0(%i: index, %j: index, %k: index):
+        tensor.yield %zero : f32
+      } : tensor<256x64x16xf32> to tensor<258x66x16xf32>
+      return %p : tensor<258x66x16xf32>
+    }
+  }
+}
+// CHECK-LABEL: func.func @padded_rows_dispatch_0
+// CHECK-SAME:    (%[[X:.+]]: memref<256x64x16xf32> {{.+}}, %[[OUT:.+]]: memref<258x66x16xf32>
+// CHECK:         %[[FIRST:.+]] = arith.cmpi eq, %[[ROW:.+]], %{{.+}} : index
+// CHECK:         %[[END:.+]] = arith.addi %[[ROW]], %{{.+}} : index
+// CHECK:         %[[LAST:.+]] = arith.cmpi eq, %[[END]], %c256
+// CHECK:         %[[TOP:.+]] = arith.select %[[FIRST]]
+// CHECK:         %[[BOTTOM:.+]] = arith.select %[[LAST]]
+// CHECK:         %[[START:.+]] = arith.select %[[FIRST]]
+// CHECK:         %[[OWNED:.+]] = memref.subview %[[OUT]][%[[START]], 0, 0] [%{{.+}}, 66, 16]
+// CHECK:         memref.subview %[[OWNED]][0, 0, 0] [%[[TOP]], 66, 16]
+// CHECK:         vector.transfer_write
+// CHECK:         memref.subview %[[OWNED]][%{{.+}}, 0, 0] [%[[BOTTOM]], 66, 16]
+// CHECK:         vector.transfer_write
+// CHECK:         memref.subview %[[OWNED]][%[[TOP]], 0, 0] [32, 1, 16]
+// CHECK:         vector.transfer_write
+// CHECK:         memref.subview %[[OWNED]][%[[TOP]], 65, 0] [32, 1, 16]
+// CHECK:         vector.transfer_write
+// CHECK:         %[[INTERIOR:.+]] = memref.subview %[[OWNED]][%[[TOP]], 1, 0] [32, 64, 16]
+// CHECK:         memref.subview %[[INTERIOR]]
+// CHECK:         arith.maximumf
+// CHECK-NOT:     memref.copy
+// CHECK:         return

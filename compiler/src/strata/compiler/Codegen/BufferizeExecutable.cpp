@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -13,6 +14,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 
@@ -136,6 +138,14 @@ void getBufferizationDependentDialects(DialectRegistry &registry) {
 LogicalResult prepareForBufferization(func::FuncOp entry,
                                       PipelineRunner runPipeline) {
   inlineExecuteRegions(entry);
+  // A pad as a fill of its result and a copy into the interior: the op
+  // producing the copied tensor then writes the interior in place (a
+  // dispatch returning its root padded, in one workgroup).
+  {
+    RewritePatternSet patterns(entry.getContext());
+    linalg::populateDecomposePadPatterns(patterns);
+    (void)applyPatternsGreedily(entry, std::move(patterns));
+  }
   OpPassManager prepare(ModuleOp::getOperationName());
   if (failed(parsePassPipeline(kPrepareBufferizationPipeline, prepare)))
     return failure();

@@ -27,6 +27,253 @@ bool isAllowedOutsideLoop(Operation *op) {
           llvm::none_of(op->getResultTypes(), llvm::IsaPred<ShapedType>));
 }
 
+// `lhs + rhs` on index values, folded where both are constants.
+OpFoldResult addIndex(OpBuilder &builder, Location loc, OpFoldResult lhs,
+                      OpFoldResult rhs) {
+  std::optional<int64_t> knownLhs = getConstantIntValue(lhs);
+  std::optional<int64_t> knownRhs = getConstantIntValue(rhs);
+  if (knownRhs == 0)
+    return lhs;
+  if (knownLhs == 0)
+    return rhs;
+  if (knownLhs && knownRhs)
+    return builder.getIndexAttr(*knownLhs + *knownRhs);
+  return arith::AddIOp::create(
+             builder, loc, getValueOrCreateConstantIndexOp(builder, loc, lhs),
+             getValueOrCreateConstantIndexOp(builder, loc, rhs))
+      .getResult();
+}
+
+OpFoldResult addIndex(OpBuilder &builder, Location loc, OpFoldResult value,
+                      int64_t constant) {
+  return addIndex(builder, loc, value, builder.getIndexAttr(constant));
+}
+
+// `condition ? whenTrue : whenFalse`, folded where `condition` is known.
+OpFoldResult selectIndex(OpBuilder &builder, Location loc,
+                         std::optional<bool> known, Value condition,
+                         OpFoldResult whenTrue, OpFoldResult whenFalse) {
+  if (known)
+    return *known ? whenTrue : whenFalse;
+  return arith::SelectOp::create(
+             builder, loc, condition,
+             getValueOrCreateConstantIndexOp(builder, loc, whenTrue),
+             getValueOrCreateConstantIndexOp(builder, loc, whenFalse))
+      .getResult();
+}
+
+// One dimension of a workgroup's tile of the unpadded result: where it
+// starts and ends in the padded result, and which part of the padding next
+// to it the workgroup owns (the low padding if the tile is first along the
+// dimension, the high padding if it is last), so the workgroups' parts
+// cover the padded result exactly once.
+struct PaddedTileDim {
+  OpFoldResult interiorStart;
+  OpFoldResult lowPadSize, highPadSize; // owned, possibly 0
+  OpFoldResult ownedStart, ownedSize;
+};
+
+PaddedTileDim getPaddedTileDim(OpBuilder &builder, Location loc,
+                               OpFoldResult offset, OpFoldResult size,
+                               int64_t sourceSize, int64_t low, int64_t high) {
+  PaddedTileDim dim;
+  dim.interiorStart = addIndex(builder, loc, offset, low);
+  std::optional<int64_t> knownOffset = getConstantIntValue(offset);
+  std::optional<int64_t> knownSize = getConstantIntValue(size);
+  std::optional<bool> isFirst, isLast;
+  Value first, last;
+  // Without padding on a side, no workgroup owns any there.
+  if (low == 0 || knownOffset) {
+    isFirst = knownOffset && *knownOffset == 0;
+  } else {
+    first = arith::CmpIOp::create(
+        builder, loc, arith::CmpIPredicate::eq,
+        getValueOrCreateConstantIndexOp(builder, loc, offset),
+        arith::ConstantIndexOp::create(builder, loc, 0));
+  }
+  if (high == 0 || (knownOffset && knownSize)) {
+    isLast =
+        knownOffset && knownSize && *knownOffset + *knownSize == sourceSize;
+  } else {
+    Value end = arith::AddIOp::create(
+        builder, loc, getValueOrCreateConstantIndexOp(builder, loc, offset),
+        getValueOrCreateConstantIndexOp(builder, loc, size));
+    last = arith::CmpIOp::create(
+        builder, loc, arith::CmpIPredicate::eq, end,
+        arith::ConstantIndexOp::create(builder, loc, sourceSize));
+  }
+  OpFoldResult zero = builder.getIndexAttr(0);
+  dim.lowPadSize = selectIndex(builder, loc, isFirst, first,
+                               builder.getIndexAttr(low), zero);
+  dim.highPadSize =
+      selectIndex(builder, loc, isLast, last, builder.getIndexAttr(high), zero);
+  dim.ownedStart =
+      selectIndex(builder, loc, isFirst, first, zero, dim.interiorStart);
+  dim.ownedSize =
+      addIndex(builder, loc, addIndex(builder, loc, dim.lowPadSize, size),
+               dim.highPadSize);
+  return dim;
+}
+
+// Moves the pure ops computing `values` inside `body` to its start, so
+// what is built from them can come before the tile's computation. Returns
+// the position after them, or failure when one depends on the computation.
+FailureOr<Block::iterator> hoistToBlockStart(Block *body,
+                                             ArrayRef<OpFoldResult> values) {
+  Operation *loop = body->getParentOp();
+  SetVector<Operation *> toMove;
+  std::function<bool(Value)> collect = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    if (!def) // the loop's induction variable, or an argument from above
+      return value.getParentBlock() == body ||
+             !loop->isAncestor(value.getParentBlock()->getParentOp());
+    if (!loop->isAncestor(def))
+      return true;
+    if (def->getBlock() != body)
+      return false;
+    if (toMove.contains(def))
+      return true;
+    if (!isPure(def) || def->getNumRegions() != 0)
+      return false;
+    for (Value operand : def->getOperands())
+      if (!collect(operand))
+        return false;
+    toMove.insert(def);
+    return true;
+  };
+  for (OpFoldResult value : values)
+    if (auto dynamic = dyn_cast<Value>(value); dynamic && !collect(dynamic))
+      return failure();
+  Block::iterator position = body->begin();
+  for (Operation *op : toMove) {
+    if (&*position == op) {
+      ++position;
+      continue;
+    }
+    op->moveBefore(body, position);
+  }
+  return position;
+}
+
+// The dispatch returns `pad(forall)`: the workgroup loop writes the padded
+// tensor instead. Each workgroup takes the part of it that it owns (its
+// tile's interior plus the padding next to it, `PaddedTileDim`), fills the
+// padding as one slab per padded dimension and side (dimensions before it
+// over the interior, dimensions after it over the owned range) and computes
+// its tile into the interior, so all of it bufferizes in place.
+LogicalResult writePaddedResultInLoop(RewriterBase &rewriter, tensor::PadOp pad,
+                                      scf::ForallOp forall) {
+  if (forall->getNumResults() != 1 || pad.getSource() != forall->getResult(0))
+    return failure();
+  BlockArgument shared = forall.getRegionIterArgs()[0];
+  tensor::ParallelInsertSliceOp tileInsert;
+  SmallVector<tensor::ExtractSliceOp> tileInits;
+  for (OpOperand &use : shared.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto extract = dyn_cast<tensor::ExtractSliceOp>(user)) {
+      tileInits.push_back(extract);
+      continue;
+    }
+    auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(user);
+    if (!insert || tileInsert || insert.getDest() != shared)
+      return failure();
+    tileInsert = insert;
+  }
+  if (!tileInsert || !tileInsert.hasUnitStride())
+    return failure();
+  SmallVector<OpFoldResult> offsets = tileInsert.getMixedOffsets();
+  SmallVector<OpFoldResult> sizes = tileInsert.getMixedSizes();
+  // The loop reads its output only as the tile's own init.
+  for (tensor::ExtractSliceOp init : tileInits)
+    if (!init.hasUnitStride() || init.getMixedOffsets() != offsets ||
+        init.getMixedSizes() != sizes ||
+        init.getType() != tileInsert.getSourceType())
+      return failure();
+
+  Location loc = pad.getLoc();
+  RankedTensorType paddedType = pad.getResultType();
+  ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+  ArrayRef<int64_t> sourceShape = pad.getSourceType().getShape();
+  Value padValue = pad.getConstantPaddingValue();
+  unsigned rank = paddedType.getRank();
+  Block *body = forall.getBody();
+  SmallVector<OpFoldResult> bounds(offsets);
+  bounds.append(sizes);
+  FailureOr<Block::iterator> start = hoistToBlockStart(body, bounds);
+  if (failed(start))
+    return failure();
+
+  rewriter.setInsertionPoint(forall);
+  Value paddedInit = tensor::EmptyOp::create(
+      rewriter, loc, paddedType.getShape(), paddedType.getElementType());
+  rewriter.modifyOpInPlace(forall, [&] {
+    forall.getOutputsMutable()[0].set(paddedInit);
+    shared.setType(paddedType);
+    forall->getResult(0).setType(paddedType);
+  });
+
+  // Before the tile's computation: take the owned part and fill its padding.
+  rewriter.setInsertionPoint(body, *start);
+  Value bodyPadValue = rewriter.clone(*padValue.getDefiningOp())->getResult(0);
+  SmallVector<PaddedTileDim> dims;
+  SmallVector<OpFoldResult> ownedOffsets, ownedSizes, interiorOffsets;
+  for (unsigned d = 0; d < rank; ++d) {
+    dims.push_back(getPaddedTileDim(rewriter, loc, offsets[d], sizes[d],
+                                    sourceShape[d], low[d], high[d]));
+    ownedOffsets.push_back(dims[d].ownedStart);
+    ownedSizes.push_back(dims[d].ownedSize);
+    interiorOffsets.push_back(dims[d].lowPadSize);
+  }
+  SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+  Value owned = tensor::ExtractSliceOp::create(
+      rewriter, loc, shared, ownedOffsets, ownedSizes, strides);
+  for (unsigned d = 0; d < rank; ++d) {
+    for (bool lowSide : {true, false}) {
+      if ((lowSide ? low[d] : high[d]) == 0)
+        continue;
+      SmallVector<OpFoldResult> slabOffsets, slabSizes;
+      for (unsigned e = 0; e < rank; ++e) {
+        if (e < d) {
+          slabOffsets.push_back(dims[e].lowPadSize);
+          slabSizes.push_back(sizes[e]);
+        } else if (e > d) {
+          slabOffsets.push_back(rewriter.getIndexAttr(0));
+          slabSizes.push_back(dims[e].ownedSize);
+        } else if (lowSide) {
+          slabOffsets.push_back(rewriter.getIndexAttr(0));
+          slabSizes.push_back(dims[d].lowPadSize);
+        } else {
+          slabOffsets.push_back(
+              addIndex(rewriter, loc, dims[d].lowPadSize, sizes[d]));
+          slabSizes.push_back(dims[d].highPadSize);
+        }
+      }
+      Value slab = tensor::ExtractSliceOp::create(
+          rewriter, loc, owned, slabOffsets, slabSizes, strides);
+      Value filled = linalg::FillOp::create(rewriter, loc, bodyPadValue, slab)
+                         .getResult(0);
+      owned = tensor::InsertSliceOp::create(rewriter, loc, filled, owned,
+                                            slabOffsets, slabSizes, strides);
+    }
+  }
+  Value interiorInit =
+      tensor::ExtractSliceOp::create(rewriter, loc, tileInsert.getSourceType(),
+                                     owned, interiorOffsets, sizes, strides);
+  for (tensor::ExtractSliceOp init : tileInits)
+    rewriter.replaceOp(init, interiorInit);
+
+  // After it: the tile into the interior, the owned part into the result.
+  rewriter.setInsertionPoint(forall.getTerminator());
+  Value result =
+      tensor::InsertSliceOp::create(rewriter, loc, tileInsert.getSource(),
+                                    owned, interiorOffsets, sizes, strides);
+  rewriter.setInsertionPoint(tileInsert);
+  rewriter.replaceOpWithNewOp<tensor::ParallelInsertSliceOp>(
+      tileInsert, result, shared, ownedOffsets, ownedSizes, strides);
+  rewriter.replaceOp(pad, forall->getResults());
+  return success();
+}
+
 LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
   // expand_shape(tensor.empty) is just an empty tensor; folding it lets a
   // fill on it fuse into the tile.
@@ -35,10 +282,11 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
     tensor::populateFoldTensorEmptyPatterns(patterns);
     (void)applyPatternsGreedily(func, std::move(patterns));
   }
-  TilingInterface root =
-      findTileableDispatchRoot(func.getBody().front().getTerminator());
+  Operation *terminator = func.getBody().front().getTerminator();
+  TilingInterface root = findTileableDispatchRoot(terminator);
   if (!root)
     return failure();
+  tensor::PadOp paddedResult = findPaddedDispatchResult(terminator);
   // The split must make exactly the grid the host launches.
   {
     OpBuilder builder(root);
@@ -80,6 +328,11 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
   for (OpResult value : root->getResults())
     if (Value replacement = result->replacements.lookup(value))
       rewriter.replaceAllUsesWith(value, replacement);
+  if (paddedResult &&
+      failed(writePaddedResultInLoop(
+          rewriter, paddedResult,
+          cast<scf::ForallOp>(result->loops.front().getOperation()))))
+    return failure();
 
   // Drop what the fusion made dead (also the slices it left in the loop),
   // then require that nothing computing remains outside the loop.

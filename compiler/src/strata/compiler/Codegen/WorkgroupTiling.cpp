@@ -21,10 +21,28 @@ static constexpr int64_t kMaxWorkgroups = 64;
 // the vector loop.
 static constexpr int64_t kMinVectorLoopTileSize = 64;
 
+tensor::PadOp findPaddedDispatchResult(Operation *terminator) {
+  if (!terminator || terminator->getNumOperands() != 1)
+    return nullptr;
+  auto pad = terminator->getOperand(0).getDefiningOp<tensor::PadOp>();
+  if (!pad || !pad.getConstantPaddingValue() ||
+      !pad.getResultType().hasStaticShape() || !pad.getLow().empty() ||
+      !pad.getHigh().empty() || !pad.getSource().hasOneUse())
+    return nullptr;
+  auto source = pad.getSource().getDefiningOp<linalg::LinalgOp>();
+  if (!source || source->getNumResults() != 1 ||
+      source->getBlock() != pad->getBlock())
+    return nullptr;
+  return pad;
+}
+
 linalg::LinalgOp findDispatchRoot(Operation *terminator) {
   if (!terminator || terminator->getNumOperands() != 1)
     return nullptr;
-  auto root = terminator->getOperand(0).getDefiningOp<linalg::LinalgOp>();
+  Value result = terminator->getOperand(0);
+  if (tensor::PadOp pad = findPaddedDispatchResult(terminator))
+    result = pad.getSource();
+  auto root = result.getDefiningOp<linalg::LinalgOp>();
   if (!root || root->getNumResults() != 1)
     return nullptr;
   return root;

@@ -28,7 +28,13 @@ struct WorkgroupTiling {
   int64_t count = 1;
 };
 
-// The linalg op producing the only value `terminator` returns, or null.
+// The pad `terminator` returns when it pads a linalg op's only result by
+// a constant: the dispatch then tiles that op and writes its tiles into the
+// interior of the padded result (TileAndDistribute.h). Null otherwise.
+mlir::tensor::PadOp findPaddedDispatchResult(mlir::Operation *terminator);
+
+// The linalg op producing the only value `terminator` returns (through a
+// `findPaddedDispatchResult` pad), or null.
 mlir::linalg::LinalgOp findDispatchRoot(mlir::Operation *terminator);
 
 // How to split `root` over workgroups, or nullopt when one workgroup fits

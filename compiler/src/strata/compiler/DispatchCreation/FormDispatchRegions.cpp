@@ -58,6 +58,21 @@ bool isDispatchRoot(Operation *op) {
   return hasTensorSemantics(op) || isTensorComputeOp(op);
 }
 
+// A pad by a constant of a linalg op's only result: the op's dispatch
+// writes the padded tensor directly (its tiles into the interior, each
+// workgroup the border next to its tile), so the padding costs no pass of
+// its own over memory (the input of a padded convolution).
+bool isPadOfLinalgResult(Operation *op) {
+  auto pad = dyn_cast<tensor::PadOp>(op);
+  if (!pad || !pad.getConstantPaddingValue() ||
+      !pad.getResultType().hasStaticShape() || !pad.getLow().empty() ||
+      !pad.getHigh().empty())
+    return false;
+  Operation *producer = pad.getSource().getDefiningOp();
+  return producer && hasTensorSemantics(producer) &&
+         producer->getNumResults() == 1 && pad.getSource().hasOneUse();
+}
+
 bool isElementwise(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   return linalgOp && linalgOp.getNumLoops() == linalgOp.getNumParallelLoops() &&
@@ -177,7 +192,8 @@ bool isTransposedInRegion(Operation *producer, flow::DispatchRegionOp region) {
 // Pulls producers into `region` until none qualifies. Looks at every value
 // the region uses from above, including uses nested in op bodies (a scalar
 // constant used inside a linalg.generic). A region rooted at a tensor op
-// (pad, concat, ...) only clones cheap producers.
+// (concat, ...) only clones cheap producers; a pad of a linalg result
+// (`isPadOfLinalgResult`) takes producers as that linalg op would.
 void fuseProducers(flow::DispatchRegionOp region, bool rootIsLinalg) {
   Block &body = region.getBody().front();
   bool hasNonElementwise = llvm::any_of(body, [](Operation &op) {
@@ -241,7 +257,7 @@ struct FormDispatchRegionsPass
         root->erase();
         continue;
       }
-      bool rootIsLinalg = hasTensorSemantics(root);
+      bool rootIsLinalg = hasTensorSemantics(root) || isPadOfLinalgResult(root);
       fuseProducers(wrapInRegion(root), rootIsLinalg);
     }
     // Producers cloned into regions may have left their originals dead.
