@@ -211,8 +211,11 @@ private:
     const Signature &signature = module_.imports()[import_ordinal].signature;
     const FrameRegisters &registers = frame_->registers;
     // Arguments in the Module::Call form: variadic segments get their
-    // tuple count in front.
-    std::vector<Value> arguments;
+    // tuple count in front. The buffers are the interpreter's, reused from
+    // call to call (a program makes an import call per dispatch).
+    std::vector<Value> &arguments = import_arguments_;
+    std::vector<Value> &results = import_results_;
+    arguments.clear();
     arguments.reserve(argument_count + segment_count);
     uint16_t next_register = 0;
     uint16_t segment = 0;
@@ -229,8 +232,12 @@ private:
         arguments.push_back(
             ToValue(registers, LoadU16(argument_regs + 2 * next_register++)));
     }
-    std::vector<Value> results(result_count);
-    STRATA_RETURN_IF_ERROR(target.Call(stack_, arguments, results));
+    results.clear();
+    results.resize(result_count);
+    Status status = target.Call(stack_, arguments, results);
+    // Drop the references the arguments hold now, not at the next call.
+    arguments.clear();
+    STRATA_RETURN_IF_ERROR(status);
     for (uint16_t i = 0; i < result_count; ++i) {
       if (!FromValue(frame_->registers, LoadU16(result_regs + 2 * i),
                      std::move(results[i])))
@@ -240,6 +247,7 @@ private:
                              "result ",
                              i);
     }
+    results.clear();
     return OkStatus();
   }
 
@@ -276,6 +284,8 @@ private:
   StackFrame *frame_ = nullptr;
   CodeCursor cursor_ = {nullptr, 0};
   std::vector<RegisterValue> remap_scratch_;
+  std::vector<Value> import_arguments_;
+  std::vector<Value> import_results_;
 };
 
 // Operand helpers for the dispatch loop below.
