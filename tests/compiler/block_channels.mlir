@@ -180,3 +180,33 @@ func.func @lone_spatial_convolution_blocked(%x: tensor<1x8x6x6xf32>, %w: tensor<
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) outs(%f : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   return %c : tensor<1x8x4x4xf32>
 }
+
+// -----
+
+// A grouped convolution between two convolutions (2 groups of 8 channels,
+// imported as [N, G, C/G, H, W] reshapes around conv_2d_ngchw_gfchw): each
+// group runs as a blocked convolution on channel blocks of the ungrouped
+// tensor, the reshapes move to the blocked values, and the layout changes
+// only at the chain's ends.
+func.func @grouped_between_convolutions(%x: tensor<1x8x10x10xf32>, %w0: tensor<16x8x1x1xf32>, %w1: tensor<2x8x8x3x3xf32>, %w2: tensor<8x16x1x1xf32>) -> tensor<1x8x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x16x10x10xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x16x10x10xf32>) -> tensor<1x16x10x10xf32>
+  %c0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w0 : tensor<1x8x10x10xf32>, tensor<16x8x1x1xf32>) outs(%f0 : tensor<1x16x10x10xf32>) -> tensor<1x16x10x10xf32>
+  %g = tensor.expand_shape %c0 [[0], [1, 2], [3], [4]] output_shape [1, 2, 8, 10, 10] : tensor<1x16x10x10xf32> into tensor<1x2x8x10x10xf32>
+  %e1 = tensor.empty() : tensor<1x2x8x8x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x2x8x8x8xf32>) -> tensor<1x2x8x8x8xf32>
+  %c1 = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%g, %w1 : tensor<1x2x8x10x10xf32>, tensor<2x8x8x3x3xf32>) outs(%f1 : tensor<1x2x8x8x8xf32>) -> tensor<1x2x8x8x8xf32>
+  %u = tensor.collapse_shape %c1 [[0], [1, 2], [3], [4]] : tensor<1x2x8x8x8xf32> into tensor<1x16x8x8xf32>
+  %e2 = tensor.empty() : tensor<1x8x8x8xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %c2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%u, %w2 : tensor<1x16x8x8xf32>, tensor<8x16x1x1xf32>) outs(%f2 : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %c2 : tensor<1x8x8x8xf32>
+}
+// CHECK-LABEL: func.func @grouped_between_convolutions
+// CHECK:         %[[C0:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<1x4x10x10x4xf32>)
+// CHECK:         %[[G:.+]] = tensor.expand_shape %[[C0]] {{\[}}[0], [1, 2], [3], [4], [5]] output_shape [1, 2, 2, 10, 10, 4]
+// CHECK:         %[[C1:.+]] = linalg.generic {{.+}} ins(%[[G]], %{{.+}} : tensor<1x2x2x10x10x4xf32>, tensor<2x2x2x3x3x4x4xf32>)
+// CHECK:         %[[U:.+]] = tensor.collapse_shape %[[C1]] {{\[}}[0], [1, 2], [3], [4], [5]] : tensor<1x2x2x8x8x4xf32> into tensor<1x4x8x8x4xf32>
+// CHECK:         %[[C2:.+]] = linalg.generic {{.+}} ins(%[[U]], %{{.+}} : tensor<1x4x8x8x4xf32>,
+// CHECK:         linalg.transpose ins(%[[C2]] : tensor<1x2x8x8x4xf32>) {{.+}} permutation = [0, 1, 4, 2, 3]

@@ -460,6 +460,44 @@ def cnn_case(rng, batch, height, width):
             [y.astype(np.float32), block.astype(np.float32)])
 
 
+def grouped_cnn_case(rng, batch, size, groups):
+    """Convolutions around a grouped 3x3 convolution whose channels per
+    group divide the vector width (each group a blocked convolution): the
+    layout stays blocked through it, the reshapes into and out of groups
+    included."""
+    def weights(name, shape, scale):
+        return name, (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    width = 16 * groups
+    params = dict([
+        weights("w_in", (width, 3, 3, 3), 0.4), weights("b_in", (width,), 0.1),
+        weights("w_g", (width, 16, 3, 3), 0.15), weights("b_g", (width,), 0.1),
+        weights("w_out", (16, width, 1, 1), 0.2),
+    ])
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w_in", "b_in"], ["a"], pads=[1, 1, 1, 1]),
+        node("Relu", ["a"], ["a_relu"]),
+        node("Conv", ["a_relu", "w_g", "b_g"], ["g"], pads=[1, 1, 1, 1],
+             group=groups),
+        node("Relu", ["g"], ["g_relu"]),
+        node("Conv", ["g_relu", "w_out"], ["y"]),
+    ]
+    x = rng.standard_normal((batch, 3, size, size)).astype(np.float32)
+    initializers = [helper.make_tensor(k, F, list(v.shape), v.flatten().tolist())
+                    for k, v in params.items()]
+    model = make_model(nodes, [value("x", F, list(x.shape))],
+                       [value("y", F, [batch, 16, size, size])],
+                       initializers=initializers)
+    p = params
+    a = np.maximum(conv_reference(x, p["w_in"], p["b_in"], pad=1), 0)
+    g = np.maximum(conv_reference(a, p["w_g"], p["b_g"], pad=1,
+                                  groups=groups), 0)
+    y = conv_reference(g, p["w_out"])
+    return (f"cnn_grouped_{groups}_{batch}x{size}", model, [x],
+            [y.astype(np.float32)])
+
+
 def cases():
     rng = np.random.default_rng(7)
     yield nms_case(rng, "nms_corners", 2, 3, 40, 0, 0.2)
@@ -485,6 +523,8 @@ def cases():
     # Maps large enough that workgroups split the stem's rows, which its
     # dispatch writes into the max pool's padded input.
     yield cnn_case(rng, 1, 150, 130)
+    yield grouped_cnn_case(rng, 1, 23, 2)
+    yield grouped_cnn_case(rng, 2, 12, 4)
 
 
 def run(bin_dir, compile_args, name, model, inputs, wants, files, tmp):

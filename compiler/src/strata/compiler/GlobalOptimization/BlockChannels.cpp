@@ -79,26 +79,46 @@ bool isIdentityPermutation(ArrayRef<int64_t> permutation) {
 // channels divisible by `block`.
 bool isBlockableConv(Operation *op, int64_t block) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  if (!linalgOp ||
-      !isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp>(op) ||
-      !allStaticF32(linalgOp))
+  if (!linalgOp || !allStaticF32(linalgOp))
+    return false;
+  // A grouped convolution, [N, G, C/G, H, W]: blocked per group, so both
+  // its channels per group divide.
+  if (auto grouped = dyn_cast<linalg::Conv2DNgchwGfchwOp>(op))
+    return dimOf(grouped.getInputs()[0], 2) % block == 0 &&
+           dimOf(grouped.getOutputs()[0], 2) % block == 0;
+  if (!isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp>(op))
     return false;
   return dimOf(linalgOp.getDpsInitOperand(0)->get(), 1) % block == 0;
 }
 
 // Whether `op` is a convolution whose filter has several taps.
 bool isWorthBlockingAlone(linalg::LinalgOp op) {
-  auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation());
-  if (!conv)
+  if (!isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp>(op))
     return false;
-  Value filter = conv.getInputs()[1];
-  return dimOf(filter, 2) * dimOf(filter, 3) > 1;
+  Value filter = op.getDpsInputOperand(1)->get();
+  int64_t rank = cast<RankedTensorType>(filter.getType()).getRank();
+  return dimOf(filter, rank - 2) * dimOf(filter, rank - 1) > 1;
+}
+
+// Whether `op` splits NCHW channels into groups or merges them back
+// ([N, C, H, W] <-> [N, G, C/G, H, W], around a grouped convolution).
+bool isChannelGroupReshape(Operation *op) {
+  SmallVector<ReassociationIndices> reassociation;
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+    reassociation = expand.getReassociationIndices();
+  else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
+    reassociation = collapse.getReassociationIndices();
+  else
+    return false;
+  return reassociation ==
+         SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}};
 }
 
 // Ops a blocked value passes through on its way between convolutions.
 bool isLayoutNeutral(Operation *op) {
   if (isa<tensor::PadOp, linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(
-          op))
+          op) ||
+      isChannelGroupReshape(op))
     return true;
   auto generic = dyn_cast<linalg::GenericOp>(op);
   return generic && linalg::isElementwise(generic) &&
@@ -171,6 +191,34 @@ LogicalResult blockConv(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
   if (!blockInput)
     return success();
   // packOps follow the operands: input, filter, init.
+  linalg::PackOp filterPack;
+  for (linalg::PackOp pack : packed->packOps)
+    if (pack.getInnerDimsPos().size() == 2)
+      filterPack = pack;
+  if (!filterPack)
+    return failure();
+  FailureOr<linalg::PackTransposeResult> transposed = linalg::packTranspose(
+      rewriter, filterPack, packed->packedLinalgOp, linalg::UnPackOp(),
+      /*outerPerm=*/{}, /*innerPerm=*/{1, 0});
+  if (failed(transposed))
+    return failure();
+  transposed->transposedLinalgOp->setAttr(
+      kOpKindAttr, rewriter.getStringAttr(kBlockedKindConv));
+  return success();
+}
+
+// conv_2d_ngchw_gfchw (a blockable one), loops (n, g, f, oh, ow, c, kh,
+// kw): each group a blocked convolution, the filter's tiles [.., ci, fi]
+// as blockConv puts them. The group's channel blocks are consecutive
+// blocks of the ungrouped channels, so the reshapes around it move the
+// packs and unpacks through to its neighbours.
+LogicalResult blockGroupedConv(RewriterBase &rewriter,
+                               linalg::Conv2DNgchwGfchwOp conv, int64_t block) {
+  SmallVector<int64_t> sizes{0, 0, block, 0, 0, block, 0, 0};
+  FailureOr<linalg::PackResult> packed =
+      packNamedOp(rewriter, conv, sizes, kBlockedKindConv);
+  if (failed(packed))
+    return failure();
   linalg::PackOp filterPack;
   for (linalg::PackOp pack : packed->packOps)
     if (pack.getInnerDimsPos().size() == 2)
@@ -461,6 +509,8 @@ struct BlockChannelsPass
         (void)blockConv(rewriter, conv, block);
       else if (auto dw = dyn_cast<linalg::DepthwiseConv2DNchwChwOp>(*op))
         (void)blockDepthwise(rewriter, dw, block);
+      else if (auto grouped = dyn_cast<linalg::Conv2DNgchwGfchwOp>(*op))
+        (void)blockGroupedConv(rewriter, grouped, block);
     }
 
     RewritePatternSet patterns(context);
