@@ -55,3 +55,18 @@ func.func @unpack_transpose(%x: memref<1x2x8x32x16xf32>, %y: memref<1x2x16x8x32x
   }
   return
 }
+
+// -----
+
+// Rows of 56 pixels (a 56x56 map) are cut into whole 8-wide vectors, not
+// 14-wide ones that would legalize into partial vectors.
+// CHECK-LABEL: func.func @unpack_transpose_rows_of_56
+// CHECK:         scf.for %{{.+}} = %{{.+}} to %c56 step %c8
+// CHECK:           vector.transfer_read {{.+}} : memref<1x1x1x8x16xf32, {{.+}}>, vector<1x1x16x1x8xf32>
+func.func @unpack_transpose_rows_of_56(%x: memref<1x2x8x56x16xf32>, %y: memref<1x2x16x8x56xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<1x2x8x56x16xf32>) outs(%y : memref<1x2x16x8x56xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return
+}

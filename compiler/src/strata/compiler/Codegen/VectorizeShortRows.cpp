@@ -43,7 +43,12 @@ constexpr int64_t kMaxShortRow = 64;
 int64_t chooseTransposeTile(int64_t range) {
   if (range <= 16)
     return range;
-  for (int64_t tile = 16; tile >= 8; --tile)
+  // Whole vectors first: a 14-wide block's rows legalize into partial
+  // vectors.
+  for (int64_t tile : {16, 8})
+    if (range % tile == 0)
+      return tile;
+  for (int64_t tile = 15; tile > 8; --tile)
     if (range % tile == 0)
       return tile;
   return 0;
