@@ -222,7 +222,20 @@ def blocked_conv(name, layout, c, h, oc, kh, stride, pad, dilation, groups, n):
     depthwise = layout == "dw_nchw16c"
     blocked_in = c % b == 0
     d = dilation
-    if depthwise:
+    grouped = not depthwise and groups > 1
+    if grouped:
+        # Each group a blocked convolution: [N, G, C/G/16, H, W, 16] in,
+        # filter [G, OC/G/16, C/G/16, KH, KW, 16, 16], [N, G, OC/G/16, ...]
+        # out, as strata-block-channels gives a grouped convolution.
+        cg, fg = c // groups, oc // groups
+        assert cg % b == 0 and fg % b == 0
+        x_shape = [n, groups, cg // b, h, w, b]
+        w_shape = [groups, fg // b, cg // b, kh, kh, b, b]
+        loops = "d0, d1, d2, d3, d4, d5, d6, d7, d8, d9"  # n, g, ob, oh, ow, cb, kh, kw, fi, ci
+        maps = [f"(d0, d1, d5, d3 * {stride} + d6 * {d}, d4 * {stride} + d7 * {d}, d9)",
+                "(d1, d2, d5, d6, d7, d9, d8)", "(d0, d1, d2, d3, d4, d8)"]
+        iterators = (["parallel"] * 5 + ["reduction"] * 3 + ["parallel", "reduction"])
+    elif depthwise:
         assert groups == c == oc and blocked_in
         x_shape, w_shape = [n, c // b, h, w, b], [c // b, kh, kh, b]
         loops = "d0, d1, d2, d3, d4, d5, d6"  # n, cb, oh, ow, kh, kw, ci
@@ -244,7 +257,11 @@ def blocked_conv(name, layout, c, h, oc, kh, stride, pad, dilation, groups, n):
                 "(d1, d4, d5, d6, d7)", "(d0, d1, d2, d3, d7)"]
         iterators = ["parallel"] * 4 + ["reduction"] * 3 + ["parallel"]
     r_shape = [n, ob, oh, oh, b]
-    pad_text, x_value, x_padded = pad_op("%a0", x_shape, (2, 3), pad)
+    spatial = (2, 3)
+    if grouped:
+        r_shape = [n, groups, oc // groups // b, oh, oh, b]
+        spatial = (3, 4)
+    pad_text, x_value, x_padded = pad_op("%a0", x_shape, spatial, pad)
     map_text = ", ".join(f"affine_map<({loops}) -> {m}>" for m in maps)
     iter_text = ", ".join(f'"{i}"' for i in iterators)
     body = (pad_text +
@@ -262,6 +279,11 @@ def blocked_conv(name, layout, c, h, oc, kh, stride, pad, dilation, groups, n):
         return a.transpose(0, 1, 4, 2, 3).reshape(a.shape[0], -1, a.shape[2], a.shape[3])
 
     def reference(a):
+        if grouped:
+            x = a[0].transpose(0, 1, 2, 5, 3, 4).reshape(n, c, h, w)
+            wr = a[1].transpose(0, 1, 6, 2, 5, 3, 4).reshape(oc, c // groups, kh, kh)
+            out = conv_ref(x, wr, stride, pad, dilation, groups)
+            return out.reshape(n, groups, oc // groups // b, b, oh, oh).transpose(0, 1, 2, 4, 5, 3)
         x = unblock(a[0]) if blocked_in else a[0]
         if depthwise:
             wr = a[1].transpose(0, 3, 1, 2).reshape(c, 1, kh, kh)
@@ -301,6 +323,7 @@ KERNELS = [
     conv("conv1x1_nchw16c", "nchw16c", 64, 56, 256, 1),
     conv("conv3x3_s2_nchw16c", "nchw16c", 128, 28, 128, 3, stride=2, pad=1),
     conv("conv7x7_s2_stem_nchw16c", "nchw16c", 3, 224, 64, 7, stride=2, pad=3),
+    conv("conv3x3_g4_nchw16c", "nchw16c", 64, 56, 64, 3, pad=1, groups=4),
     conv("dw3x3_nchw16c", "dw_nchw16c", 32, 112, 32, 3, pad=1, groups=32),
     conv("dw5x5_nchw16c", "dw_nchw16c", 96, 56, 96, 5, pad=2, groups=96),
     conv("dw3x3_14x14_nchw16c", "dw_nchw16c", 576, 14, 576, 3, pad=1, groups=576),
