@@ -50,6 +50,10 @@ using namespace mlir;
 namespace strata {
 namespace {
 
+// The smallest filter (taps) for which a depthwise convolution with no
+// blockable neighbour is blocked anyway (isWorthBlockingAlone).
+constexpr int64_t kMinDepthwiseTapsAlone = 25;
+
 // Marks the blocked (packed) ops with the kind a profile names them by.
 constexpr StringLiteral kBlockedKindConv = "conv2d";
 constexpr StringLiteral kBlockedKindDepthwise = "depthwise_conv2d";
@@ -91,13 +95,21 @@ bool isBlockableConv(Operation *op, int64_t block) {
   return dimOf(linalgOp.getDpsInitOperand(0)->get(), 1) % block == 0;
 }
 
-// Whether `op` is a convolution whose filter has several taps.
+// Whether `op` gains from the blocked layout even alone, paying a relayout
+// on each side: a convolution whose filter has several taps, a depthwise
+// one with a large filter.
 bool isWorthBlockingAlone(linalg::LinalgOp op) {
-  if (!isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp>(op))
-    return false;
   Value filter = op.getDpsInputOperand(1)->get();
   int64_t rank = cast<RankedTensorType>(filter.getType()).getRank();
-  return dimOf(filter, rank - 2) * dimOf(filter, rank - 1) > 1;
+  int64_t taps = dimOf(filter, rank - 2) * dimOf(filter, rank - 1);
+  // A depthwise convolution does `taps` multiply-adds per element where a
+  // convolution does `taps` x channels: only large filters outweigh the
+  // two relayouts (alone, blocked: 5x5 0.64 -> 0.78 of oneDNN, 7x7 0.72 ->
+  // 1.00, 3x3 0.53 -> 0.39).
+  if (isa<linalg::DepthwiseConv2DNchwChwOp>(op))
+    return taps >= kMinDepthwiseTapsAlone;
+  return isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp>(op) &&
+         taps > 1;
 }
 
 // Whether `op` splits NCHW channels into groups or merges them back
@@ -498,8 +510,8 @@ struct BlockChannelsPass
     // gain: convolutions that reach another one (through elementwise ops,
     // pads and pooling) change layout, and lone ones whose filter has
     // several taps (a lone 3x3 convolution 2.7 -> 2.2 ms with its two
-    // transposes, a 7x7 stem 3.0 -> 2.3; a lone 1x1 or depthwise one would
-    // lose: 0.91 -> 1.22 ms, 0.19 -> 0.32).
+    // transposes, a 7x7 stem 3.0 -> 2.3; a lone 1x1 or 3x3 depthwise one
+    // would lose: 0.91 -> 1.22 ms, 0.19 -> 0.32).
     SmallVector<linalg::LinalgOp> chained;
     for (linalg::LinalgOp op : convs)
       if (reachesBlockableConv(op, block) || isWorthBlockingAlone(op))
