@@ -123,6 +123,23 @@ func.func @pad_grid(%x: tensor<1x96x112x112xf32>) -> tensor<1x96x114x114xf32> {
 // CHECK: flow.executable @pad_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 48, 1, 1>
 // CHECK: workgroup_tile = [0, 2, 0, 0], kernels = []
 
+// An NHWC pad's only unpadded dimension is its innermost: workgroups take
+// whole cache lines of it (2 x 16 channels), never a few channels of every
+// pixel.
+func.func @pad_grid_innermost(%x: tensor<1x112x112x32xf32>) -> tensor<1x114x114x32xf32> {
+  %0 = flow.dispatch.region -> (tensor<1x114x114x32xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+    ^bb0(%i: index, %j: index, %k: index, %l: index):
+      tensor.yield %zero : f32
+    } : tensor<1x112x112x32xf32> to tensor<1x114x114x32xf32>
+    flow.return %p : tensor<1x114x114x32xf32>
+  }
+  return %0 : tensor<1x114x114x32xf32>
+}
+// CHECK: flow.executable @pad_grid_innermost_dispatch_0 {{.*}}workgroup_count = array<i64: 2, 1, 1>
+// CHECK: workgroup_tile = [0, 0, 0, 16], kernels = []
+
 // A depthwise convolution is a broadcast kernel: lanes along the output
 // columns (loop 2 of the generalized op: n, oh, ow, c, kh, kw), accumulated
 // over both filter taps. Workgroups split the channels (one each: a

@@ -183,7 +183,7 @@ func.func @reduction_not_fused_into_transpose(%a: tensor<16x32xf32>, %b: tensor<
 // A pad of a convolution's epilogue (the next convolution's padded input)
 // takes the convolution and its epilogue into its dispatch, which then
 // writes the padded tensor directly. A pad of a value with another use
-// stays a dispatch of its own.
+// pads a copy of it in a dispatch of its own.
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 func.func @pad_of_epilogue(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> (tensor<1x8x18x18xf32>, tensor<1x8x18x18xf32>, tensor<1x8x16x16xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -220,6 +220,7 @@ func.func @pad_of_epilogue(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -
 // CHECK:       %[[NEG:.+]] = flow.dispatch.region -> (tensor<1x8x16x16xf32>)
 // CHECK:         arith.negf
 // CHECK:       %[[PADDED2:.+]] = flow.dispatch.region -> (tensor<1x8x18x18xf32>)
-// CHECK-NOT:     linalg.generic
-// CHECK:         tensor.pad %[[NEG]] low[0, 0, 1, 1]
+// CHECK:         %[[COPY:.+]] = linalg.generic {{.+}} ins(%[[NEG]] : tensor<1x8x16x16xf32>)
+// CHECK-NOT:       arith.negf
+// CHECK:         tensor.pad %[[COPY]] low[0, 0, 1, 1]
 // CHECK:       return %[[PADDED]], %[[PADDED2]], %[[NEG]]

@@ -20,6 +20,8 @@ static constexpr int64_t kMaxWorkgroups = 64;
 // Tiles of the vectorized (output-innermost) loop narrower than this lose
 // the vector loop.
 static constexpr int64_t kMinVectorLoopTileSize = 64;
+// A pad split along its innermost dimension: elements per workgroup row.
+static constexpr int64_t kMinInnermostPadTile = 16;
 
 tensor::PadOp findPaddedDispatchResult(Operation *terminator) {
   if (!terminator || terminator->getNumOperands() != 1)
@@ -413,6 +415,12 @@ choosePadWorkgroupTiling(tensor::PadOp pad) {
     if (size < 2 || low[dim] != 0 || high[dim] != 0)
       continue;
     int64_t count = std::min(size, wanted);
+    // Split along the innermost dimension (NHWC channels), a workgroup
+    // copies whole cache lines at least, not a few elements per row.
+    if (dim + 1 == type.getRank())
+      count = std::min(count, size / kMinInnermostPadTile);
+    if (count < 2)
+      return std::nullopt;
     for (int64_t candidate = count;
          candidate >= std::max<int64_t>(2, count / 2); --candidate)
       if (size % candidate == 0) {

@@ -62,15 +62,46 @@ bool isDispatchRoot(Operation *op) {
 // writes the padded tensor directly (its tiles into the interior, each
 // workgroup the border next to its tile), so the padding costs no pass of
 // its own over memory (the input of a padded convolution).
+bool isStaticConstantPad(tensor::PadOp pad) {
+  return pad.getConstantPaddingValue() &&
+         pad.getResultType().hasStaticShape() && pad.getLow().empty() &&
+         pad.getHigh().empty();
+}
+
 bool isPadOfLinalgResult(Operation *op) {
   auto pad = dyn_cast<tensor::PadOp>(op);
-  if (!pad || !pad.getConstantPaddingValue() ||
-      !pad.getResultType().hasStaticShape() || !pad.getLow().empty() ||
-      !pad.getHigh().empty())
+  if (!pad || !isStaticConstantPad(pad))
     return false;
   Operation *producer = pad.getSource().getDefiningOp();
   return producer && hasTensorSemantics(producer) &&
          producer->getNumResults() == 1 && pad.getSource().hasOneUse();
+}
+
+// A pad of a value no dispatch can write padded (a function argument, a
+// value with other uses) pads a copy of it instead: the copy is then the
+// dispatch's root, written into the interior while each workgroup fills
+// the border next to its tile (one pass over memory, split like any
+// elementwise op), rather than a fill of the whole result and a copy over
+// it.
+void padACopy(tensor::PadOp pad) {
+  auto type = cast<RankedTensorType>(pad.getSource().getType());
+  if (!type.hasStaticShape())
+    return;
+  OpBuilder builder(pad);
+  Location loc = pad.getLoc();
+  Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                        type.getElementType());
+  SmallVector<AffineMap> maps(2,
+                              builder.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  auto copy = linalg::GenericOp::create(
+      builder, loc, TypeRange{type}, ValueRange{pad.getSource()},
+      ValueRange{empty}, maps, iterators,
+      [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        linalg::YieldOp::create(nested, nestedLoc, args[0]);
+      });
+  pad.getSourceMutable().set(copy.getResult(0));
 }
 
 bool isElementwise(Operation *op) {
@@ -257,6 +288,9 @@ struct FormDispatchRegionsPass
         root->erase();
         continue;
       }
+      if (auto pad = dyn_cast<tensor::PadOp>(root);
+          pad && isStaticConstantPad(pad) && !isPadOfLinalgResult(pad))
+        padACopy(pad);
       bool rootIsLinalg = hasTensorSemantics(root) || isPadOfLinalgResult(root);
       fuseProducers(wrapInRegion(root), rootIsLinalg);
     }
