@@ -52,3 +52,32 @@ func.func @kept(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> (tensor<8x8xf32>, t
   } -> tensor<8x8xf32>
   return %twice, %t, %acc, %p : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// Two inputs could be overwritten (both produced here for this op alone):
+// the first is taken and the rewrite stops there.
+// CHECK-LABEL: func.func @two_candidates
+// CHECK:       %[[A:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<16xf32>)
+// CHECK:       %[[B:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<16xf32>)
+// CHECK:       linalg.generic {{.+}} ins(%[[A]], %[[B]] : tensor<16xf32>, tensor<16xf32>) outs(%[[A]] : tensor<16xf32>)
+#id1 = affine_map<(d0) -> (d0)>
+func.func @two_candidates(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %e = tensor.empty() : tensor<16xf32>
+  %a = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%x : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<16xf32>
+  %b = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%x : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<16xf32>
+  %s = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]} ins(%a, %b : tensor<16xf32>, tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %r = arith.addf %p, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  return %s : tensor<16xf32>
+}

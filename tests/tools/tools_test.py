@@ -30,8 +30,8 @@ def make_named_mlp(path):
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(0)
     weights = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
-               for name, shape in [("w1", [16, 16]), ("b1", [16]), ("w2", [16, 16]),
-                                   ("b2", [16]), ("w3", [16, 4]), ("b3", [4])]]
+               for name, shape in [("w1", [256, 256]), ("b1", [256]), ("w2", [256, 256]),
+                                   ("b2", [256]), ("w3", [256, 4]), ("b3", [4])]]
     nodes = [
         helper.make_node("Gemm", ["x", "w1", "b1"], ["h1"], name="/fc1/Gemm"),
         helper.make_node("Relu", ["h1"], ["a1"], name="/act1/Relu"),
@@ -41,9 +41,24 @@ def make_named_mlp(path):
         helper.make_node("Sigmoid", ["h3"], ["y"]),
     ]
     graph = helper.make_graph(
-        nodes, "named_mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], weights)
+        nodes, "named_mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 256])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 4])], weights)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+# A convolution between its layout changes: several dispatches, none small
+# enough to be merged with another, for the one-span-per-dispatch checks.
+CONV_PROGRAM = """
+func.func @conv(%x: tensor<1x64x30x30xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<1x64x28x28xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x64x28x28xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x64x28x28xf32>) -> tensor<1x64x28x28xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x64x30x30xf32>, tensor<64x64x3x3xf32>) outs(%f : tensor<1x64x28x28xf32>) -> tensor<1x64x28x28xf32>
+  return %r : tensor<1x64x28x28xf32>
+}
+"""
+CONV_INPUTS = ["--input=1x64x30x30xf32=0.5", "--input=64x64x3x3xf32=0.25"]
 
 
 def check_dispatch_names(tmp, compile_, run_, bench, dump):
@@ -60,10 +75,11 @@ def check_dispatch_names(tmp, compile_, run_, bench, dump):
              if line.startswith("  [") and " -> main_dispatch_" in line]
     expect(r.returncode == 0 and "dispatch sites: 3" in r.stdout and
            [site.split(" -> ")[0] for site in sites] == names and
-           sites[0].split(" -> ")[1] == sites[1].split(" -> ")[1] == "main_dispatch_0, 512 FLOP",
+           sites[0].split(" -> ")[1] == sites[1].split(" -> ")[1] ==
+           "main_dispatch_0, 8388608 FLOP",
            "strata-dump lists each call site with its name, executable and FLOPs", r)
 
-    call = [f"--module={module}", "--function=main", "--input=1x16xf32=0.5"]
+    call = [f"--module={module}", "--function=main", "--input=64x256xf32=0.5"]
     for device in ["local-sync", "local-task?workers=2"]:
         trace = os.path.join(tmp, "named_trace.json")
         r = run([run_, f"--device={device}", f"--trace={trace}"] + call)
@@ -243,17 +259,21 @@ def main():
                      "unknown device option 'workers'", "--workers on local-sync")
 
         # --trace: a Chrome trace with one span per dispatch, named after its
-        # call site (listed by strata-dump), on both local drivers.
-        hundred = os.path.join(tmp, "hundred_ops.smod")
-        r = run([compile_, os.path.join(args.source_dir, "tests/e2e/cases/hundred_ops.mlir"),
-                 "-o", hundred])
-        expect(r.returncode == 0, "strata-compile hundred_ops", r)
-        disassembly = run([dump, hundred]).stdout
+        # call site (listed by strata-dump), on both local drivers. (A
+        # convolution between its layout changes: several dispatches, none
+        # small enough to be merged with another.)
+        conv_source = os.path.join(tmp, "conv.mlir")
+        with open(conv_source, "w") as f:
+            f.write(CONV_PROGRAM)
+        conv_module = os.path.join(tmp, "conv.smod")
+        r = run([compile_, conv_source, "-o", conv_module])
+        expect(r.returncode == 0, "strata-compile the convolution program", r)
+        disassembly = run([dump, conv_module]).stdout
         dispatch_sites = disassembly.count("call.variadic @hal.command_buffer.dispatch")
         for device in ["local-sync", "local-task?workers=2"]:
             trace = os.path.join(tmp, "trace.json")
-            r = run([run_, f"--module={hundred}", "--function=big", f"--device={device}",
-                     f"--trace={trace}", "--input=16x16xf32=0.5", "--input=16x16xf32=0.25"])
+            r = run([run_, f"--module={conv_module}", "--function=conv", f"--device={device}",
+                     f"--trace={trace}"] + CONV_INPUTS)
             spans = dispatch_spans(r, trace)
             ok = spans is not None
             spans = spans or []
@@ -290,8 +310,8 @@ def main():
         expect(r.returncode == 0 and "median" in r.stdout and "p90" in r.stdout, "strata-bench text", r)
         # --trace: one more, warm call profiled, every dispatch a span.
         trace = os.path.join(tmp, "bench_trace.json")
-        r = run([bench, f"--module={hundred}", "--function=big", "--iterations=3",
-                 f"--trace={trace}", "--input=16x16xf32=0.5", "--input=16x16xf32=0.25"])
+        r = run([bench, f"--module={conv_module}", "--function=conv", "--iterations=3",
+                 f"--trace={trace}"] + CONV_INPUTS)
         spans = dispatch_spans(r, trace)
         ok = spans is not None
         spans = spans or []

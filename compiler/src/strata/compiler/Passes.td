@@ -65,6 +65,25 @@ def FormDispatchRegionsPass : Pass<"strata-form-dispatch-regions",
   let dependentDialects = ["::strata::flow::FlowDialect"];
 }
 
+def MergeSmallDispatchRegionsPass
+    : Pass<"strata-merge-small-dispatch-regions", "mlir::func::FuncOp"> {
+  let summary = "Merges a small dispatch region into the small region before "
+                "it whose results it reads";
+  let description = [{
+    A region that would run as one workgroup and reads results of the
+    one-workgroup region just before it (every other value it reads being
+    available before that one) joins it: one dispatch runs both in order,
+    and the values only the second read stay inside it. Saves the runtime's
+    per-dispatch cost on chains of small dispatches (unrolled recurrences).
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "The cpu target's vector width, which decides the workgroup "
+           "split (0: the pass does nothing)">,
+  ];
+  let dependentDialects = ["::strata::flow::FlowDialect"];
+}
+
 def OutlineDispatchRegionsPass : Pass<"strata-outline-dispatch-regions",
                                       "mlir::ModuleOp"> {
   let summary = "Turns each dispatch region into a flow.executable and a "

@@ -39,7 +39,10 @@ struct OverwriteProducedInput : OpRewritePattern<linalg::GenericOp> {
         !op.hasPureTensorSemantics())
       return failure();
     OpOperand *init = op.getDpsInitOperand(0);
-    if (op.payloadUsesValueFromOperand(init))
+    // Already overwriting an input: taking another one instead would undo
+    // this and redo it forever (two candidates, each freeing the other).
+    if (op.payloadUsesValueFromOperand(init) ||
+        llvm::is_contained(op.getDpsInputs(), init->get()))
       return failure();
     AffineMap initMap = op.getMatchingIndexingMap(init);
     for (OpOperand *input : op.getDpsInputOperands()) {

@@ -53,6 +53,12 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     }
     pm.addNestedPass<func::FuncOp>(createConvertConvToIm2ColPass());
     pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass());
+    if (unsigned vectorBits = getTargetVectorBits(options)) {
+      MergeSmallDispatchRegionsPassOptions mergeOptions;
+      mergeOptions.vectorBits = vectorBits;
+      pm.addNestedPass<func::FuncOp>(
+          createMergeSmallDispatchRegionsPass(mergeOptions));
+    }
     return success();
   }
   if (phase == "executables") {

@@ -1,0 +1,241 @@
+//===- MergeSmallDispatchRegions.cpp - small dependent dispatches as one --===//
+//
+// A dispatch too small to split over workgroups still costs the runtime
+// about a microsecond to record and run, whatever it computes: a
+// recurrence unrolled into steps of a few microseconds (an LSTM's 2 x 32
+// steps, each a matrix-vector product and its gates) pays it on every
+// step. A small region that consumes results of the small region just
+// before it joins that region: the merged dispatch runs both in order on
+// one workgroup, and the values only the second one read stay inside it
+// (stack temporaries) instead of going through memory the host allocates.
+//
+// Regions are merged only when each would run as one workgroup anyway
+// (the workgroup split ConfigureExecutables would choose), so no
+// parallelism is lost, and when every other value the later region reads
+// is available before the earlier one, so the merged region can take the
+// earlier one's place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/compiler/Codegen/WorkgroupTiling.h"
+#include "strata/compiler/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace strata {
+#define GEN_PASS_DEF_MERGESMALLDISPATCHREGIONSPASS
+#include "strata/compiler/Passes.h.inc"
+} // namespace strata
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+// Linalg ops in one merged region at most: bounds the executable's size
+// and compile time (an LSTM step has two).
+constexpr int64_t kMaxMergedLinalgOps = 96;
+// A value passed between merged regions becomes a stack temporary of the
+// executable: only small ones are.
+constexpr int64_t kMaxInternalBytes = 64 * 1024;
+
+int64_t countLinalgOps(flow::DispatchRegionOp region) {
+  int64_t count = 0;
+  region.getBody().walk([&](linalg::LinalgOp) { ++count; });
+  return count;
+}
+
+// Whether `region` computes only with linalg ops (and views, constants,
+// empty tensors), returns only their results, and would run as one
+// workgroup.
+bool isSmallLinalgRegion(flow::DispatchRegionOp region, unsigned vectorBits) {
+  Block &body = region.getBody().front();
+  for (Operation &op : body.without_terminator()) {
+    if (isa<linalg::LinalgOp, tensor::EmptyOp, tensor::ExtractSliceOp,
+            tensor::ExpandShapeOp, tensor::CollapseShapeOp, arith::ConstantOp>(
+            op))
+      continue;
+    if (op.getNumRegions() == 0 && isMemoryEffectFree(&op) &&
+        llvm::none_of(op.getResultTypes(), llvm::IsaPred<ShapedType>))
+      continue;
+    return false;
+  }
+  Operation *terminator = body.getTerminator();
+  if (terminator->getNumOperands() == 0 ||
+      llvm::any_of(terminator->getOperands(), [](Value value) {
+        Operation *def = value.getDefiningOp();
+        return !isa_and_present<linalg::LinalgOp, tensor::ExtractSliceOp,
+                                tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+            def);
+      }))
+    return false;
+  std::optional<WorkgroupTiling> tiling =
+      chooseDispatchWorkgroupTiling(terminator, vectorBits);
+  return !tiling || tiling->count < 2;
+}
+
+int64_t getByteSize(Type type) {
+  auto shaped = dyn_cast<RankedTensorType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return std::numeric_limits<int64_t>::max();
+  return shaped.getNumElements() *
+         llvm::divideCeil(shaped.getElementTypeBitWidth(), 8);
+}
+
+// Whether `value` can be read at `first`'s place: a block argument, a
+// value of an enclosing block, or one defined before `first` in its block.
+bool isAvailableBefore(Value value, Operation *first) {
+  Operation *def = value.getDefiningOp();
+  return !def || def->getBlock() != first->getBlock() ||
+         def->isBeforeInBlock(first);
+}
+
+// A host reshape of a result of `first` (or of a value available before
+// it) that `next` reads: the merged region reshapes the value itself.
+bool isReshapeOfFirst(Value value, flow::DispatchRegionOp first) {
+  Operation *def = value.getDefiningOp();
+  if (!isa_and_present<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+    return false;
+  Value source = def->getOperand(0);
+  return source.getDefiningOp() == first.getOperation() ||
+         isAvailableBefore(source, first);
+}
+
+// Whether `next` may join `first`: it reads a result of `first`, every
+// other value it reads is available before `first` (or a reshape of such
+// a value or of a result of `first`), the results only it reads are small,
+// and the merged region stays within bounds.
+bool canMerge(flow::DispatchRegionOp first, flow::DispatchRegionOp next) {
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(next.getBody(), captured);
+  bool readsFirst = false;
+  for (Value value : captured) {
+    Operation *def = value.getDefiningOp();
+    if (def == first.getOperation() ||
+        (isReshapeOfFirst(value, first) &&
+         def->getOperand(0).getDefiningOp() == first.getOperation())) {
+      readsFirst = true;
+      continue;
+    }
+    if (!isAvailableBefore(value, first) && !isReshapeOfFirst(value, first))
+      return false;
+  }
+  if (!readsFirst ||
+      countLinalgOps(first) + countLinalgOps(next) > kMaxMergedLinalgOps)
+    return false;
+  for (OpResult result : first->getResults()) {
+    bool onlyNext = llvm::all_of(result.getUsers(), [&](Operation *user) {
+      return next->isProperAncestor(user);
+    });
+    if (onlyNext && getByteSize(result.getType()) > kMaxInternalBytes)
+      return false;
+  }
+  return true;
+}
+
+// Replaces `first` and `next` by one region in `first`'s place: `first`'s
+// body, then `next`'s reading `first`'s values directly. It returns the
+// results of `first` something else still reads, then those of `next`.
+flow::DispatchRegionOp merge(flow::DispatchRegionOp first,
+                             flow::DispatchRegionOp next) {
+  Block &firstBody = first.getBody().front();
+  Block &nextBody = next.getBody().front();
+  Operation *firstReturn = firstBody.getTerminator();
+  Operation *nextReturn = nextBody.getTerminator();
+
+  // Reshapes `next` reads from between the two regions: cloned into it.
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(next.getBody(), captured);
+  OpBuilder cloner(&nextBody, nextBody.begin());
+  for (Value value : captured) {
+    if (value.getDefiningOp() == first.getOperation() ||
+        isAvailableBefore(value, first))
+      continue;
+    Operation *reshape = value.getDefiningOp();
+    Operation *clone = cloner.clone(*reshape);
+    value.replaceUsesWithIf(clone->getResult(0), [&](OpOperand &use) {
+      return next->isProperAncestor(use.getOwner());
+    });
+    // Read by nothing else, it no longer keeps `first`'s result live.
+    if (reshape->use_empty())
+      reshape->erase();
+  }
+
+  SmallVector<Value> returned;
+  SmallVector<OpResult> replacedResults;
+  for (OpResult result : first->getResults()) {
+    bool readOutside = llvm::any_of(result.getUsers(), [&](Operation *user) {
+      return !next->isProperAncestor(user);
+    });
+    if (!readOutside)
+      continue;
+    returned.push_back(firstReturn->getOperand(result.getResultNumber()));
+    replacedResults.push_back(result);
+  }
+  for (OpResult result : next->getResults()) {
+    returned.push_back(nextReturn->getOperand(result.getResultNumber()));
+    replacedResults.push_back(result);
+  }
+
+  // `next` reads what `first` computed, not its results.
+  for (OpResult result : first->getResults())
+    result.replaceUsesWithIf(
+        firstReturn->getOperand(result.getResultNumber()),
+        [&](OpOperand &use) { return next->isProperAncestor(use.getOwner()); });
+
+  OpBuilder builder(first);
+  SmallVector<Type> types;
+  for (Value value : returned)
+    types.push_back(value.getType());
+  auto merged = flow::DispatchRegionOp::create(builder, first.getLoc(), types);
+  Block *body = new Block();
+  merged.getBody().push_back(body);
+  body->getOperations().splice(body->end(), firstBody.getOperations(),
+                               firstBody.begin(), Block::iterator(firstReturn));
+  body->getOperations().splice(body->end(), nextBody.getOperations(),
+                               nextBody.begin(), Block::iterator(nextReturn));
+  builder.setInsertionPointToEnd(body);
+  flow::ReturnOp::create(builder, next.getLoc(), returned);
+
+  for (auto [old, replacement] :
+       llvm::zip(replacedResults, merged.getResults()))
+    old.replaceAllUsesWith(replacement);
+  next.erase();
+  first.erase();
+  return merged;
+}
+
+struct MergeSmallDispatchRegionsPass
+    : public impl::MergeSmallDispatchRegionsPassBase<
+          MergeSmallDispatchRegionsPass> {
+  using MergeSmallDispatchRegionsPassBase::MergeSmallDispatchRegionsPassBase;
+
+  void runOnOperation() override {
+    if (vectorBits == 0)
+      return;
+    func::FuncOp func = getOperation();
+    for (Block &block : func.getBody()) {
+      flow::DispatchRegionOp current;
+      for (Operation &op : llvm::make_early_inc_range(block)) {
+        auto region = dyn_cast<flow::DispatchRegionOp>(op);
+        if (!region)
+          continue;
+        if (!isSmallLinalgRegion(region, vectorBits)) {
+          current = nullptr;
+          continue;
+        }
+        if (current && canMerge(current, region)) {
+          current = merge(current, region);
+          continue;
+        }
+        current = region;
+      }
+    }
+  }
+};
+
+} // namespace
+} // namespace strata
