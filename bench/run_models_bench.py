@@ -53,13 +53,20 @@ def strata_median_ms(args, model_dir, tmp, workers, iterations):
     return json.loads(out)["median_ms"]
 
 
-def ort_medians_ms(args, model_dir, iterations):
+def ensure_ort():
+    """build/peers with onnxruntime-node installed (copied from
+    ../shared/peers on first use); returns its path."""
     peers = os.path.join(ROOT, "build", "peers")
     if not os.path.exists(os.path.join(peers, "node_modules", "onnxruntime-node")):
         shutil.copytree(os.path.join(SHARED, "peers"), peers, dirs_exist_ok=True)
         env = dict(os.environ, ONNXRUNTIME_NODE_INSTALL="skip")
         subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=peers, env=env,
                        check=True, capture_output=True)
+    return peers
+
+
+def ort_medians_ms(args, model_dir, iterations):
+    peers = ensure_ort()
     # The model's own test inputs: random integers would index past
     # embedding tables (bert's token_type_ids).
     out = subprocess.run(["node", os.path.join(peers, "ort_bench.js"), "--model", model_dir,
