@@ -115,6 +115,48 @@ PaddedTileDim getPaddedTileDim(OpBuilder &builder, Location loc,
   return dim;
 }
 
+// Fills the padding of `owned` (a workgroup's part of the padded result,
+// `dims` per dimension, its tile `sizes` big) with `padValue`: one slab per
+// padded dimension and side, dimensions before it over the tile's interior,
+// dimensions after it over the whole owned range. Returns the filled part.
+Value fillOwnedPadding(RewriterBase &rewriter, Location loc, Value owned,
+                       ArrayRef<PaddedTileDim> dims,
+                       ArrayRef<OpFoldResult> sizes, ArrayRef<int64_t> low,
+                       ArrayRef<int64_t> high, Value padValue) {
+  unsigned rank = dims.size();
+  SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+  for (unsigned d = 0; d < rank; ++d) {
+    for (bool lowSide : {true, false}) {
+      if ((lowSide ? low[d] : high[d]) == 0)
+        continue;
+      SmallVector<OpFoldResult> slabOffsets, slabSizes;
+      for (unsigned e = 0; e < rank; ++e) {
+        if (e < d) {
+          slabOffsets.push_back(dims[e].lowPadSize);
+          slabSizes.push_back(sizes[e]);
+        } else if (e > d) {
+          slabOffsets.push_back(rewriter.getIndexAttr(0));
+          slabSizes.push_back(dims[e].ownedSize);
+        } else if (lowSide) {
+          slabOffsets.push_back(rewriter.getIndexAttr(0));
+          slabSizes.push_back(dims[d].lowPadSize);
+        } else {
+          slabOffsets.push_back(
+              addIndex(rewriter, loc, dims[d].lowPadSize, sizes[d]));
+          slabSizes.push_back(dims[d].highPadSize);
+        }
+      }
+      Value slab = tensor::ExtractSliceOp::create(
+          rewriter, loc, owned, slabOffsets, slabSizes, strides);
+      Value filled =
+          linalg::FillOp::create(rewriter, loc, padValue, slab).getResult(0);
+      owned = tensor::InsertSliceOp::create(rewriter, loc, filled, owned,
+                                            slabOffsets, slabSizes, strides);
+    }
+  }
+  return owned;
+}
+
 // Moves the pure ops computing `values` inside `body` to its start, so
 // what is built from them can come before the tile's computation. Returns
 // the position after them, or failure when one depends on the computation.
@@ -157,10 +199,9 @@ FailureOr<Block::iterator> hoistToBlockStart(Block *body,
 
 // The dispatch returns `pad(forall)`: the workgroup loop writes the padded
 // tensor instead. Each workgroup takes the part of it that it owns (its
-// tile's interior plus the padding next to it, `PaddedTileDim`), fills the
-// padding as one slab per padded dimension and side (dimensions before it
-// over the interior, dimensions after it over the owned range) and computes
-// its tile into the interior, so all of it bufferizes in place.
+// tile's interior plus the padding next to it, `PaddedTileDim`), fills its
+// padding (`fillOwnedPadding`) and computes its tile into the interior, so
+// all of it bufferizes in place.
 LogicalResult writePaddedResultInLoop(RewriterBase &rewriter, tensor::PadOp pad,
                                       scf::ForallOp forall) {
   if (forall->getNumResults() != 1 || pad.getSource() != forall->getResult(0))
@@ -227,35 +268,8 @@ LogicalResult writePaddedResultInLoop(RewriterBase &rewriter, tensor::PadOp pad,
   SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
   Value owned = tensor::ExtractSliceOp::create(
       rewriter, loc, shared, ownedOffsets, ownedSizes, strides);
-  for (unsigned d = 0; d < rank; ++d) {
-    for (bool lowSide : {true, false}) {
-      if ((lowSide ? low[d] : high[d]) == 0)
-        continue;
-      SmallVector<OpFoldResult> slabOffsets, slabSizes;
-      for (unsigned e = 0; e < rank; ++e) {
-        if (e < d) {
-          slabOffsets.push_back(dims[e].lowPadSize);
-          slabSizes.push_back(sizes[e]);
-        } else if (e > d) {
-          slabOffsets.push_back(rewriter.getIndexAttr(0));
-          slabSizes.push_back(dims[e].ownedSize);
-        } else if (lowSide) {
-          slabOffsets.push_back(rewriter.getIndexAttr(0));
-          slabSizes.push_back(dims[d].lowPadSize);
-        } else {
-          slabOffsets.push_back(
-              addIndex(rewriter, loc, dims[d].lowPadSize, sizes[d]));
-          slabSizes.push_back(dims[d].highPadSize);
-        }
-      }
-      Value slab = tensor::ExtractSliceOp::create(
-          rewriter, loc, owned, slabOffsets, slabSizes, strides);
-      Value filled = linalg::FillOp::create(rewriter, loc, bodyPadValue, slab)
-                         .getResult(0);
-      owned = tensor::InsertSliceOp::create(rewriter, loc, filled, owned,
-                                            slabOffsets, slabSizes, strides);
-    }
-  }
+  owned = fillOwnedPadding(rewriter, loc, owned, dims, sizes, low, high,
+                           bodyPadValue);
   Value interiorInit =
       tensor::ExtractSliceOp::create(rewriter, loc, tileInsert.getSourceType(),
                                      owned, interiorOffsets, sizes, strides);
