@@ -138,9 +138,10 @@ void getBufferizationDependentDialects(DialectRegistry &registry) {
 LogicalResult prepareForBufferization(func::FuncOp entry,
                                       PipelineRunner runPipeline) {
   inlineExecuteRegions(entry);
-  // A pad as a fill of its result and a copy into the interior: the op
-  // producing the copied tensor then writes the interior in place (a
-  // dispatch returning its root padded, in one workgroup).
+  // A pad (a pad root's tile, or a dispatch returning its root padded in
+  // one workgroup) as a fill of its result and a copy into the interior:
+  // bufferized in place, the op producing the copied tensor writing the
+  // interior, instead of through a whole temporary copied out afterwards.
   {
     RewritePatternSet patterns(entry.getContext());
     linalg::populateDecomposePadPatterns(patterns);

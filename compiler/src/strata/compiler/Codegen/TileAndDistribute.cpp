@@ -351,14 +351,6 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
   // Drop what the fusion made dead (also the slices it left in the loop),
   // then require that nothing computing remains outside the loop.
   (void)runRegionDCE(rewriter, func.getBody());
-  // A pad tile as a fill of its output slice and a copy of its input slice
-  // into it: bufferized in place, instead of through a whole-tile
-  // temporary copied out afterwards.
-  {
-    RewritePatternSet patterns(func.getContext());
-    linalg::populateDecomposePadPatterns(patterns);
-    (void)applyPatternsGreedily(func, std::move(patterns));
-  }
   for (Operation &op : func.getBody().front())
     if (!isAllowedOutsideLoop(&op)) {
       return failure();

@@ -23,13 +23,17 @@ static constexpr int64_t kMinVectorLoopTileSize = 64;
 // A pad split along its innermost dimension: elements per workgroup row.
 static constexpr int64_t kMinInnermostPadTile = 16;
 
+bool isStaticConstantPad(tensor::PadOp pad) {
+  return pad.getConstantPaddingValue() &&
+         pad.getResultType().hasStaticShape() && pad.getLow().empty() &&
+         pad.getHigh().empty();
+}
+
 tensor::PadOp findPaddedDispatchResult(Operation *terminator) {
   if (!terminator || terminator->getNumOperands() != 1)
     return nullptr;
   auto pad = terminator->getOperand(0).getDefiningOp<tensor::PadOp>();
-  if (!pad || !pad.getConstantPaddingValue() ||
-      !pad.getResultType().hasStaticShape() || !pad.getLow().empty() ||
-      !pad.getHigh().empty() || !pad.getSource().hasOneUse())
+  if (!pad || !isStaticConstantPad(pad) || !pad.getSource().hasOneUse())
     return nullptr;
   auto source = pad.getSource().getDefiningOp<linalg::LinalgOp>();
   if (!source || source->getNumResults() != 1 ||

@@ -28,6 +28,10 @@ struct WorkgroupTiling {
   int64_t count = 1;
 };
 
+// Whether `pad` pads by a constant with static amounts to a static shape,
+// which a workgroup loop can write directly (fills plus an interior).
+bool isStaticConstantPad(mlir::tensor::PadOp pad);
+
 // The pad `terminator` returns when it pads a linalg op's only result by
 // a constant: the dispatch then tiles that op and writes its tiles into the
 // interior of the padded result (TileAndDistribute.h). Null otherwise.

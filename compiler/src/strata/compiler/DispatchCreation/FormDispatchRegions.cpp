@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/Codegen/WorkgroupTiling.h"
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Utils/IndexingMaps.h"
 
@@ -62,12 +63,6 @@ bool isDispatchRoot(Operation *op) {
 // writes the padded tensor directly (its tiles into the interior, each
 // workgroup the border next to its tile), so the padding costs no pass of
 // its own over memory (the input of a padded convolution).
-bool isStaticConstantPad(tensor::PadOp pad) {
-  return pad.getConstantPaddingValue() &&
-         pad.getResultType().hasStaticShape() && pad.getLow().empty() &&
-         pad.getHigh().empty();
-}
-
 bool isPadOfLinalgResult(Operation *op) {
   auto pad = dyn_cast<tensor::PadOp>(op);
   if (!pad || !isStaticConstantPad(pad))

@@ -188,6 +188,27 @@ FailureOr<linalg::PackResult> packNamedOp(RewriterBase &rewriter,
   return packed;
 }
 
+// Puts the filter's packed tiles of a blocked convolution as [.., ci, fi]:
+// the output channels, the vector lanes, innermost. (The filter's pack is
+// the one that tiles two dimensions.)
+LogicalResult transposeFilterTiles(RewriterBase &rewriter,
+                                   const linalg::PackResult &packed) {
+  linalg::PackOp filterPack;
+  for (linalg::PackOp pack : packed.packOps)
+    if (pack.getInnerDimsPos().size() == 2)
+      filterPack = pack;
+  if (!filterPack)
+    return failure();
+  FailureOr<linalg::PackTransposeResult> transposed = linalg::packTranspose(
+      rewriter, filterPack, packed.packedLinalgOp, linalg::UnPackOp(),
+      /*outerPerm=*/{}, /*innerPerm=*/{1, 0});
+  if (failed(transposed))
+    return failure();
+  transposed->transposedLinalgOp->setAttr(
+      kOpKindAttr, rewriter.getStringAttr(kBlockedKindConv));
+  return success();
+}
+
 // conv_2d_nchw_fchw (a blockable one), loops (n, f, oh, ow, c, kh, kw): the
 // output channels by b, and the input channels too when they divide (the first
 // layer's three do not: its input stays NCHW). The filter's packed tiles are
@@ -202,21 +223,7 @@ LogicalResult blockConv(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
     return failure();
   if (!blockInput)
     return success();
-  // packOps follow the operands: input, filter, init.
-  linalg::PackOp filterPack;
-  for (linalg::PackOp pack : packed->packOps)
-    if (pack.getInnerDimsPos().size() == 2)
-      filterPack = pack;
-  if (!filterPack)
-    return failure();
-  FailureOr<linalg::PackTransposeResult> transposed = linalg::packTranspose(
-      rewriter, filterPack, packed->packedLinalgOp, linalg::UnPackOp(),
-      /*outerPerm=*/{}, /*innerPerm=*/{1, 0});
-  if (failed(transposed))
-    return failure();
-  transposed->transposedLinalgOp->setAttr(
-      kOpKindAttr, rewriter.getStringAttr(kBlockedKindConv));
-  return success();
+  return transposeFilterTiles(rewriter, *packed);
 }
 
 // conv_2d_ngchw_gfchw (a blockable one), loops (n, g, f, oh, ow, c, kh,
@@ -231,20 +238,7 @@ LogicalResult blockGroupedConv(RewriterBase &rewriter,
       packNamedOp(rewriter, conv, sizes, kBlockedKindConv);
   if (failed(packed))
     return failure();
-  linalg::PackOp filterPack;
-  for (linalg::PackOp pack : packed->packOps)
-    if (pack.getInnerDimsPos().size() == 2)
-      filterPack = pack;
-  if (!filterPack)
-    return failure();
-  FailureOr<linalg::PackTransposeResult> transposed = linalg::packTranspose(
-      rewriter, filterPack, packed->packedLinalgOp, linalg::UnPackOp(),
-      /*outerPerm=*/{}, /*innerPerm=*/{1, 0});
-  if (failed(transposed))
-    return failure();
-  transposed->transposedLinalgOp->setAttr(
-      kOpKindAttr, rewriter.getStringAttr(kBlockedKindConv));
-  return success();
+  return transposeFilterTiles(rewriter, *packed);
 }
 
 // depthwise_conv_2d_nchw_chw (a blockable one), loops (n, oh, ow, c, kh,
