@@ -30,7 +30,7 @@ Status CheckExpected(const vm::Value &value, const std::string &expected_text,
   STRATA_ASSIGN_OR_RETURN(
       auto expected, tooling::ParseTensorArgument(expected_text, allocator));
   return tooling::CompareBufferViews(*view, *expected, rtol, atol)
-      .Annotate(StrCat("output ", index));
+      .Annotate("output ", index);
 }
 
 int Run(int argc, char **argv) {

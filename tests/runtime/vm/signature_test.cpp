@@ -98,27 +98,28 @@ TEST(SignatureTest, ExpandsArgumentTypes) {
 }
 
 TEST(SignatureTest, ChecksCallFormArguments) {
+  const FunctionName kName{"m", "f"};
   Signature signature = ParseOk("0iCrD_v");
   EXPECT_TRUE(signature
                   .CheckArguments(Values({Value::I32(1), Value::I32(2),
                                           Value::NullRef(), Value::NullRef()}),
-                                  "m.f")
+                                  kName)
                   .ok());
   EXPECT_TRUE(
-      signature.CheckArguments(Values({Value::I32(1), Value::I32(0)}), "m.f")
+      signature.CheckArguments(Values({Value::I32(1), Value::I32(0)}), kName)
           .ok());
   Status wrong = signature.CheckArguments(
-      Values({Value::I32(1), Value::I32(1), Value::I32(3)}), "m.f");
+      Values({Value::I32(1), Value::I32(1), Value::I32(3)}), kName);
   EXPECT_EQ(wrong.message(), "'m.f' argument 2 has type i32, expected ref");
-  EXPECT_FALSE(signature.CheckArguments(Values({Value::I32(1)}), "m.f").ok());
+  EXPECT_FALSE(signature.CheckArguments(Values({Value::I32(1)}), kName).ok());
 
   Signature results = ParseOk("0v_ir");
   EXPECT_TRUE(
-      results.CheckResults(Values({Value::I32(1), Value::NullRef()}), "m.f")
+      results.CheckResults(Values({Value::I32(1), Value::NullRef()}), kName)
           .ok());
   EXPECT_FALSE(
-      results.CheckResults(Values({Value::I32(1), Value()}), "m.f").ok());
-  EXPECT_FALSE(results.CheckResults(Values({Value::I32(1)}), "m.f").ok());
+      results.CheckResults(Values({Value::I32(1), Value()}), kName).ok());
+  EXPECT_FALSE(results.CheckResults(Values({Value::I32(1)}), kName).ok());
 }
 
 } // namespace

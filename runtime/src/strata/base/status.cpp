@@ -1,6 +1,35 @@
 #include "strata/base/status.h"
 
+#include <charconv>
+
 namespace strata {
+namespace status_internal {
+namespace {
+template <typename T> void AppendNumber(std::string &out, T value) {
+  // Wide enough for any 64-bit integer and the shortest form of a double.
+  char text[32];
+  auto [end, error] = std::to_chars(text, text + sizeof(text), value);
+  if (error == std::errc())
+    out.append(text, end);
+}
+} // namespace
+
+void AppendSigned(std::string &out, long long value) {
+  AppendNumber(out, value);
+}
+void AppendUnsigned(std::string &out, unsigned long long value) {
+  AppendNumber(out, value);
+}
+void AppendFloat(std::string &out, double value) { AppendNumber(out, value); }
+void AppendFloat(std::string &out, float value) { AppendNumber(out, value); }
+} // namespace status_internal
+
+void AppendToString(std::string &out, Hex hex) {
+  char text[16];
+  auto [end, error] = std::to_chars(text, text + sizeof(text), hex.value, 16);
+  if (error == std::errc())
+    out.append(text, end);
+}
 
 const char *StatusCodeName(StatusCode code) {
   switch (code) {
@@ -48,9 +77,7 @@ Status::Status(StatusCode code, std::string message) {
   rep_ = std::make_shared<const Rep>(Rep{code, std::move(message)});
 }
 
-Status Status::Annotate(std::string_view context) const {
-  if (ok())
-    return *this;
+Status Status::AnnotateText(std::string_view context) const {
   return Status(code(), StrCat(context, ": ", message()));
 }
 

@@ -4,11 +4,12 @@
 #define STRATA_BASE_STATUS_H_
 
 #include <cassert>
+#include <cstdint>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace strata {
@@ -35,11 +36,53 @@ enum class StatusCode : int {
 
 const char *StatusCodeName(StatusCode code);
 
-// Concatenates any streamable values into one string.
+namespace status_internal {
+void AppendSigned(std::string &out, long long value);
+void AppendUnsigned(std::string &out, unsigned long long value);
+// Shortest text that reads back as the same value.
+void AppendFloat(std::string &out, double value);
+void AppendFloat(std::string &out, float value);
+
+template <typename T> void AppendPiece(std::string &out, const T &piece) {
+  if constexpr (std::is_same_v<T, bool>) {
+    out += piece ? "true" : "false";
+  } else if constexpr (std::is_same_v<T, char>) {
+    out.push_back(piece);
+  } else if constexpr (std::is_enum_v<T>) {
+    AppendPiece(out, std::underlying_type_t<T>(piece));
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    AppendSigned(out, piece);
+  } else if constexpr (std::is_integral_v<T>) {
+    AppendUnsigned(out, piece);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    AppendFloat(
+        out,
+        std::conditional_t<std::is_same_v<T, float>, float, double>(piece));
+  } else if constexpr (requires { AppendToString(out, piece); }) {
+    // A type that formats itself (found by argument-dependent lookup), so
+    // it can be passed around unformatted until an error needs its text.
+    AppendToString(out, piece);
+  } else {
+    static_assert(std::is_convertible_v<const T &, std::string_view>,
+                  "StrCat takes text, characters, numbers and enums");
+    out.append(std::string_view(piece));
+  }
+}
+} // namespace status_internal
+
+// An unsigned number that StrCat writes in hexadecimal digits (no prefix).
+struct Hex {
+  uint64_t value;
+};
+void AppendToString(std::string &out, Hex hex);
+
+// Concatenates text, numbers and types with an AppendToString(std::string &,
+// const T &) overload into one string. Formats without iostreams, so the
+// runtime links none; 8-bit integers print as numbers.
 template <typename... Args> std::string StrCat(const Args &...args) {
-  std::ostringstream stream;
-  (stream << ... << args);
-  return stream.str();
+  std::string out;
+  (status_internal::AppendPiece(out, args), ...);
+  return out;
 }
 
 // A status is OK (no allocation) or carries a code and a message.
@@ -56,9 +99,14 @@ public:
     return rep_ ? std::string_view(rep_->message) : std::string_view();
   }
 
-  // Adds context in front of the message ("while doing X: <message>").
+  // Adds context in front of the message ("while doing X: <message>"), the
+  // StrCat of `context`, which is formatted only when the status failed.
   // An OK status stays OK.
-  Status Annotate(std::string_view context) const;
+  template <typename... Args> Status Annotate(const Args &...context) const {
+    if (ok())
+      return *this;
+    return AnnotateText(StrCat(context...));
+  }
 
   // "INVALID_ARGUMENT: message", or "OK".
   std::string ToString() const;
@@ -67,6 +115,8 @@ public:
   void IgnoreError() const {}
 
 private:
+  Status AnnotateText(std::string_view context) const;
+
   struct Rep {
     StatusCode code;
     std::string message;

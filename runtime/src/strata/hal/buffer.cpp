@@ -24,7 +24,7 @@ FormatBits(uint32_t bits,
   if (bits) {
     if (!text.empty())
       text += '|';
-    text += StrCat("0x", std::hex, bits);
+    text += StrCat("0x", Hex{bits});
   }
   return text;
 }

@@ -97,14 +97,17 @@ std::string BufferView::FormatShape() const {
 Status CheckBufferView(const BufferView *view, std::string_view what,
                        ElementType element_type, EncodingType encoding_type,
                        std::span<const int64_t> shape) {
-  std::string expected = FormatShapeAndElementType(shape, element_type);
+  // Formatted only for an error: this check runs on every tensor argument.
+  auto expected = [&] {
+    return FormatShapeAndElementType(shape, element_type);
+  };
   if (!view)
-    return InvalidArgumentError(what, ": expected a buffer view ", expected,
+    return InvalidArgumentError(what, ": expected a buffer view ", expected(),
                                 ", got null");
   bool shape_matches = std::equal(shape.begin(), shape.end(),
                                   view->shape().begin(), view->shape().end());
   if (!shape_matches || view->element_type() != element_type)
-    return InvalidArgumentError(what, ": expected ", expected, ", got ",
+    return InvalidArgumentError(what, ": expected ", expected(), ", got ",
                                 view->FormatShape());
   if (view->encoding_type() != encoding_type)
     return InvalidArgumentError(what, ": expected encoding ", encoding_type,

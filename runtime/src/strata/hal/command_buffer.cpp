@@ -41,12 +41,12 @@ Status ValidateCommandBufferCreation(CommandBufferModeBitfield mode,
         "command buffer needs at least one command category (TRANSFER=1, "
         "DISPATCH=2)");
   if (categories & ~kAllCategories)
-    return InvalidArgumentError("unknown command categories 0x", std::hex,
-                                categories & ~kAllCategories);
+    return InvalidArgumentError("unknown command categories 0x",
+                                Hex{categories & ~kAllCategories});
   if (mode &
       ~CommandBufferModeBitfield(STRATA_HAL_COMMAND_BUFFER_MODE_ONE_SHOT))
-    return InvalidArgumentError("unknown command buffer mode bits 0x", std::hex,
-                                mode);
+    return InvalidArgumentError("unknown command buffer mode bits 0x",
+                                Hex{mode});
   return OkStatus();
 }
 
@@ -142,7 +142,7 @@ Status CommandBuffer::Dispatch(Executable *executable, uint32_t export_ordinal,
                                 executable->export_count(), " exports");
   std::string_view export_name = executable->export_name(export_ordinal);
   if (Status status = ValidateWorkgroupCount(workgroup_count); !status.ok())
-    return status.Annotate(StrCat("dispatch of '", export_name, "'"));
+    return status.Annotate("dispatch of '", export_name, "'");
   uint32_t expected_bindings = executable->export_binding_count(export_ordinal);
   if (bindings.size() != expected_bindings)
     return InvalidArgumentError("dispatch of '", export_name, "': expects ",
@@ -162,7 +162,7 @@ Status CommandBuffer::Dispatch(Executable *executable, uint32_t export_ordinal,
       return ResolveByteRange(binding.buffer->byte_length(), binding.offset,
                               binding.length, StrCat("binding ", i))
           .status()
-          .Annotate(StrCat("dispatch of '", export_name, "'"));
+          .Annotate("dispatch of '", export_name, "'");
     resolved[i].buffer = RefPtr<Buffer>::Retain(binding.buffer);
     resolved[i].offset = binding.offset;
     resolved[i].length = *length;

@@ -113,7 +113,7 @@ strata_status_t strata_device_create(strata_instance_t *instance,
     return NullArgument(!instance ? "instance" : !uri ? "uri" : "out_device");
   auto device = instance->instance->CreateDevice(uri);
   if (!device.ok())
-    return ToC(device.status().Annotate(StrCat("device '", uri, "'")));
+    return ToC(device.status().Annotate("device '", uri, "'"));
   *out_device = new strata_device_s{std::move(*device)};
   return nullptr;
 }

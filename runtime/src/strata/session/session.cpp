@@ -72,7 +72,7 @@ RefPtr<AbortSignal> Session::MakeAbortSignal(const vm::Function &function,
     deadline = Deadline::AfterNs(default_timeout_ns_);
   if (deadline.is_infinite() && !options.cancellation)
     return nullptr;
-  return AbortSignal::Create(StrCat("function '", function.FullName(), "'"),
+  return AbortSignal::Create(StrCat("function '", function.Name(), "'"),
                              deadline, options.cancellation);
 }
 
@@ -104,7 +104,7 @@ Result<vm::Function> Session::LookupFunction(std::string_view name) const {
 
 Status CheckCallInputs(const vm::Function &function,
                        std::span<const vm::Value> inputs) {
-  std::string name = function.FullName();
+  const vm::FunctionName name = function.Name();
   const vm::ModuleExport &info = function.info();
   const auto &types = info.signature.argument_types();
   if (inputs.size() != types.size())
@@ -181,7 +181,7 @@ Status Session::CallIntoOutputs(const vm::Function &function,
                                 std::span<const vm::Value> inputs,
                                 std::span<hal::BufferView *const> outputs,
                                 const CallOptions &options) {
-  std::string name = function.FullName();
+  const vm::FunctionName name = function.Name();
   const vm::ModuleExport &info = function.info();
   const auto &result_types = info.signature.result_types();
   if (outputs.size() != result_types.size())

@@ -112,7 +112,7 @@ Status FlagParser::Set(const Flag &flag, const std::string &value) {
   case Kind::kByteSize: {
     Result<uint64_t> bytes = ParseByteSize(value);
     if (!bytes.ok())
-      return bytes.status().Annotate(StrCat("--", flag.name));
+      return bytes.status().Annotate("--", flag.name);
     *static_cast<uint64_t *>(flag.target) = *bytes;
     return OkStatus();
   }

@@ -38,7 +38,7 @@ Result<Program> LoadProgram(const ProgramOptions &options) {
   std::string uri = DeviceUri(options);
   auto device = program.instance->CreateDevice(uri);
   if (!device.ok())
-    return device.status().Annotate(StrCat("device '", uri, "'"));
+    return device.status().Annotate("device '", uri, "'");
   program.device = std::move(*device);
   session_options.device_memory_limit = options.device_memory_limit;
   STRATA_ASSIGN_OR_RETURN(program.session, session::Session::Create(
@@ -57,7 +57,7 @@ Result<Program> LoadProgram(const ProgramOptions &options) {
     auto view = ParseTensorArgument(options.inputs[i],
                                     *program.session->device_allocator());
     if (!view.ok())
-      return view.status().Annotate(StrCat("input ", i));
+      return view.status().Annotate("input ", i);
     program.inputs.push_back(vm::Value::Ref(std::move(*view)));
   }
   return program;

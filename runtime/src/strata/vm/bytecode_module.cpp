@@ -151,7 +151,7 @@ Status BytecodeModule::BuildTables() {
       Result<Signature> signature =
           Signature::Parse(ToStringView(import->calling_convention()));
       if (!signature.ok())
-        return signature.status().Annotate(StrCat("import '", full_name, "'"));
+        return signature.status().Annotate("import '", full_name, "'");
       imports_.push_back(ModuleImport{std::string(full_name),
                                       std::move(signature).value(),
                                       import->is_optional()});
@@ -319,7 +319,7 @@ Status BytecodeModule::Call(Stack &stack, ModuleState *state,
                            " out of range for module '", name(), "'");
   const ModuleExport &module_export = exports_[export_ordinal];
   if (Status status = module_export.signature.CheckArguments(
-          arguments, StrCat(name(), ".", module_export.name));
+          arguments, FunctionName{name(), module_export.name});
       !status.ok())
     return stack.AnnotateWithBacktrace(status);
   if (results.size() != module_export.signature.result_types().size())
@@ -361,7 +361,7 @@ LoadBytecodeModuleFromFile(const std::string &path) {
   Result<RefPtr<BytecodeModule>> module =
       BytecodeModule::FromMemory(std::move(bytes));
   if (!module.ok())
-    return module.status().Annotate(StrCat("'", path, "'"));
+    return module.status().Annotate("'", path, "'");
   return module;
 }
 

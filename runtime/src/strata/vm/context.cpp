@@ -157,24 +157,24 @@ Status Context::CheckInvocation(const Function &function,
     }
   }
   if (!is_ours)
-    return InvalidArgumentError("function '", function.FullName(),
+    return InvalidArgumentError("function '", function.Name(),
                                 "' does not belong to this context");
   if (function.export_ordinal >= function.module->exports().size())
     return OutOfRangeError("export ordinal ", function.export_ordinal,
                            " out of range");
-  return function.signature().CheckArguments(arguments, function.FullName());
+  return function.signature().CheckArguments(arguments, function.Name());
 }
 
 Status Context::AcquireInvocation(const Function &function) {
   std::lock_guard<std::mutex> lock(invocation_mutex_);
   if (invocations_in_flight_ > 0 && !options_.allow_concurrent_invocations)
     return FailedPreconditionError(
-        "cannot invoke '", function.FullName(), "': an invocation of '",
+        "cannot invoke '", function.Name(), "': an invocation of '",
         invocation_in_flight_name_,
         "' is still in flight on this context (contexts created without "
         "allow_concurrent_invocations run one invocation at a time)");
   if (invocations_in_flight_++ == 0)
-    invocation_in_flight_name_ = function.FullName();
+    invocation_in_flight_name_ = function.Name();
   return OkStatus();
 }
 

@@ -121,7 +121,8 @@ private:
   std::mutex invocation_mutex_;
   uint32_t invocations_in_flight_ = 0;
   // Name of the first invocation in flight, for the error message.
-  std::string invocation_in_flight_name_;
+  // Views into a registered module (modules stay for the context's life).
+  FunctionName invocation_in_flight_name_;
 };
 
 } // namespace strata::vm

@@ -57,11 +57,13 @@ const ModuleExport &Function::info() const {
   return module->exports()[export_ordinal];
 }
 
-std::string Function::FullName() const {
+FunctionName Function::Name() const {
   if (!module)
-    return "<null function>";
-  return StrCat(module->name(), ".", info().name);
+    return {"", "<null function>"};
+  return {module->name(), info().name};
 }
+
+std::string Function::FullName() const { return StrCat(Name()); }
 
 Status Function::Call(Stack &stack, std::span<const Value> arguments,
                       std::span<Value> results) const {

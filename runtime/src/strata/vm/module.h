@@ -90,6 +90,8 @@ struct Function {
   explicit operator bool() const { return static_cast<bool>(module); }
   const ModuleExport &info() const;
   const Signature &signature() const { return info().signature; }
+  // "module.function", unformatted (for error messages on hot paths).
+  FunctionName Name() const;
   // "module.function".
   std::string FullName() const;
 

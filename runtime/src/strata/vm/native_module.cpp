@@ -41,9 +41,9 @@ Status NativeModule::InitializeTables() {
       return signature.status().Annotate(
           StrCat("native function '", name(), ".", export_name, "'"));
     if (def.contract)
-      STRATA_RETURN_IF_ERROR(CheckCallContract(*def.contract, *signature)
-                                 .Annotate(StrCat("native function '", name(),
-                                                  ".", export_name, "'")));
+      STRATA_RETURN_IF_ERROR(
+          CheckCallContract(*def.contract, *signature)
+              .Annotate("native function '", name(), ".", export_name, "'"));
     ModuleExport module_export;
     module_export.name = std::string(export_name);
     module_export.signature = std::move(signature).value();
@@ -110,11 +110,11 @@ Status NativeModule::Call(Stack &stack, ModuleState *state,
   const ModuleExport &module_export = exports_[export_ordinal];
   const Signature &signature = module_export.signature;
   // Checks are cheap next to what native functions do, and they let every
-  // native function trust its argument types. The qualified name for the
-  // message is only built when a check fails (this runs for every call).
-  if (!signature.CheckArguments(arguments, module_export.name).ok())
-    return stack.AnnotateWithBacktrace(signature.CheckArguments(
-        arguments, StrCat(name(), ".", module_export.name)));
+  // native function trust its argument types.
+  const FunctionName function_name{name(), module_export.name};
+  if (Status status = signature.CheckArguments(arguments, function_name);
+      !status.ok())
+    return stack.AnnotateWithBacktrace(status);
   if (results.size() != signature.result_types().size())
     return InvalidArgumentError("'", name(), ".", module_export.name, "' has ",
                                 signature.result_types().size(),
@@ -147,9 +147,8 @@ Status NativeModule::Call(Stack &stack, ModuleState *state,
         InternalError("'", name(), ".", module_export.name,
                       "' returned DEFERRED without yielding"));
   }
-  if (status.ok() && !signature.CheckResults(results, module_export.name).ok())
-    status = signature.CheckResults(results,
-                                    StrCat(name(), ".", module_export.name));
+  if (status.ok())
+    status = signature.CheckResults(results, function_name);
   status = stack.AnnotateWithBacktrace(status);
   stack.PopFrame();
   return status;

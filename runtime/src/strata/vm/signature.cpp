@@ -147,8 +147,16 @@ Status Signature::ExpandArgumentTypes(std::span<const uint16_t> segment_sizes,
   return OkStatus();
 }
 
+void AppendToString(std::string &out, const FunctionName &name) {
+  if (!name.module.empty()) {
+    out.append(name.module);
+    out.push_back('.');
+  }
+  out.append(name.function);
+}
+
 Status Signature::CheckArguments(std::span<const Value> arguments,
-                                 std::string_view function_name) const {
+                                 const FunctionName &function_name) const {
   size_t index = 0;
   auto check_one = [&](ValueType expected) -> Status {
     if (index >= arguments.size())
@@ -187,7 +195,7 @@ Status Signature::CheckArguments(std::span<const Value> arguments,
 }
 
 Status Signature::CheckResults(std::span<const Value> results,
-                               std::string_view function_name) const {
+                               const FunctionName &function_name) const {
   if (results.size() != result_types_.size())
     return InvalidArgumentError("'", function_name, "' has ",
                                 result_types_.size(), " results, got ",

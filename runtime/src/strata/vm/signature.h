@@ -41,6 +41,14 @@ struct SignatureEntry {
   bool operator==(const SignatureEntry &other) const = default;
 };
 
+// A function's qualified name, "module.function" ("function" alone without a
+// module), carried as views and formatted only into error messages.
+struct FunctionName {
+  std::string_view module;
+  std::string_view function;
+};
+void AppendToString(std::string &out, const FunctionName &name);
+
 class Signature {
 public:
   Signature() = default;
@@ -73,10 +81,10 @@ public:
   // i32 count followed by the tuples). `function_name` goes into errors:
   // "'mod.fn' argument 1 has type f32, expected i32".
   Status CheckArguments(std::span<const Value> arguments,
-                        std::string_view function_name) const;
+                        const FunctionName &function_name) const;
   // Checks results; an unset (none) value for a ref result is an error too.
   Status CheckResults(std::span<const Value> results,
-                      std::string_view function_name) const;
+                      const FunctionName &function_name) const;
 
   // Structural equality: "0_v" equals "0v_v".
   bool operator==(const Signature &other) const {

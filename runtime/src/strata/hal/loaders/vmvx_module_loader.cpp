@@ -149,10 +149,10 @@ public:
     // (its VM stack polls the signal): that status, not a kernel failure.
     const AbortSignal *abort_signal = AbortSignal::Current();
     if (!status.ok() && abort_signal && !abort_signal->Check().ok())
-      return status.Annotate(StrCat(
+      return status.Annotate(
           "executable '", name(), "' export '", export_name(ordinal),
           "' stopped in workgroup (", workgroup.workgroup_id_x, ", ",
-          workgroup.workgroup_id_y, ", ", workgroup.workgroup_id_z, ")"));
+          workgroup.workgroup_id_y, ", ", workgroup.workgroup_id_z, ")");
     if (!status.ok())
       return InternalError("executable '", name(), "' export '",
                            export_name(ordinal), "' failed in workgroup (",

@@ -209,7 +209,7 @@ PrepareSubmission(std::span<CommandBuffer *const> command_buffers) {
   }
   for (size_t i = 0; i < deferred.size(); ++i)
     STRATA_RETURN_IF_ERROR(
-        deferred[i]->BeginSubmission().Annotate(StrCat("command buffer ", i)));
+        deferred[i]->BeginSubmission().Annotate("command buffer ", i));
   return deferred;
 }
 
@@ -220,7 +220,7 @@ Status LocalDevice::ReplayAll(
   for (size_t i = 0; i < command_buffers.size(); ++i)
     STRATA_RETURN_IF_ERROR(
         ReplayCommandBuffer(*command_buffers[i], *grid_runner_, &profiler_)
-            .Annotate(StrCat("command buffer ", i)));
+            .Annotate("command buffer ", i));
   return OkStatus();
 }
 

@@ -181,7 +181,7 @@ Status LocalProfiler::WriteLocked() {
   return WriteFileContents(
              path_,
              {reinterpret_cast<const uint8_t *>(json.data()), json.size()})
-      .Annotate(StrCat("writing the profiling trace '", path_, "'"));
+      .Annotate("writing the profiling trace '", path_, "'");
 }
 
 } // namespace strata::hal

@@ -547,9 +547,9 @@ Status ExecutableCreate(Call &call) {
   Result<RefPtr<hal::Executable>> executable =
       device->CreateExecutable(format, data->data(), constants);
   if (!executable.ok())
-    return executable.status().Annotate(StrCat(call.function(), ": loading a '",
-                                               format, "' executable of ",
-                                               data->length(), " bytes"));
+    return executable.status().Annotate(call.function(), ": loading a '",
+                                        format, "' executable of ",
+                                        data->length(), " bytes");
   call.ReturnRef(0, std::move(executable).value());
   return OkStatus();
 }
