@@ -269,6 +269,56 @@ TEST(ContextTest, BytecodeImportsFromBytecode) {
   EXPECT_EQ(buffer->ref_count(), 1);
 }
 
+// Invoke reuses pooled stacks and the caller's results vector across calls;
+// results fed back as the next call's arguments must survive that reuse.
+TEST(ContextTest, RepeatedInvokesReuseStorageSafely) {
+  ModuleBuilder lib("lib");
+  FunctionBuilder &twice = lib.AddFunction("twice", "0r_rr", {.ref = 1});
+  twice.Op(Opcode::Return).List({RegRef(0), RegRef(0)});
+  lib.AddExport("twice", twice.ordinal());
+  ModuleBuilder app("app");
+  uint32_t import = app.AddImport("lib.twice", "0r_rr");
+  FunctionBuilder &f = app.AddFunction("f", "0r_r", {.ref = 3});
+  f.Op(Opcode::Call)
+      .Import(import)
+      .List({RegRef(0)})
+      .List({RegRef(1), RegRef(2)});
+  f.Op(Opcode::Return).List({RegRef(2)});
+  app.AddExport("f", f.ordinal());
+  STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<BytecodeModule> lib_module,
+                              LoadModule(lib));
+  STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<BytecodeModule> app_module,
+                              LoadModule(app));
+  STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<Context> context,
+                              MakeContext({lib_module, app_module}));
+  STRATA_ASSERT_OK_AND_ASSIGN(Function function,
+                              context->LookupFunction("app.f"));
+  RefPtr<ByteBuffer> buffer = ByteBuffer::FromString("x");
+  std::vector<Value> results;
+  for (int i = 0; i < 3; ++i) {
+    Value argument = Value::Ref(buffer);
+    STRATA_ASSERT_OK(context->Invoke(function, {&argument, 1}, &results));
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].ref(), buffer.get());
+  }
+  // The arguments live in the results vector itself.
+  for (int i = 0; i < 3; ++i) {
+    STRATA_ASSERT_OK(context->Invoke(function, results, &results));
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].ref(), buffer.get());
+  }
+  // A failed call leaves no stale results and the next call still works.
+  Value wrong = Value::I32(1);
+  EXPECT_FALSE(context->Invoke(function, {&wrong, 1}, &results).ok());
+  Value argument = Value::Ref(buffer);
+  STRATA_ASSERT_OK(context->Invoke(function, {&argument, 1}, &results));
+  EXPECT_EQ(results[0].ref(), buffer.get());
+  results.clear();
+  argument = Value();
+  // Nothing pooled holds a reference.
+  EXPECT_EQ(buffer->ref_count(), 1);
+}
+
 // A native module that imports native.add and exports "add3".
 struct ImporterState : NativeModuleState {
   bool initialized = false;

@@ -53,7 +53,8 @@ public:
   Interpreter(Stack &stack, BytecodeModule &module, BytecodeModuleState &state,
               uint32_t entry_depth)
       : stack_(stack), module_(module), state_(state),
-        entry_depth_(entry_depth) {}
+        entry_depth_(entry_depth),
+        call_buffers_(stack.call_buffers(entry_depth)) {}
 
   Status Execute(uint32_t function_ordinal, std::span<const Value> arguments,
                  std::span<Value> results) {
@@ -128,7 +129,8 @@ private:
     for (const Value &argument : arguments) {
       if (argument.type() == ValueType::kNone ||
           !FromValue(frame->registers,
-                     binder.Next(RegisterBankOf(argument.type())), argument))
+                     binder.Next(RegisterBankOf(argument.type())),
+                     Value(argument)))
         return InvalidArgumentError("argument of type ",
                                     ValueTypeName(argument.type()),
                                     " cannot be passed to bytecode");
@@ -211,30 +213,33 @@ private:
     const Signature &signature = module_.imports()[import_ordinal].signature;
     const FrameRegisters &registers = frame_->registers;
     // Arguments in the Module::Call form: variadic segments get their
-    // tuple count in front. The buffers are the interpreter's, reused from
-    // call to call (a program makes an import call per dispatch).
-    std::vector<Value> &arguments = import_arguments_;
-    std::vector<Value> &results = import_results_;
+    // tuple count in front. The buffers are the stack's, reused from call
+    // to call (a program makes an import call per dispatch).
+    std::vector<Value> &arguments = call_buffers_.arguments;
+    std::vector<Value> &results = call_buffers_.results;
     arguments.clear();
     arguments.reserve(argument_count + segment_count);
     uint16_t next_register = 0;
     uint16_t segment = 0;
     for (const SignatureEntry &entry : signature.arguments()) {
       if (!entry.is_variadic()) {
-        arguments.push_back(
-            ToValue(registers, LoadU16(argument_regs + 2 * next_register++)));
+        AppendValue(arguments, registers,
+                    LoadU16(argument_regs + 2 * next_register++));
         continue;
       }
       uint16_t tuple_count = LoadU16(segment_sizes + 2 * segment++);
-      arguments.push_back(Value::I32(tuple_count));
+      arguments.emplace_back(Value::RawScalar{}, ValueType::kI32, tuple_count);
       size_t value_count = size_t(tuple_count) * entry.tuple_types.size();
       for (size_t i = 0; i < value_count; ++i)
-        arguments.push_back(
-            ToValue(registers, LoadU16(argument_regs + 2 * next_register++)));
+        AppendValue(arguments, registers,
+                    LoadU16(argument_regs + 2 * next_register++));
     }
     results.clear();
     results.resize(result_count);
-    Status status = target.Call(stack_, arguments, results);
+    // The verifier matched this call site's registers to the import's
+    // signature, and linking matched that to the export's.
+    Status status = target.Call(stack_, arguments, results,
+                                ArgumentCheck::kCheckedByCaller);
     // Drop the references the arguments hold now, not at the next call.
     arguments.clear();
     STRATA_RETURN_IF_ERROR(status);
@@ -284,8 +289,7 @@ private:
   StackFrame *frame_ = nullptr;
   CodeCursor cursor_ = {nullptr, 0};
   std::vector<RegisterValue> remap_scratch_;
-  std::vector<Value> import_arguments_;
-  std::vector<Value> import_results_;
+  Stack::CallBuffers &call_buffers_;
 };
 
 // Operand helpers for the dispatch loop below.

@@ -313,15 +313,17 @@ Status BytecodeModule::Initialize(Stack &stack, ModuleState *state) {
 Status BytecodeModule::Call(Stack &stack, ModuleState *state,
                             uint32_t export_ordinal,
                             std::span<const Value> arguments,
-                            std::span<Value> results) {
+                            std::span<Value> results, ArgumentCheck check) {
   if (export_ordinal >= exports_.size())
     return OutOfRangeError("export ordinal ", export_ordinal,
                            " out of range for module '", name(), "'");
   const ModuleExport &module_export = exports_[export_ordinal];
-  if (Status status = module_export.signature.CheckArguments(
-          arguments, FunctionName{name(), module_export.name});
-      !status.ok())
-    return stack.AnnotateWithBacktrace(status);
+  if (check == ArgumentCheck::kCheck) {
+    if (Status status = module_export.signature.CheckArguments(
+            arguments, FunctionName{name(), module_export.name});
+        !status.ok())
+      return stack.AnnotateWithBacktrace(status);
+  }
   if (results.size() != module_export.signature.result_types().size())
     return InvalidArgumentError("'", name(), ".", module_export.name, "' has ",
                                 module_export.signature.result_types().size(),

@@ -90,8 +90,8 @@ public:
   // Runs the function named "__init" (exported or not) if there is one.
   Status Initialize(Stack &stack, ModuleState *state) override;
   Status Call(Stack &stack, ModuleState *state, uint32_t export_ordinal,
-              std::span<const Value> arguments,
-              std::span<Value> results) override;
+              std::span<const Value> arguments, std::span<Value> results,
+              ArgumentCheck check) override;
   std::string FormatSourceLocation(uint32_t function_ordinal,
                                    uint32_t pc) const override;
 

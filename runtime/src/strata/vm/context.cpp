@@ -187,8 +187,35 @@ Status Context::Invoke(const Function &function,
                        std::span<const Value> arguments,
                        std::vector<Value> *results,
                        RefPtr<AbortSignal> abort_signal) {
-  Stack stack(options_.stack_options);
-  return Invoke(stack, function, arguments, results, std::move(abort_signal));
+  std::unique_ptr<Stack> stack = AcquireStack();
+  Status status =
+      Invoke(*stack, function, arguments, results, std::move(abort_signal));
+  ReleaseStack(std::move(stack));
+  return status;
+}
+
+std::unique_ptr<Stack> Context::AcquireStack() {
+  {
+    std::lock_guard<std::mutex> lock(stack_pool_mutex_);
+    if (!stack_pool_.empty()) {
+      std::unique_ptr<Stack> stack = std::move(stack_pool_.back());
+      stack_pool_.pop_back();
+      return stack;
+    }
+  }
+  return std::make_unique<Stack>(options_.stack_options);
+}
+
+void Context::ReleaseStack(std::unique_ptr<Stack> stack) {
+  // One per thread that calls concurrently is what a pool needs; more
+  // would only hold memory.
+  constexpr size_t kMaxPooledStacks = 8;
+  if (stack->depth() != 0)
+    return;
+  stack->Reset();
+  std::lock_guard<std::mutex> lock(stack_pool_mutex_);
+  if (stack_pool_.size() < kMaxPooledStacks)
+    stack_pool_.push_back(std::move(stack));
 }
 
 Status Context::Invoke(Stack &stack, const Function &function,
@@ -196,6 +223,11 @@ Status Context::Invoke(Stack &stack, const Function &function,
                        std::vector<Value> *results,
                        RefPtr<AbortSignal> abort_signal) {
   Invocation invocation(*this, &stack, std::move(abort_signal));
+  // Reuse the caller's results vector, unless the arguments live in it (a
+  // call fed its previous results).
+  if (results && !(arguments.data() >= results->data() &&
+                   arguments.data() < results->data() + results->capacity()))
+    invocation.set_result_storage(std::move(*results));
   Status status = invocation.Begin(function, arguments);
   while (status.code() == StatusCode::kDeferred) {
     status = invocation.Wait(Deadline::Infinite());

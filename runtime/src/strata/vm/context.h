@@ -84,10 +84,11 @@ public:
   Status CheckInvocation(const Function &function,
                          std::span<const Value> arguments) const;
 
-  // Runs `function` to completion on a fresh stack, after the checks of
-  // CheckInvocation; `results` is replaced with its results. Waits that the
-  // program yields on (hal.fence.await) block this thread and resume.
-  // `abort_signal` bounds the invocation (see Invocation; null: the
+  // Runs `function` to completion on a stack of the context's pool (reused
+  // across calls), after the checks of CheckInvocation; `results` is
+  // replaced with its results (its capacity reused; left empty on failure).
+  // Waits that the program yields on (hal.fence.await) block this thread and
+  // resume. `abort_signal` bounds the invocation (see Invocation; null: the
   // thread's AbortSignal::Current(), if any).
   Status Invoke(const Function &function, std::span<const Value> arguments,
                 std::vector<Value> *results,
@@ -106,6 +107,11 @@ private:
   Status AcquireInvocation(const Function &function);
   void ReleaseInvocation();
 
+  // A reset stack from the pool, or a new one.
+  std::unique_ptr<Stack> AcquireStack();
+  // Returns an empty stack to the pool (a few are kept).
+  void ReleaseStack(std::unique_ptr<Stack> stack);
+
   struct Entry {
     RefPtr<Module> module;
     std::unique_ptr<ModuleState> state;
@@ -123,6 +129,8 @@ private:
   // Name of the first invocation in flight, for the error message.
   // Views into a registered module (modules stay for the context's life).
   FunctionName invocation_in_flight_name_;
+  std::mutex stack_pool_mutex_;
+  std::vector<std::unique_ptr<Stack>> stack_pool_;
 };
 
 } // namespace strata::vm

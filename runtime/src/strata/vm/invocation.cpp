@@ -37,7 +37,9 @@ Status Invocation::Begin(const Function &function,
   stack_->ClearWaitState();
   stack_->set_resumable(true);
   ScopedAbortSignal current_signal(abort_signal_.get());
-  Status status = function.Call(*stack_, arguments, results_);
+  // CheckInvocation checked the arguments.
+  Status status = function.Call(*stack_, arguments, results_,
+                                ArgumentCheck::kCheckedByCaller);
   if (status.code() == StatusCode::kDeferred && stack_->depth() == base_depth_)
     arguments_.assign(arguments.begin(), arguments.end());
   return HandleStep(std::move(status));

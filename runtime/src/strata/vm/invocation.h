@@ -90,6 +90,12 @@ public:
 
   // The results, once a step returned OK; ends the invocation.
   Result<std::vector<Value>> End();
+  // Before Begin: a vector whose capacity the results reuse (the one the
+  // caller got from its previous call), so steady calls allocate nothing.
+  void set_result_storage(std::vector<Value> storage) {
+    storage.clear();
+    results_ = std::move(storage);
+  }
 
   // Ends an invocation that failed or is deferred: its frames are popped
   // and their refs released. A no-op when nothing is in flight.

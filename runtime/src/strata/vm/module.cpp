@@ -66,10 +66,10 @@ FunctionName Function::Name() const {
 std::string Function::FullName() const { return StrCat(Name()); }
 
 Status Function::Call(Stack &stack, std::span<const Value> arguments,
-                      std::span<Value> results) const {
+                      std::span<Value> results, ArgumentCheck check) const {
   if (!module)
     return FailedPreconditionError("call of a null function");
-  return module->Call(stack, state, export_ordinal, arguments, results);
+  return module->Call(stack, state, export_ordinal, arguments, results, check);
 }
 
 std::optional<uint32_t> Module::FindExport(std::string_view name) const {
@@ -93,7 +93,7 @@ Status Module::Initialize(Stack &stack, ModuleState *state) {
   if (!signature.arguments().empty() || !signature.results().empty())
     return InvalidArgumentError("'", name_, ".", kInitializerFunctionName,
                                 "' must take no arguments and return nothing");
-  return Call(stack, state, *initializer, {}, {});
+  return Call(stack, state, *initializer, {}, {}, ArgumentCheck::kCheck);
 }
 
 } // namespace strata::vm

@@ -80,6 +80,15 @@ struct ModuleExport {
 
 class Module;
 
+// Whether Module::Call checks its arguments against the export's signature.
+enum class ArgumentCheck : uint8_t {
+  kCheck,
+  // The caller already did: a verified bytecode call site (the verifier
+  // matched its registers to the signature) or an invocation whose
+  // arguments the context checked. Saves a walk of the signature per call.
+  kCheckedByCaller,
+};
+
 // A callable export of a module bound to that module's state in one context.
 // The context keeps both alive; a Function must not outlive its context.
 struct Function {
@@ -97,7 +106,8 @@ struct Function {
 
   // Calls the function on `stack`; arguments in the Module::Call form.
   Status Call(Stack &stack, std::span<const Value> arguments,
-              std::span<Value> results) const;
+              std::span<Value> results,
+              ArgumentCheck check = ArgumentCheck::kCheck) const;
 };
 
 class Module : public RefObject {
@@ -129,10 +139,11 @@ public:
   // Calls export `export_ordinal`. `arguments` follow the export's
   // signature (variadic segments as an i32 tuple count plus the flattened
   // tuples); `results` has one slot per result and is filled on success.
-  // Implementations check the arguments and push a frame on `stack`.
+  // Implementations check the arguments (unless `check` says the caller
+  // did) and push a frame on `stack`.
   virtual Status Call(Stack &stack, ModuleState *state, uint32_t export_ordinal,
                       std::span<const Value> arguments,
-                      std::span<Value> results) = 0;
+                      std::span<Value> results, ArgumentCheck check) = 0;
 
   // Source location of bytecode offset `pc` in function `function_ordinal`
   // ("file:line:col") for backtraces; empty when unknown.

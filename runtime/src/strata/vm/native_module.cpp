@@ -103,7 +103,7 @@ Status NativeModule::ResolveImport(ModuleState *state, uint32_t import_ordinal,
 Status NativeModule::Call(Stack &stack, ModuleState *state,
                           uint32_t export_ordinal,
                           std::span<const Value> arguments,
-                          std::span<Value> results) {
+                          std::span<Value> results, ArgumentCheck check) {
   if (export_ordinal >= exports_.size())
     return OutOfRangeError("export ordinal ", export_ordinal,
                            " out of range for module '", name(), "'");
@@ -112,9 +112,11 @@ Status NativeModule::Call(Stack &stack, ModuleState *state,
   // Checks are cheap next to what native functions do, and they let every
   // native function trust its argument types.
   const FunctionName function_name{name(), module_export.name};
-  if (Status status = signature.CheckArguments(arguments, function_name);
-      !status.ok())
-    return stack.AnnotateWithBacktrace(status);
+  if (check == ArgumentCheck::kCheck) {
+    if (Status status = signature.CheckArguments(arguments, function_name);
+        !status.ok())
+      return stack.AnnotateWithBacktrace(status);
+  }
   if (results.size() != signature.result_types().size())
     return InvalidArgumentError("'", name(), ".", module_export.name, "' has ",
                                 signature.result_types().size(),

@@ -127,8 +127,8 @@ public:
   Status ResolveImport(ModuleState *state, uint32_t import_ordinal,
                        const Function &target) override;
   Status Call(Stack &stack, ModuleState *state, uint32_t export_ordinal,
-              std::span<const Value> arguments,
-              std::span<Value> results) override;
+              std::span<const Value> arguments, std::span<Value> results,
+              ArgumentCheck check) override;
 
 protected:
   explicit NativeModule(const NativeModuleDescriptor &descriptor);

@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <vector>
 
 #include "strata/vm/bytecode.h"
 #include "strata/vm/stack.h"
@@ -82,9 +83,40 @@ inline Value ToValue(const FrameRegisters &registers, uint16_t reg) {
   return Value();
 }
 
+// Appends the value of typed register `reg` to `values`, built in place: a
+// Value copied out of a temporary costs a store-forwarding stall per
+// argument on the import-call path.
+inline void AppendValue(std::vector<Value> &values,
+                        const FrameRegisters &registers, uint16_t reg) {
+  uint16_t ordinal = TypedRegisterOrdinal(reg);
+  switch (static_cast<RegisterBank>(TypedRegisterBank(reg))) {
+  case RegisterBank::kI32:
+    values.emplace_back(Value::RawScalar{}, ValueType::kI32,
+                        registers.i32[ordinal]);
+    return;
+  case RegisterBank::kI64:
+    values.emplace_back(Value::RawScalar{}, ValueType::kI64,
+                        registers.i64[ordinal]);
+    return;
+  case RegisterBank::kF32:
+    values.emplace_back(
+        Value::RawScalar{}, ValueType::kF32,
+        int64_t(std::bit_cast<uint32_t>(registers.f32[ordinal])));
+    return;
+  case RegisterBank::kF64:
+    values.emplace_back(Value::RawScalar{}, ValueType::kF64,
+                        std::bit_cast<int64_t>(registers.f64[ordinal]));
+    return;
+  case RegisterBank::kRef:
+    values.emplace_back(registers.ref[ordinal]);
+    return;
+  }
+  values.emplace_back();
+}
+
 // Stores `value` into typed register `reg`; false on a type mismatch (only
 // possible when a callee module breaks its contract).
-inline bool FromValue(FrameRegisters &registers, uint16_t reg, Value value) {
+inline bool FromValue(FrameRegisters &registers, uint16_t reg, Value &&value) {
   uint16_t ordinal = TypedRegisterOrdinal(reg);
   RegisterBank bank = static_cast<RegisterBank>(TypedRegisterBank(reg));
   if (value.type() == ValueType::kNone && bank == RegisterBank::kRef) {

@@ -1,6 +1,7 @@
 #include "strata/vm/stack.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -77,6 +78,27 @@ Stack::Stack(StackOptions options)
   ResetWindow();
 }
 
+void Stack::Reset() {
+  assert(depth_ == 0 && "Reset of a stack with frames");
+  PopFramesTo(0);
+  steps_remaining_ = options_.step_budget;
+  abort_signal_ = nullptr;
+  cancelled_flag_ = &kNeverCancelled;
+  backtrace_attached_ = false;
+  resumable_ = false;
+  native_depth_ = 0;
+  ClearWaitState();
+  ResetWindow();
+}
+
+Stack::CallBuffers &Stack::call_buffers(uint32_t entry_depth) {
+  if (entry_depth >= call_buffers_.size())
+    call_buffers_.resize(size_t(entry_depth) + 1);
+  if (!call_buffers_[entry_depth])
+    call_buffers_[entry_depth] = std::make_unique<CallBuffers>();
+  return *call_buffers_[entry_depth];
+}
+
 Stack::~Stack() {
   PopFramesTo(0);
   for (size_t i = 1; i < chunks_.size(); ++i)
@@ -133,7 +155,7 @@ Result<StackFrame *> Stack::PushFrame(FrameKind kind, const Module *module,
                                   " frames exceeded (runaway recursion?)");
   FrameLayout layout = ComputeLayout(counts);
   size_t chunk_index = 0, used_before = 0;
-  STRATA_ASSIGN_OR_RETURN(uint8_t * storage,
+  STRATA_ASSIGN_OR_RETURN(uint8_t *storage,
                           Allocate(layout.total, &chunk_index, &used_before));
   std::memset(storage + layout.i32, 0, layout.ref - layout.i32);
   auto *frame = new (storage) StackFrame();

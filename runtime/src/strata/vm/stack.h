@@ -39,6 +39,7 @@
 #include "strata/base/abort_signal.h"
 #include "strata/base/ref_ptr.h"
 #include "strata/base/status.h"
+#include "strata/vm/value.h"
 #include "strata/vm/wait_source.h"
 
 namespace strata::vm {
@@ -108,6 +109,21 @@ public:
   Stack &operator=(const Stack &) = delete;
 
   const StackOptions &options() const { return options_; }
+
+  // Makes an empty stack (depth 0) as good as new for another invocation:
+  // the step budget, signal and wait state start over; the frame storage
+  // and call buffers stay allocated for reuse.
+  void Reset();
+
+  // Vectors an interpreter reuses between the import calls it makes, so a
+  // call allocates nothing once warm. One set per interpreter activation,
+  // keyed by the stack depth it entered at (live activations enter at
+  // different depths, and a resumed one at its own again).
+  struct CallBuffers {
+    std::vector<Value> arguments;
+    std::vector<Value> results;
+  };
+  CallBuffers &call_buffers(uint32_t entry_depth);
 
   // Pushes a frame with zeroed registers. RESOURCE_EXHAUSTED past the depth
   // or storage limit.
@@ -229,6 +245,7 @@ private:
   std::optional<WaitRequest> pending_wait_;
   std::optional<Status> wait_result_;
   std::vector<Chunk> chunks_;
+  std::vector<std::unique_ptr<CallBuffers>> call_buffers_;
   size_t current_chunk_ = 0;
   size_t heap_bytes_ = 0;
   alignas(16) uint8_t inline_storage_[kInlineStorageSize];

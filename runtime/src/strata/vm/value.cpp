@@ -1,8 +1,5 @@
 #include "strata/vm/value.h"
 
-#include <bit>
-#include <cstring>
-
 namespace strata::vm {
 
 const char *ValueTypeName(ValueType type) {
@@ -73,32 +70,6 @@ ValueType ValueTypeOf(RegisterBank bank) {
     return ValueType::kRef;
   }
   return ValueType::kNone;
-}
-
-Value Value::F32(float value) {
-  return Value(ValueType::kF32,
-               static_cast<int64_t>(std::bit_cast<uint32_t>(value)));
-}
-
-Value Value::F64(double value) {
-  return Value(ValueType::kF64, std::bit_cast<int64_t>(value));
-}
-
-Value Value::Ref(RefPtr<RefObject> ref) {
-  Value result;
-  result.type_ = ValueType::kRef;
-  result.ref_ = std::move(ref);
-  return result;
-}
-
-float Value::f32() const {
-  assert(type_ == ValueType::kF32);
-  return std::bit_cast<float>(static_cast<uint32_t>(bits_));
-}
-
-double Value::f64() const {
-  assert(type_ == ValueType::kF64);
-  return std::bit_cast<double>(bits_);
 }
 
 std::string Value::ToString() const {

@@ -4,6 +4,7 @@
 #ifndef STRATA_VM_VALUE_H_
 #define STRATA_VM_VALUE_H_
 
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -38,10 +39,22 @@ public:
 
   static Value I32(int32_t value) { return Value(ValueType::kI32, value); }
   static Value I64(int64_t value) { return Value(ValueType::kI64, value); }
-  static Value F32(float value);
-  static Value F64(double value);
+  // Inline, like the accessors: the interpreter builds a Value for every
+  // argument of every import call.
+  static Value F32(float value) {
+    return Value(ValueType::kF32,
+                 static_cast<int64_t>(std::bit_cast<uint32_t>(value)));
+  }
+  static Value F64(double value) {
+    return Value(ValueType::kF64, std::bit_cast<int64_t>(value));
+  }
   // A (possibly null) ref.
-  static Value Ref(RefPtr<RefObject> ref);
+  static Value Ref(RefPtr<RefObject> ref) {
+    Value result;
+    result.type_ = ValueType::kRef;
+    result.ref_ = std::move(ref);
+    return result;
+  }
   static Value NullRef() { return Ref(nullptr); }
 
   ValueType type() const { return type_; }
@@ -58,8 +71,14 @@ public:
     assert(type_ == ValueType::kI64);
     return static_cast<int64_t>(bits_);
   }
-  float f32() const;
-  double f64() const;
+  float f32() const {
+    assert(type_ == ValueType::kF32);
+    return std::bit_cast<float>(static_cast<uint32_t>(bits_));
+  }
+  double f64() const {
+    assert(type_ == ValueType::kF64);
+    return std::bit_cast<double>(bits_);
+  }
   // Null when the ref is null.
   RefObject *ref() const {
     assert(type_ == ValueType::kRef);
@@ -77,6 +96,14 @@ public:
 
   // Human-readable form: "i32 42", "f32 1.5", "ref vm.buffer", "ref null".
   std::string ToString() const;
+
+  // For building a Value in place (vector::emplace_back) without a
+  // temporary: a scalar from its raw bits (floats bit-copied), or a ref.
+  struct RawScalar {};
+  Value(RawScalar, ValueType type, int64_t bits)
+      : type_(type), bits_(static_cast<uint64_t>(bits)) {}
+  explicit Value(RefPtr<RefObject> ref)
+      : type_(ValueType::kRef), ref_(std::move(ref)) {}
 
 private:
   Value(ValueType type, int64_t bits)
