@@ -8,6 +8,7 @@
 #include "strata/hal/device.h"
 #include "strata/tooling/dispatch_profile.h"
 #include "strata/tooling/flags.h"
+#include "strata/tooling/heap_counter.h"
 #include "strata/tooling/program_runner.h"
 #include "strata/tooling/terminal.h"
 
@@ -77,6 +78,7 @@ int Run(int argc, char **argv) {
   millis.reserve(iterations);
   RefPtr<hal::Allocator> allocator = program->session->device_allocator();
   uint64_t allocations_before = allocator->statistics().allocation_count;
+  uint64_t heap_allocations_before = tooling::HeapAllocationCount();
   for (int64_t i = 0; i < iterations; ++i) {
     auto start = std::chrono::steady_clock::now();
     status =
@@ -91,6 +93,11 @@ int Run(int argc, char **argv) {
   // transients), averaged over the timed calls.
   double allocations_per_call =
       double(allocator->statistics().allocation_count - allocations_before) /
+      double(iterations);
+  // Heap allocations (operator new) per call, the runtime's and the
+  // program's together: what a steady call costs the process heap.
+  double heap_allocations_per_call =
+      double(tooling::HeapAllocationCount() - heap_allocations_before) /
       double(iterations);
   // Profiled apart from the timed calls: profiling has its own cost, and a
   // warm call shows where time goes in steady state (a first call's spans
@@ -149,11 +156,12 @@ int Run(int argc, char **argv) {
     std::printf("{\"function\": \"%s\", \"device\": \"%s\", \"iterations\": "
                 "%lld, \"min_ms\": %.6f, \"median_ms\": %.6f, \"p90_ms\": "
                 "%.6f, \"mean_ms\": %.6f, \"max_ms\": %.6f, "
-                "\"allocations_per_call\": %.3f",
+                "\"allocations_per_call\": %.3f, "
+                "\"heap_allocations_per_call\": %.3f",
                 name.c_str(), device_uri.c_str(), (long long)iterations,
                 millis.front(), Percentile(millis, 0.5),
                 Percentile(millis, 0.9), mean, millis.back(),
-                allocations_per_call);
+                allocations_per_call, heap_allocations_per_call);
     if (per_dispatch)
       std::printf(", \"profiled_call_ms\": %.6f, \"dispatches\": %s",
                   profiled_call_ms,
@@ -164,11 +172,12 @@ int Run(int argc, char **argv) {
   } else {
     std::printf("%s on %s: %lld calls\n  min    %10.4f ms\n  median %10.4f "
                 "ms\n  p90    %10.4f ms\n  mean   %10.4f ms\n  max    %10.4f "
-                "ms\n  allocations per call %.3f\n",
+                "ms\n  allocations per call %.3f\n  heap allocations per "
+                "call %.3f\n",
                 name.c_str(), device_uri.c_str(), (long long)iterations,
                 millis.front(), Percentile(millis, 0.5),
                 Percentile(millis, 0.9), mean, millis.back(),
-                allocations_per_call);
+                allocations_per_call, heap_allocations_per_call);
     if (per_dispatch)
       std::printf("%s", tooling::FormatDispatchTable(dispatch_rows, iterations,
                                                      profiled_call_ms)

@@ -104,39 +104,11 @@ TEST(ContextTest, FunctionsOfOtherContextsAreRejected) {
             StatusCode::kInvalidArgument);
 }
 
-// app.main(a, b, c) = add(a, sum(a, [b, c, 5])) + dot([(a, I 2), (b, I 3)])
-ModuleBuilder MakeApp(uint32_t minimum_native_version = 3) {
-  ModuleBuilder builder("app");
-  builder.AddDependency("native", minimum_native_version);
-  uint32_t add = builder.AddImport("native.add", "0ii_i");
-  uint32_t sum = builder.AddImport("native.sum", "0iCiD_i");
-  uint32_t dot = builder.AddImport("native.dot", "0CiID_I");
-  FunctionBuilder &f =
-      builder.AddFunction("main", "0iii_iI", {.i32 = 6, .i64 = 3});
-  f.Op(Opcode::ConstI32).Reg(3).I32(5);
-  f.Op(Opcode::CallVariadic)
-      .Import(sum)
-      .Segments({3})
-      .List({RegI32(0), RegI32(1), RegI32(2), RegI32(3)})
-      .List({RegI32(4)});
-  f.Op(Opcode::Call).Import(add).List({RegI32(0), RegI32(4)}).List({RegI32(5)});
-  f.Op(Opcode::ConstI64).Reg(0).I64(2);
-  f.Op(Opcode::ConstI64).Reg(1).I64(3);
-  f.Op(Opcode::CallVariadic)
-      .Import(dot)
-      .Segments({2})
-      .List({RegI32(0), RegI64(0), RegI32(1), RegI64(1)})
-      .List({RegI64(2)});
-  f.Op(Opcode::Return).List({RegI32(5), RegI64(2)});
-  builder.AddExport("main", f.ordinal());
-  return builder;
-}
-
 TEST(ContextTest, BytecodeCallsNativeImportsIncludingVariadic) {
   STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<NativeModule> native,
                               CreateTestNativeModule());
   STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<BytecodeModule> app,
-                              LoadModule(MakeApp()));
+                              LoadModule(MakeNativeCallerApp()));
   STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<Context> context,
                               MakeContext({native, app}));
   STRATA_ASSERT_OK_AND_ASSIGN(
@@ -152,7 +124,7 @@ TEST(ContextTest, DependencyVersionIsChecked) {
   STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<NativeModule> native,
                               CreateTestNativeModule(/*version=*/1));
   STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<BytecodeModule> app,
-                              LoadModule(MakeApp(/*minimum=*/2)));
+                              LoadModule(MakeNativeCallerApp(/*minimum=*/2)));
   RefPtr<Context> context = Context::Create(Instance::Create());
   STRATA_ASSERT_OK(context->RegisterModule(native));
   Status status = context->RegisterModule(app);
@@ -165,7 +137,7 @@ TEST(ContextTest, DependencyVersionIsChecked) {
 
 TEST(ContextTest, MissingDependencyAndImports) {
   STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<BytecodeModule> app,
-                              LoadModule(MakeApp()));
+                              LoadModule(MakeNativeCallerApp()));
   RefPtr<Context> context = Context::Create(Instance::Create());
   Status status = context->RegisterModule(app);
   EXPECT_EQ(status.code(), StatusCode::kNotFound);

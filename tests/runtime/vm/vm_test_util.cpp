@@ -200,4 +200,31 @@ Result<RefPtr<NativeModule>> CreateGateModule() {
   return NativeModule::Create({.name = "gate", .functions = kGateFunctions});
 }
 
+ModuleBuilder MakeNativeCallerApp(uint32_t minimum_native_version) {
+  ModuleBuilder builder("app");
+  builder.AddDependency("native", minimum_native_version);
+  uint32_t add = builder.AddImport("native.add", "0ii_i");
+  uint32_t sum = builder.AddImport("native.sum", "0iCiD_i");
+  uint32_t dot = builder.AddImport("native.dot", "0CiID_I");
+  FunctionBuilder &f =
+      builder.AddFunction("main", "0iii_iI", {.i32 = 6, .i64 = 3});
+  f.Op(Opcode::ConstI32).Reg(3).I32(5);
+  f.Op(Opcode::CallVariadic)
+      .Import(sum)
+      .Segments({3})
+      .List({RegI32(0), RegI32(1), RegI32(2), RegI32(3)})
+      .List({RegI32(4)});
+  f.Op(Opcode::Call).Import(add).List({RegI32(0), RegI32(4)}).List({RegI32(5)});
+  f.Op(Opcode::ConstI64).Reg(0).I64(2);
+  f.Op(Opcode::ConstI64).Reg(1).I64(3);
+  f.Op(Opcode::CallVariadic)
+      .Import(dot)
+      .Segments({2})
+      .List({RegI32(0), RegI64(0), RegI32(1), RegI64(1)})
+      .List({RegI64(2)});
+  f.Op(Opcode::Return).List({RegI32(5), RegI64(2)});
+  builder.AddExport("main", f.ordinal());
+  return builder;
+}
+
 } // namespace strata::vm::testing

@@ -71,6 +71,11 @@ Result<Value> RunSingleOp(Opcode opcode, std::vector<Value> arguments,
 //   (per-state call count), identity "0r_r".
 Result<RefPtr<NativeModule>> CreateTestNativeModule(uint32_t version = 3);
 
+// A bytecode module "app" that depends on "native" (at least
+// `minimum_native_version`) and exports main "0iii_iI":
+//   main(a, b, c) = (add(a, sum(a, [b, c, 5])), dot([(a, I 2), (b, I 3)])).
+ModuleBuilder MakeNativeCallerApp(uint32_t minimum_native_version = 3);
+
 // A wait source the test opens or fails by hand (from any thread).
 class Gate final : public WaitSource {
 public:
