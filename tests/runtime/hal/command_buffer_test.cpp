@@ -203,7 +203,8 @@ TEST_F(CommandBufferTest, DispatchValidation) {
   auto *deferred = static_cast<DeferredCommandBuffer *>(cb.get());
   ASSERT_EQ(deferred->commands().size(), 2u);
   const auto &dispatch = std::get<DispatchCommand>(deferred->commands()[0]);
-  EXPECT_EQ(dispatch.bindings[1].length, 32u); // kWholeBuffer resolved.
+  // kWholeBuffer resolved.
+  EXPECT_EQ(deferred->bindings(dispatch)[1].length, 32u);
 
   // A non-local executable cannot run on a local device.
   ASSERT_TRUE(cb->Finalize().ok());

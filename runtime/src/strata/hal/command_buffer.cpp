@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "strata/base/scratch_array.h"
+
 namespace strata::hal {
 namespace {
 
@@ -148,7 +150,7 @@ Status CommandBuffer::Dispatch(Executable *executable, uint32_t export_ordinal,
     return InvalidArgumentError("dispatch of '", export_name, "': expects ",
                                 expected_bindings, " bindings, got ",
                                 bindings.size());
-  std::vector<ResolvedBinding> resolved(bindings.size());
+  ScratchArray<ResolvedBinding, 64> resolved(bindings.size());
   for (size_t i = 0; i < bindings.size(); ++i) {
     const BufferBinding &binding = bindings[i];
     if (!binding.buffer)
@@ -168,7 +170,7 @@ Status CommandBuffer::Dispatch(Executable *executable, uint32_t export_ordinal,
     resolved[i].length = *length;
   }
   return DispatchImpl(executable, export_ordinal, workgroup_count, constants,
-                      resolved, site);
+                      resolved.span(), site);
 }
 
 Status CommandBuffer::Finalize() {

@@ -1,5 +1,7 @@
 #include "strata/hal/deferred_command_buffer.h"
 
+#include <algorithm>
+
 namespace strata::hal {
 
 Result<RefPtr<DeferredCommandBuffer>>
@@ -9,6 +11,14 @@ DeferredCommandBuffer::Create(CommandBufferModeBitfield mode,
   STRATA_RETURN_IF_ERROR(ValidateCommandBufferCreation(mode, categories));
   return RefPtr<DeferredCommandBuffer>::Adopt(
       new DeferredCommandBuffer(mode, categories, queue_affinity));
+}
+
+DeferredCommandBuffer::DeferredCommandBuffer(CommandBufferModeBitfield mode,
+                                             CommandCategoryBitfield categories,
+                                             QueueAffinity queue_affinity)
+    : CommandBuffer(mode, categories, queue_affinity) {
+  // Room for a typical program's commands without regrowing.
+  commands_.reserve(16);
 }
 
 Status DeferredCommandBuffer::ExecutionBarrierImpl() {
@@ -54,10 +64,20 @@ Status DeferredCommandBuffer::DispatchImpl(Executable *executable,
   command.executable = RefPtr<Executable>::Retain(executable);
   command.export_ordinal = export_ordinal;
   command.workgroup_count = workgroup_count;
-  command.constants.assign(constants.begin(), constants.end());
-  command.bindings.reserve(bindings.size());
+  // The arrays start big enough for a typical program, so they are
+  // allocated once per command buffer rather than regrown.
+  constexpr size_t kInitialArraySize = 256;
+  command.constants_begin = constants_.size();
+  command.constant_count = constants.size();
+  if (constants_.empty() && !constants.empty())
+    constants_.reserve(std::max(kInitialArraySize, constants.size()));
+  constants_.insert(constants_.end(), constants.begin(), constants.end());
+  command.bindings_begin = bindings_.size();
+  command.binding_count = bindings.size();
+  if (bindings_.empty())
+    bindings_.reserve(std::max(kInitialArraySize, bindings.size()));
   for (ResolvedBinding &binding : bindings)
-    command.bindings.push_back(std::move(binding));
+    bindings_.push_back(std::move(binding));
   command.site = site;
   commands_.emplace_back(std::move(command));
   return OkStatus();

@@ -35,12 +35,17 @@ struct UpdateCommand {
   std::vector<uint8_t> data;
 };
 
+// Its constants and bindings are ranges of the command buffer's arrays
+// (DeferredCommandBuffer::constants/bindings), so recording a dispatch
+// allocates nothing once those arrays have grown.
 struct DispatchCommand {
   RefPtr<Executable> executable;
   uint32_t export_ordinal;
   WorkgroupCount workgroup_count;
-  std::vector<uint32_t> constants;
-  std::vector<ResolvedBinding> bindings;
+  size_t constants_begin = 0;
+  size_t constant_count = 0;
+  size_t bindings_begin = 0;
+  size_t binding_count = 0;
   // The program's call site (CommandBuffer::Dispatch); 0 = none.
   uint32_t site = 0;
 };
@@ -56,6 +61,16 @@ public:
 
   // The recorded commands, in order. Each retains its resources.
   const std::vector<Command> &commands() const { return commands_; }
+  // A recorded dispatch's push constants and (retained) bindings.
+  std::span<const uint32_t> constants(const DispatchCommand &dispatch) const {
+    return std::span(constants_)
+        .subspan(dispatch.constants_begin, dispatch.constant_count);
+  }
+  std::span<const ResolvedBinding>
+  bindings(const DispatchCommand &dispatch) const {
+    return std::span(bindings_).subspan(dispatch.bindings_begin,
+                                        dispatch.binding_count);
+  }
 
 protected:
   Status ExecutionBarrierImpl() override;
@@ -72,9 +87,14 @@ protected:
                       uint32_t site) override;
 
 private:
-  using CommandBuffer::CommandBuffer;
+  DeferredCommandBuffer(CommandBufferModeBitfield mode,
+                        CommandCategoryBitfield categories,
+                        QueueAffinity queue_affinity);
 
   std::vector<Command> commands_;
+  // Every dispatch's constants and bindings, back to back.
+  std::vector<uint32_t> constants_;
+  std::vector<ResolvedBinding> bindings_;
 };
 
 } // namespace strata::hal

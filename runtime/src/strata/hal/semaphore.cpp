@@ -131,32 +131,39 @@ size_t Fence::timepoint_count() const {
 }
 
 Status Fence::Query() const {
-  bool pending = false;
-  for (const SemaphoreTimepoint &timepoint : timepoints()) {
-    Result<uint64_t> value = timepoint.semaphore->Query();
-    if (!value.ok())
-      return value.status();
-    if (*value < timepoint.value)
-      pending = true;
-  }
-  return pending ? Status(StatusCode::kDeferred, "fence not yet reached")
-                 : OkStatus();
+  return VisitTimepoints([](std::span<const SemaphoreTimepoint> timepoints) {
+    bool pending = false;
+    for (const SemaphoreTimepoint &timepoint : timepoints) {
+      Result<uint64_t> value = timepoint.semaphore->Query();
+      if (!value.ok())
+        return value.status();
+      if (*value < timepoint.value)
+        pending = true;
+    }
+    return pending ? Status(StatusCode::kDeferred, "fence not yet reached")
+                   : OkStatus();
+  });
 }
 
 Status Fence::Signal() {
-  for (const SemaphoreTimepoint &timepoint : timepoints())
-    STRATA_RETURN_IF_ERROR(timepoint.semaphore->Signal(timepoint.value));
-  return OkStatus();
+  return VisitTimepoints([](std::span<const SemaphoreTimepoint> timepoints) {
+    for (const SemaphoreTimepoint &timepoint : timepoints)
+      STRATA_RETURN_IF_ERROR(timepoint.semaphore->Signal(timepoint.value));
+    return OkStatus();
+  });
 }
 
 void Fence::Fail(Status status) {
-  for (const SemaphoreTimepoint &timepoint : timepoints())
-    timepoint.semaphore->Fail(status);
+  VisitTimepoints([&](std::span<const SemaphoreTimepoint> timepoints) {
+    for (const SemaphoreTimepoint &timepoint : timepoints)
+      timepoint.semaphore->Fail(status);
+  });
 }
 
 Status Fence::Wait(Deadline deadline, const AbortSignal *abort_signal) const {
-  std::vector<SemaphoreTimepoint> copy = timepoints();
-  return WaitSemaphores(WaitMode::kAll, copy, deadline, abort_signal);
+  return VisitTimepoints([&](std::span<const SemaphoreTimepoint> timepoints) {
+    return WaitSemaphores(WaitMode::kAll, timepoints, deadline, abort_signal);
+  });
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #ifndef STRATA_HAL_SEMAPHORE_H_
 #define STRATA_HAL_SEMAPHORE_H_
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -13,6 +14,7 @@
 
 #include "strata/base/abort_signal.h"
 #include "strata/base/ref_ptr.h"
+#include "strata/base/scratch_array.h"
 #include "strata/base/status.h"
 #include "strata/hal/deadline.h"
 
@@ -112,6 +114,17 @@ public:
   // A copy of the timepoints.
   std::vector<SemaphoreTimepoint> timepoints() const;
   size_t timepoint_count() const;
+  // Calls `visit(std::span<const SemaphoreTimepoint>)` on a snapshot of
+  // the timepoints, taken under the lock and visited outside it (signals
+  // run callbacks that may come back to this fence); no allocation for
+  // fences of up to 4 timepoints. Returns what `visit` returns.
+  template <typename Visit> auto VisitTimepoints(Visit visit) const {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ScratchArray<SemaphoreTimepoint, 4> snapshot(timepoints_.size());
+    std::copy(timepoints_.begin(), timepoints_.end(), snapshot.begin());
+    lock.unlock();
+    return visit(std::span<const SemaphoreTimepoint>(snapshot.span()));
+  }
 
   // OK when every timepoint is reached, DEFERRED when some are not yet, or
   // the failure status of a failed semaphore.

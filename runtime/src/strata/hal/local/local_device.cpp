@@ -1,8 +1,9 @@
 #include "strata/hal/local/local_device.h"
 
-#include "strata/hal/local/cpu_features.h"
-
 #include <sstream>
+
+#include "strata/base/scratch_array.h"
+#include "strata/hal/local/cpu_features.h"
 
 namespace strata::hal {
 namespace {
@@ -190,10 +191,10 @@ Status LocalDevice::QueueWrite(QueueAffinity queue_affinity, Fence *wait_fence,
 
 namespace {
 
-// Checks a submission before any of it runs, so a bad one has no effect.
-Result<std::vector<RefPtr<DeferredCommandBuffer>>>
-PrepareSubmission(std::span<CommandBuffer *const> command_buffers) {
-  std::vector<RefPtr<DeferredCommandBuffer>> deferred(command_buffers.size());
+// Checks a submission before any of it runs, so a bad one has no effect;
+// fills `deferred` (one per command buffer) with them, retained.
+Status PrepareSubmission(std::span<CommandBuffer *const> command_buffers,
+                         std::span<RefPtr<DeferredCommandBuffer>> deferred) {
   for (size_t i = 0; i < command_buffers.size(); ++i) {
     auto *command_buffer =
         dynamic_cast<DeferredCommandBuffer *>(command_buffers[i]);
@@ -210,7 +211,7 @@ PrepareSubmission(std::span<CommandBuffer *const> command_buffers) {
   for (size_t i = 0; i < deferred.size(); ++i)
     STRATA_RETURN_IF_ERROR(
         deferred[i]->BeginSubmission().Annotate("command buffer ", i));
-  return deferred;
+  return OkStatus();
 }
 
 } // namespace
@@ -243,17 +244,17 @@ LocalDevice::QueueExecute(QueueAffinity queue_affinity, Fence *wait_fence,
                           Fence *signal_fence,
                           std::span<CommandBuffer *const> command_buffers) {
   if (queue_) {
-    Result<std::vector<RefPtr<DeferredCommandBuffer>>> deferred =
-        PrepareSubmission(command_buffers);
-    if (!deferred.ok()) {
-      Status status = deferred.status().Annotate("queue_execute");
+    std::vector<RefPtr<DeferredCommandBuffer>> deferred(command_buffers.size());
+    if (Status status = PrepareSubmission(command_buffers, deferred);
+        !status.ok()) {
+      status = status.Annotate("queue_execute");
       if (signal_fence)
         signal_fence->Fail(status);
       return status;
     }
     queue_->Submit(
         RefPtr<Fence>::Retain(wait_fence), RefPtr<Fence>::Retain(signal_fence),
-        [this, command_buffers = std::move(deferred).value()] {
+        [this, command_buffers = std::move(deferred)] {
           return ProfiledReplayAll(command_buffers);
         },
         "queue_execute");
@@ -272,10 +273,11 @@ LocalDevice::QueueExecute(QueueAffinity queue_affinity, Fence *wait_fence,
       {{"command_buffer_count", uint64_t(command_buffers.size())},
        {"command_count", command_count}},
       wait_fence, signal_fence, [&]() -> Status {
-        STRATA_ASSIGN_OR_RETURN(
-            std::vector<RefPtr<DeferredCommandBuffer>> deferred,
-            PrepareSubmission(command_buffers));
-        return ReplayAll(deferred);
+        ScratchArray<RefPtr<DeferredCommandBuffer>, 4> deferred(
+            command_buffers.size());
+        STRATA_RETURN_IF_ERROR(
+            PrepareSubmission(command_buffers, deferred.span()));
+        return ReplayAll(deferred.span());
       });
 }
 

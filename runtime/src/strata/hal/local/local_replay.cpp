@@ -1,6 +1,7 @@
 #include "strata/hal/local/local_replay.h"
 
 #include "strata/base/abort_signal.h"
+#include "strata/base/scratch_array.h"
 #include "strata/base/wait.h"
 
 #include <cstring>
@@ -62,7 +63,8 @@ Status ReplayUpdate(const UpdateCommand &command) {
   return OkStatus();
 }
 
-Status ReplayDispatch(const DispatchCommand &command,
+Status ReplayDispatch(const DeferredCommandBuffer &command_buffer,
+                      const DispatchCommand &command,
                       LocalGridRunner &grid_runner, LocalProfiler *profiler) {
   const WorkgroupCount &count = command.workgroup_count;
   if (count.x == 0 || count.y == 0 || count.z == 0)
@@ -75,10 +77,12 @@ Status ReplayDispatch(const DispatchCommand &command,
     return InvalidArgumentError("executable '", command.executable->name(),
                                 "' was not loaded for a local device");
 
-  std::vector<void *> binding_ptrs(command.bindings.size());
-  std::vector<size_t> binding_lengths(command.bindings.size());
-  for (size_t i = 0; i < command.bindings.size(); ++i) {
-    const ResolvedBinding &binding = command.bindings[i];
+  std::span<const ResolvedBinding> bindings = command_buffer.bindings(command);
+  std::span<const uint32_t> constants = command_buffer.constants(command);
+  ScratchArray<void *, 64> binding_ptrs(bindings.size());
+  ScratchArray<size_t, 64> binding_lengths(bindings.size());
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    const ResolvedBinding &binding = bindings[i];
     STRATA_ASSIGN_OR_RETURN(
         binding_ptrs[i],
         HostPointer(binding.buffer.get(), binding.offset, "binding"));
@@ -94,9 +98,9 @@ Status ReplayDispatch(const DispatchCommand &command,
   dispatch.workgroup_size_x = workgroup_size[0];
   dispatch.workgroup_size_y = workgroup_size[1];
   dispatch.workgroup_size_z = workgroup_size[2];
-  dispatch.constant_count = uint32_t(command.constants.size());
-  dispatch.binding_count = uint32_t(command.bindings.size());
-  dispatch.constants = command.constants.data();
+  dispatch.constant_count = uint32_t(constants.size());
+  dispatch.binding_count = uint32_t(bindings.size());
+  dispatch.constants = constants.data();
   dispatch.binding_ptrs = binding_ptrs.data();
   dispatch.binding_lengths = binding_lengths.data();
   if (!profiler || !profiler->is_active())
@@ -165,7 +169,7 @@ Status ReplayCommandBuffer(const DeferredCommandBuffer &command_buffer,
                                [&] { return ReplayUpdate(*update); })
               : ReplayUpdate(*update);
     } else if (auto *dispatch = std::get_if<DispatchCommand>(&command)) {
-      status = ReplayDispatch(*dispatch, grid_runner, profiler);
+      status = ReplayDispatch(command_buffer, *dispatch, grid_runner, profiler);
     }
     if (!status.ok())
       return status.Annotate("command ", i);

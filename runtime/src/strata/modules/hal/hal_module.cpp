@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "strata/base/checked_math.h"
+#include "strata/base/scratch_array.h"
 #include "strata/hal/abi_enums.h"
 #include "strata/hal/api.h"
 #include "strata/vm/byte_buffer.h"
@@ -237,7 +238,7 @@ Status DeviceQueueExecute(Call &call) {
   STRATA_ASSIGN_OR_RETURN(hal::Fence * signal_fence,
                           call.Ref<hal::Fence>("signal fence"));
   size_t count = call.SegmentCount();
-  std::vector<hal::CommandBuffer *> command_buffers(count);
+  ScratchArray<hal::CommandBuffer *, 4> command_buffers(count);
   for (size_t i = 0; i < count; ++i) {
     STRATA_ASSIGN_OR_RETURN(
         command_buffers[i],
@@ -246,7 +247,7 @@ Status DeviceQueueExecute(Call &call) {
   // On failure the device also fails `signal_fence`, so a later await
   // reports the same error.
   return device->QueueExecute(affinity, wait_fence, signal_fence,
-                              command_buffers);
+                              command_buffers.span());
 }
 
 //===----------------------------------------------------------------------===//
@@ -494,12 +495,12 @@ Status CommandBufferDispatch(Call &call) {
       uint32_t(uint64_t(call.I64()) >> STRATA_HAL_DISPATCH_SITE_SHIFT);
 
   size_t constant_count = call.SegmentCount();
-  std::vector<uint32_t> constants(constant_count);
+  ScratchArray<uint32_t, 64> constants(constant_count);
   for (uint32_t &constant : constants)
     constant = static_cast<uint32_t>(call.I32());
 
   size_t binding_count = call.SegmentCount();
-  std::vector<hal::BufferBinding> bindings(binding_count);
+  ScratchArray<hal::BufferBinding, 64> bindings(binding_count);
   for (size_t i = 0; i < binding_count; ++i) {
     hal::BufferBinding &binding = bindings[i];
     STRATA_ASSIGN_OR_RETURN(
@@ -510,8 +511,8 @@ Status CommandBufferDispatch(Call &call) {
                             call.ByteLength(Role("binding ", i, " length")));
   }
   return command_buffer
-      ->Dispatch(executable, export_ordinal, workgroup_count, constants,
-                 bindings, site)
+      ->Dispatch(executable, export_ordinal, workgroup_count, constants.span(),
+                 bindings.span(), site)
       .Annotate(call.function());
 }
 
@@ -619,49 +620,54 @@ Status FenceAwait(Call &call) {
   // All timepoints under one deadline, so a fence failing while another is
   // still pending ends the wait at once. One timepoint per semaphore (the
   // highest), so a wait source subscribes each semaphore once.
-  std::vector<hal::SemaphoreTimepoint> timepoints;
-  std::vector<hal::Fence *> fences;
+  ScratchVector<hal::SemaphoreTimepoint, 4> timepoints;
+  ScratchVector<hal::Fence *, 4> fences;
   for (size_t i = 0; i < count; ++i) {
     STRATA_ASSIGN_OR_RETURN(hal::Fence * fence,
                             call.OptionalRef<hal::Fence>(Role("fence ", i)));
     if (!fence)
       continue; // A null fence has nothing to wait for.
     fences.push_back(fence);
-    for (hal::SemaphoreTimepoint &timepoint : fence->timepoints()) {
-      bool merged = false;
-      for (hal::SemaphoreTimepoint &existing : timepoints) {
-        if (existing.semaphore == timepoint.semaphore) {
-          existing.value = std::max(existing.value, timepoint.value);
-          merged = true;
-        }
-      }
-      if (!merged)
-        timepoints.push_back(std::move(timepoint));
-    }
+    fence->VisitTimepoints(
+        [&](std::span<const hal::SemaphoreTimepoint> fence_timepoints) {
+          for (const hal::SemaphoreTimepoint &timepoint : fence_timepoints) {
+            bool merged = false;
+            for (hal::SemaphoreTimepoint &existing : timepoints) {
+              if (existing.semaphore == timepoint.semaphore) {
+                existing.value = std::max(existing.value, timepoint.value);
+                merged = true;
+              }
+            }
+            if (!merged)
+              timepoints.push_back(timepoint);
+          }
+        });
   }
   vm::Stack &stack = call.stack();
   // A retry after this call yielded: the wait is over.
   if (std::optional<Status> waited = stack.TakeWaitResult()) {
     if (waited->code() == StatusCode::kDeadlineExceeded) {
-      STRATA_RETURN_IF_ERROR(FirstFenceFailure(fences));
+      STRATA_RETURN_IF_ERROR(FirstFenceFailure(fences.span()));
       call.ReturnI32(0, static_cast<int32_t>(StatusCode::kDeadlineExceeded));
       return OkStatus();
     }
     STRATA_RETURN_IF_ERROR(*waited);
   }
-  Status status = hal::WaitSemaphores(hal::WaitMode::kAll, timepoints,
+  Status status = hal::WaitSemaphores(hal::WaitMode::kAll, timepoints.span(),
                                       hal::Deadline::Immediate());
   if (status.code() == StatusCode::kDeadlineExceeded && timeout_ms != 0) {
     // Pending: suspend the invocation when it can be resumed later, else
     // block this thread.
     hal::Deadline deadline = hal::Deadline::AfterMs(timeout_ms);
-    STRATA_RETURN_IF_ERROR(FirstFenceFailure(fences));
+    STRATA_RETURN_IF_ERROR(FirstFenceFailure(fences.span()));
     if (stack.CanYield())
-      return stack.Yield(MakeRef<FenceWaitSource>(std::move(timepoints)),
-                         deadline);
+      return stack.Yield(
+          MakeRef<FenceWaitSource>(std::vector<hal::SemaphoreTimepoint>(
+              timepoints.begin(), timepoints.end())),
+          deadline);
     // Blocking: the invocation's deadline or cancellation ends the wait.
-    status = hal::WaitSemaphores(hal::WaitMode::kAll, timepoints, deadline,
-                                 stack.abort_signal());
+    status = hal::WaitSemaphores(hal::WaitMode::kAll, timepoints.span(),
+                                 deadline, stack.abort_signal());
   }
   if (status.code() == StatusCode::kDeadlineExceeded) {
     // Either the time ran out, some work failed with that code or the
@@ -669,7 +675,7 @@ Status FenceAwait(Call &call) {
     // handle through the result.
     if (const AbortSignal *abort_signal = stack.abort_signal())
       STRATA_RETURN_IF_ERROR(abort_signal->Check());
-    STRATA_RETURN_IF_ERROR(FirstFenceFailure(fences));
+    STRATA_RETURN_IF_ERROR(FirstFenceFailure(fences.span()));
     call.ReturnI32(0, static_cast<int32_t>(StatusCode::kDeadlineExceeded));
     return OkStatus();
   }
