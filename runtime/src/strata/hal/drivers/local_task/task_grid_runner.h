@@ -45,7 +45,7 @@ public:
   // threads spin for `spin_time` before they sleep.
   static Result<std::unique_ptr<TaskGridRunner>>
   Create(uint32_t worker_count,
-         std::chrono::microseconds spin_time = std::chrono::microseconds(100));
+         std::chrono::microseconds spin_time = std::chrono::microseconds(300));
   ~TaskGridRunner() override;
 
   Status
