@@ -86,6 +86,8 @@ public:
   T &operator[](size_t i) { return data()[i]; }
   T *begin() { return data(); }
   T *end() { return data() + size_; }
+  const T *begin() const { return data(); }
+  const T *end() const { return data() + size_; }
   std::span<T> span() { return {data(), size_}; }
   std::span<const T> span() const { return {data(), size_}; }
 

@@ -122,7 +122,8 @@ void Fence::Insert(RefPtr<Semaphore> semaphore, uint64_t value) {
 
 std::vector<SemaphoreTimepoint> Fence::timepoints() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return timepoints_;
+  return std::vector<SemaphoreTimepoint>(timepoints_.begin(),
+                                         timepoints_.end());
 }
 
 size_t Fence::timepoint_count() const {

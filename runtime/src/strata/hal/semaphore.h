@@ -143,7 +143,8 @@ private:
   Fence() : RefObject(&kRefType) {}
 
   mutable std::mutex mutex_;
-  std::vector<SemaphoreTimepoint> timepoints_;
+  // Most fences hold one timepoint: inline, so a fence is one allocation.
+  ScratchVector<SemaphoreTimepoint, 2> timepoints_;
 };
 
 } // namespace strata::hal
