@@ -151,7 +151,9 @@ Status NativeModule::Call(Stack &stack, ModuleState *state,
   }
   if (status.ok())
     status = signature.CheckResults(results, function_name);
-  status = stack.AnnotateWithBacktrace(status);
+  // Only a failure gets the backtrace (and the copy of its status).
+  if (!status.ok())
+    status = stack.AnnotateWithBacktrace(status);
   stack.PopFrame();
   return status;
 }
