@@ -155,7 +155,7 @@ Result<StackFrame *> Stack::PushFrame(FrameKind kind, const Module *module,
                                   " frames exceeded (runaway recursion?)");
   FrameLayout layout = ComputeLayout(counts);
   size_t chunk_index = 0, used_before = 0;
-  STRATA_ASSIGN_OR_RETURN(uint8_t *storage,
+  STRATA_ASSIGN_OR_RETURN(uint8_t * storage,
                           Allocate(layout.total, &chunk_index, &used_before));
   std::memset(storage + layout.i32, 0, layout.ref - layout.i32);
   auto *frame = new (storage) StackFrame();
