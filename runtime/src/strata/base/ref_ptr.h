@@ -25,7 +25,7 @@ public:
   void Retain() const { ref_count_.fetch_add(1, std::memory_order_relaxed); }
   void Release() const {
     if (ref_count_.fetch_sub(1, std::memory_order_acq_rel) == 1)
-      delete this;
+      OnLastReference();
   }
   int32_t ref_count() const {
     return ref_count_.load(std::memory_order_acquire);
@@ -36,6 +36,15 @@ public:
 protected:
   explicit RefObject(const RefTypeDescriptor *type) : type_(type) {}
   virtual ~RefObject() = default;
+
+  // Runs when the last reference goes: deletes the object. Types kept in
+  // an ObjectPool (base/object_pool.h) park it there for reuse instead.
+  virtual void OnLastReference() const { delete this; }
+  // For a pool handing out a parked object: one reference again, the
+  // taker's.
+  void ReviveFromPool() const {
+    ref_count_.store(1, std::memory_order_relaxed);
+  }
 
 private:
   const RefTypeDescriptor *type_;

@@ -79,6 +79,15 @@ public:
     ++size_;
   }
 
+  // Destroys every element; the heap part's capacity is kept.
+  void clear() {
+    if (heap_.empty())
+      std::destroy_n(inline_data(), size_);
+    else
+      heap_.clear();
+    size_ = 0;
+  }
+
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   T *data() { return heap_.empty() ? inline_data() : heap_.data(); }

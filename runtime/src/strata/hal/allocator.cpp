@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "strata/base/checked_math.h"
+#include "strata/base/object_pool.h"
 
 namespace strata::hal {
 
@@ -28,12 +29,47 @@ public:
              BufferUsageBitfield usage, uint64_t byte_length, uint8_t *data)
       : Buffer(memory_type, usage, byte_length, data),
         allocator_(std::move(allocator)) {}
-  ~HeapBuffer() override {
-    std::free(host_data());
-    allocator_->OnFree(byte_length(), /*counts_as_free=*/true);
+  ~HeapBuffer() override { FreeStorage(); }
+
+  // A buffer object for `data`: a parked one when there is one.
+  static RefPtr<Buffer> Create(RefPtr<HeapAllocator> allocator,
+                               MemoryTypeBitfield memory_type,
+                               BufferUsageBitfield usage, uint64_t byte_length,
+                               uint8_t *data) {
+    if (HeapBuffer *buffer = Pool().Take()) {
+      buffer->ReviveFromPool();
+      buffer->Reinitialize(memory_type, usage, byte_length, data);
+      buffer->allocator_ = std::move(allocator);
+      return RefPtr<Buffer>::Adopt(buffer);
+    }
+    return RefPtr<Buffer>::Adopt(new HeapBuffer(
+        std::move(allocator), memory_type, usage, byte_length, data));
   }
 
 private:
+  friend class ObjectPool<HeapBuffer>;
+
+  // Results of steady calls come and go one or a few at a time.
+  static ObjectPool<HeapBuffer> &Pool() {
+    static auto *pool = new ObjectPool<HeapBuffer>(64);
+    return *pool;
+  }
+
+  // The memory goes back at once; only the object is kept.
+  void OnLastReference() const override {
+    auto *self = const_cast<HeapBuffer *>(this);
+    self->FreeStorage();
+    Pool().Park(self);
+  }
+
+  void FreeStorage() {
+    if (!allocator_)
+      return;
+    std::free(host_data());
+    allocator_->OnFree(byte_length(), /*counts_as_free=*/true);
+    allocator_.reset();
+  }
+
   RefPtr<HeapAllocator> allocator_;
 };
 
@@ -133,9 +169,8 @@ HeapAllocator::AllocateBuffer(MemoryTypeBitfield memory_type,
         std::max(statistics_.bytes_peak, statistics_.bytes_live);
     ++statistics_.allocation_count;
   }
-  return RefPtr<Buffer>::Adopt(
-      new HeapBuffer(RefPtr<HeapAllocator>::Retain(this), memory_type, usage,
-                     byte_length, static_cast<uint8_t *>(data)));
+  return HeapBuffer::Create(RefPtr<HeapAllocator>::Retain(this), memory_type,
+                            usage, byte_length, static_cast<uint8_t *>(data));
 }
 
 AllocatorStatistics HeapAllocator::statistics() const {

@@ -107,6 +107,17 @@ Buffer::Buffer(MemoryTypeBitfield memory_type,
       allowed_usage_(allowed_usage), byte_length_(byte_length),
       host_data_(host_data) {}
 
+void Buffer::Reinitialize(MemoryTypeBitfield memory_type,
+                          BufferUsageBitfield allowed_usage,
+                          uint64_t byte_length, uint8_t *host_data) {
+  memory_type_ = memory_type;
+  allowed_usage_ = allowed_usage;
+  byte_offset_ = 0;
+  byte_length_ = byte_length;
+  host_data_ = host_data;
+  parent_.reset();
+}
+
 Result<MappedRange> Buffer::MapRange(uint64_t offset, uint64_t length) {
   STRATA_ASSIGN_OR_RETURN(
       uint64_t resolved,

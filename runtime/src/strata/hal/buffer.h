@@ -89,6 +89,10 @@ protected:
   // `host_data` may be null for memory the host cannot access.
   Buffer(MemoryTypeBitfield memory_type, BufferUsageBitfield allowed_usage,
          uint64_t byte_length, uint8_t *host_data);
+  // A recycled buffer object starts over as if just created.
+  void Reinitialize(MemoryTypeBitfield memory_type,
+                    BufferUsageBitfield allowed_usage, uint64_t byte_length,
+                    uint8_t *host_data);
 
 private:
   friend class SubspanBuffer;

@@ -5,6 +5,13 @@
 #include "strata/base/checked_math.h"
 
 namespace strata::hal {
+namespace {
+// Every call creates a view per tensor argument it passes on and result.
+ObjectPool<BufferView> &ViewPool() {
+  static auto *pool = new ObjectPool<BufferView>(64);
+  return *pool;
+}
+} // namespace
 
 Result<uint64_t> BufferView::ComputeByteLength(std::span<const int64_t> shape,
                                                ElementType element_type) {
@@ -34,8 +41,24 @@ Result<RefPtr<BufferView>> BufferView::Create(RefPtr<Buffer> buffer,
         "buffer view ", FormatShapeAndElementType(shape, element_type),
         " needs ", byte_length, " bytes but the buffer has ",
         buffer->byte_length());
+  if (BufferView *view = ViewPool().Take()) {
+    view->ReviveFromPool();
+    view->buffer_ = std::move(buffer);
+    view->rank_ = shape.size();
+    std::copy(shape.begin(), shape.end(), view->shape_.begin());
+    view->element_type_ = element_type;
+    view->encoding_type_ = encoding_type;
+    view->byte_length_ = byte_length;
+    return RefPtr<BufferView>::Adopt(view);
+  }
   return RefPtr<BufferView>::Adopt(new BufferView(
       std::move(buffer), shape, element_type, encoding_type, byte_length));
+}
+
+void BufferView::OnLastReference() const {
+  auto *self = const_cast<BufferView *>(this);
+  self->buffer_.reset();
+  ViewPool().Park(self);
 }
 
 Result<RefPtr<BufferView>> BufferView::Create(RefPtr<Buffer> buffer,

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "strata/base/object_pool.h"
 #include "strata/base/ref_ptr.h"
 #include "strata/base/status.h"
 #include "strata/hal/allocator.h"
@@ -61,9 +62,12 @@ public:
   std::string FormatShape() const;
 
 private:
+  friend class ObjectPool<BufferView>;
   BufferView(RefPtr<Buffer> buffer, std::span<const int64_t> shape,
              ElementType element_type, EncodingType encoding_type,
              uint64_t byte_length);
+  // Its buffer released, parked in the view pool for the next Create.
+  void OnLastReference() const override;
 
   RefPtr<Buffer> buffer_;
   std::array<int64_t, kMaxRank> shape_{};

@@ -58,6 +58,16 @@ CommandBuffer::CommandBuffer(CommandBufferModeBitfield mode,
     : RefObject(&kRefType), mode_(mode), categories_(categories),
       queue_affinity_(queue_affinity) {}
 
+void CommandBuffer::Reinitialize(CommandBufferModeBitfield mode,
+                                 CommandCategoryBitfield categories,
+                                 QueueAffinity queue_affinity) {
+  mode_ = mode;
+  categories_ = categories;
+  queue_affinity_ = queue_affinity;
+  finalized_ = false;
+  submitted_ = false;
+}
+
 Status CommandBuffer::CheckRecording(CommandCategoryBitfield category,
                                      const char *command) const {
   if (finalized_)

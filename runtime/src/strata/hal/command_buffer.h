@@ -105,6 +105,10 @@ protected:
   CommandBuffer(CommandBufferModeBitfield mode,
                 CommandCategoryBitfield categories,
                 QueueAffinity queue_affinity);
+  // A recycled command buffer starts over as if just created.
+  void Reinitialize(CommandBufferModeBitfield mode,
+                    CommandCategoryBitfield categories,
+                    QueueAffinity queue_affinity);
 
   // Called after validation, with every length resolved.
   virtual Status ExecutionBarrierImpl() = 0;

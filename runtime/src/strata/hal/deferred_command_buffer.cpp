@@ -3,14 +3,38 @@
 #include <algorithm>
 
 namespace strata::hal {
+namespace {
+// A call records one command buffer per submission; these cover the calls
+// in flight of a busy process. Each keeps its arrays' capacity.
+constexpr size_t kPooledCommandBuffers = 32;
+
+ObjectPool<DeferredCommandBuffer> &CommandBufferPool() {
+  static auto *pool =
+      new ObjectPool<DeferredCommandBuffer>(kPooledCommandBuffers);
+  return *pool;
+}
+} // namespace
 
 Result<RefPtr<DeferredCommandBuffer>>
 DeferredCommandBuffer::Create(CommandBufferModeBitfield mode,
                               CommandCategoryBitfield categories,
                               QueueAffinity queue_affinity) {
   STRATA_RETURN_IF_ERROR(ValidateCommandBufferCreation(mode, categories));
+  if (DeferredCommandBuffer *command_buffer = CommandBufferPool().Take()) {
+    command_buffer->ReviveFromPool();
+    command_buffer->Reinitialize(mode, categories, queue_affinity);
+    return RefPtr<DeferredCommandBuffer>::Adopt(command_buffer);
+  }
   return RefPtr<DeferredCommandBuffer>::Adopt(
       new DeferredCommandBuffer(mode, categories, queue_affinity));
+}
+
+void DeferredCommandBuffer::OnLastReference() const {
+  auto *self = const_cast<DeferredCommandBuffer *>(this);
+  self->commands_.clear();
+  self->constants_.clear();
+  self->bindings_.clear();
+  CommandBufferPool().Park(self);
 }
 
 DeferredCommandBuffer::DeferredCommandBuffer(CommandBufferModeBitfield mode,

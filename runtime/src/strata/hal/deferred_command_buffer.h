@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "strata/base/object_pool.h"
 #include "strata/hal/command_buffer.h"
 
 namespace strata::hal {
@@ -87,9 +88,13 @@ protected:
                       uint32_t site) override;
 
 private:
+  friend class ObjectPool<DeferredCommandBuffer>;
   DeferredCommandBuffer(CommandBufferModeBitfield mode,
                         CommandCategoryBitfield categories,
                         QueueAffinity queue_affinity);
+  // Emptied (its resources released, its arrays' capacity kept) and parked
+  // in the command buffer pool for the next Create.
+  void OnLastReference() const override;
 
   std::vector<Command> commands_;
   // Every dispatch's constants and bindings, back to back.

@@ -13,8 +13,37 @@ std::chrono::steady_clock::time_point ToTimePoint(Deadline deadline) {
 
 } // namespace
 
+namespace {
+// Every call creates a fence and its semaphore; a few dozen kept cover the
+// calls in flight of a busy process.
+constexpr size_t kPooledSemaphores = 64;
+constexpr size_t kPooledFences = 64;
+
+ObjectPool<HostSemaphore> &SemaphorePool() {
+  static auto *pool = new ObjectPool<HostSemaphore>(kPooledSemaphores);
+  return *pool;
+}
+ObjectPool<Fence> &FencePool() {
+  static auto *pool = new ObjectPool<Fence>(kPooledFences);
+  return *pool;
+}
+} // namespace
+
 RefPtr<HostSemaphore> HostSemaphore::Create(uint64_t initial_value) {
+  if (HostSemaphore *semaphore = SemaphorePool().Take()) {
+    semaphore->ReviveFromPool();
+    semaphore->value_ = initial_value;
+    return RefPtr<HostSemaphore>::Adopt(semaphore);
+  }
   return RefPtr<HostSemaphore>::Adopt(new HostSemaphore(initial_value));
+}
+
+void HostSemaphore::OnLastReference() const {
+  auto *self = const_cast<HostSemaphore *>(this);
+  // No reference is left, so no waiter or notifier either.
+  self->failure_ = OkStatus();
+  self->notifiers_.clear();
+  SemaphorePool().Park(self);
 }
 
 Result<uint64_t> HostSemaphore::Query() {
@@ -87,7 +116,20 @@ Status HostSemaphore::Wait(uint64_t value, Deadline deadline) {
   }
 }
 
-RefPtr<Fence> Fence::Create() { return RefPtr<Fence>::Adopt(new Fence()); }
+RefPtr<Fence> Fence::Create() {
+  if (Fence *fence = FencePool().Take()) {
+    fence->ReviveFromPool();
+    return RefPtr<Fence>::Adopt(fence);
+  }
+  return RefPtr<Fence>::Adopt(new Fence());
+}
+
+void Fence::OnLastReference() const {
+  auto *self = const_cast<Fence *>(this);
+  // Releases its semaphores (into their own pool).
+  self->timepoints_.clear();
+  FencePool().Park(self);
+}
 
 RefPtr<Fence> Fence::CreateAt(RefPtr<Semaphore> semaphore, uint64_t value) {
   RefPtr<Fence> fence = Create();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "strata/base/abort_signal.h"
+#include "strata/base/object_pool.h"
 #include "strata/base/ref_ptr.h"
 #include "strata/base/scratch_array.h"
 #include "strata/base/status.h"
@@ -64,7 +65,10 @@ public:
   void RemoveNotifier(SemaphoreNotifier *notifier) override;
 
 private:
+  friend class ObjectPool<HostSemaphore>;
   explicit HostSemaphore(uint64_t initial_value) : value_(initial_value) {}
+  // Reset and parked in the semaphore pool for the next Create.
+  void OnLastReference() const override;
   // Wakes waiters and notifiers; called with mutex_ held so a notifier
   // cannot be removed (and destroyed) mid-notification.
   void NotifyLocked();
@@ -140,7 +144,10 @@ public:
               const AbortSignal *abort_signal = nullptr) const;
 
 private:
+  friend class ObjectPool<Fence>;
   Fence() : RefObject(&kRefType) {}
+  // Emptied and parked in the fence pool for the next Create.
+  void OnLastReference() const override;
 
   mutable std::mutex mutex_;
   // Most fences hold one timepoint: inline, so a fence is one allocation.

@@ -244,14 +244,23 @@ LocalDevice::QueueExecute(QueueAffinity queue_affinity, Fence *wait_fence,
                           Fence *signal_fence,
                           std::span<CommandBuffer *const> command_buffers) {
   if (queue_) {
-    std::vector<RefPtr<DeferredCommandBuffer>> deferred(command_buffers.size());
-    if (Status status = PrepareSubmission(command_buffers, deferred);
+    ScratchArray<RefPtr<DeferredCommandBuffer>, 4> prepared(
+        command_buffers.size());
+    if (Status status = PrepareSubmission(command_buffers, prepared.span());
         !status.ok()) {
       status = status.Annotate("queue_execute");
       if (signal_fence)
         signal_fence->Fail(status);
       return status;
     }
+    // The usual synchronous call: run now, nothing packaged for the queue.
+    if (queue_->TryRunInline(
+            wait_fence, signal_fence,
+            [&] { return ProfiledReplayAll(prepared.span()); },
+            "queue_execute"))
+      return OkStatus();
+    std::vector<RefPtr<DeferredCommandBuffer>> deferred(prepared.begin(),
+                                                        prepared.end());
     queue_->Submit(
         RefPtr<Fence>::Retain(wait_fence), RefPtr<Fence>::Retain(signal_fence),
         [this, command_buffers = std::move(deferred)] {

@@ -37,15 +37,16 @@ void LocalQueue::Submit(RefPtr<Fence> wait_fence, RefPtr<Fence> signal_fence,
   notifier_.Notify();
 }
 
-bool LocalQueue::TryRunInline(Submission &submission, Status wait_status) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    // Anything queued was submitted earlier and must run first.
-    if (queued_ != 0 || inline_running_)
-      return false;
-    inline_running_ = true;
-  }
-  Complete(submission, RunWork(submission, std::move(wait_status)));
+bool LocalQueue::BeginInline() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Anything queued was submitted earlier and must run first.
+  if (queued_ != 0 || inline_running_)
+    return false;
+  inline_running_ = true;
+  return true;
+}
+
+void LocalQueue::EndInline() {
   bool queue_waits;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -54,6 +55,13 @@ bool LocalQueue::TryRunInline(Submission &submission, Status wait_status) {
   }
   if (queue_waits)
     notifier_.Notify();
+}
+
+bool LocalQueue::TryRunInline(Submission &submission, Status wait_status) {
+  if (!BeginInline())
+    return false;
+  Complete(submission, RunWork(submission, std::move(wait_status)));
+  EndInline();
   return true;
 }
 
@@ -91,15 +99,21 @@ Status LocalQueue::RunWork(Submission &submission, Status wait_status) {
 }
 
 void LocalQueue::Complete(Submission &submission, Status status) {
-  if (!submission.signal_fence)
+  CompleteFence(submission.signal_fence.get(), std::move(status),
+                submission.operation);
+}
+
+void LocalQueue::CompleteFence(Fence *signal_fence, Status status,
+                               std::string_view operation) {
+  if (!signal_fence)
     return;
   if (!status.ok()) {
-    submission.signal_fence->Fail(status.Annotate(submission.operation));
+    signal_fence->Fail(status.Annotate(operation));
     return;
   }
-  Status signalled = submission.signal_fence->Signal();
+  Status signalled = signal_fence->Signal();
   if (!signalled.ok())
-    submission.signal_fence->Fail(signalled.Annotate(submission.operation));
+    signal_fence->Fail(signalled.Annotate(operation));
 }
 
 void LocalQueue::ExecuteQueued(Submission &submission, Status wait_status) {

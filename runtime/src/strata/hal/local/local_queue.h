@@ -29,6 +29,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -54,6 +55,29 @@ public:
   void Submit(RefPtr<Fence> wait_fence, RefPtr<Fence> signal_fence, Work work,
               std::string operation);
 
+  // The inline case of Submit without packaging `work` (a Status()
+  // callable, borrowed): when `wait_fence` (may be null) is over and the
+  // queue is idle, runs it on this thread under the current abort signal,
+  // completes `signal_fence` and returns true. Otherwise does nothing and
+  // returns false; the caller then Submits. What a synchronous call takes,
+  // with no allocation.
+  template <typename F>
+  bool TryRunInline(Fence *wait_fence, Fence *signal_fence, F &&work,
+                    std::string_view operation) {
+    Status wait_status = wait_fence ? wait_fence->Query() : OkStatus();
+    if (wait_status.code() == StatusCode::kDeferred || !BeginInline())
+      return false;
+    const AbortSignal *abort_signal = AbortSignal::Current();
+    Status status = std::move(wait_status);
+    if (status.ok() && abort_signal)
+      status = abort_signal->Check();
+    if (status.ok())
+      status = work();
+    CompleteFence(signal_fence, std::move(status), operation);
+    EndInline();
+    return true;
+  }
+
 private:
   struct Submission {
     RefPtr<Fence> wait_fence;
@@ -72,6 +96,15 @@ private:
   static Status RunWork(Submission &submission, Status wait_status);
   // Signals the signal fence, or fails it with `status`.
   static void Complete(Submission &submission, Status status);
+  // Signals `signal_fence` (may be null), or fails it with `status`
+  // annotated with `operation`.
+  static void CompleteFence(Fence *signal_fence, Status status,
+                            std::string_view operation);
+  // Claims the queue for an inline submission: false when anything is
+  // queued or running inline.
+  bool BeginInline();
+  // Ends it, waking the queue thread for work queued meanwhile.
+  void EndInline();
 
   // Runs `submission` (whose wait ended with `wait_status`) on the calling
   // thread if the queue is idle; returns false, running nothing, otherwise.

@@ -41,6 +41,8 @@ TaskGridRunner::Create(uint32_t worker_count,
   std::unique_ptr<TaskGridRunner> runner(
       new TaskGridRunner(worker_count, spin_time));
   runner->threads_.reserve(worker_count - 1);
+  // One grid per concurrent submitter; grows only past that.
+  runner->queue_.reserve(64);
   for (uint32_t i = 0; i + 1 < worker_count; ++i)
     runner->threads_.emplace_back(&TaskGridRunner::WorkerMain, runner.get(), i);
   return runner;
@@ -145,7 +147,7 @@ void TaskGridRunner::WorkerMain(uint32_t processor_id) {
     lock.lock();
     // Nothing left to claim: later workers need not look at this grid.
     if (!queue_.empty() && queue_.front() == grid)
-      queue_.pop_front();
+      queue_.erase(queue_.begin());
     if (grid->active_workers.fetch_sub(1, std::memory_order_acq_rel) == 1)
       worker_left_.notify_all();
   }

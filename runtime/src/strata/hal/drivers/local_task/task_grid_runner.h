@@ -29,7 +29,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -99,7 +98,9 @@ private:
   // Wakes submitters when a worker leaves a grid or a caller slot frees.
   std::condition_variable worker_left_;
   // Grids that may still have unclaimed chunks, oldest first.
-  std::deque<Grid *> queue_;
+  // A vector, not a deque: it holds a few grids at most, and keeps its
+  // capacity (a deque allocates and frees blocks as grids come and go).
+  std::vector<Grid *> queue_;
   // Bumped (under mutex_) whenever a grid is queued or at shutdown: what
   // spinning workers watch without the lock.
   std::atomic<uint64_t> queue_generation_{0};
