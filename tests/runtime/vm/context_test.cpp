@@ -213,25 +213,8 @@ TEST(ContextTest, NativeFailureCarriesBacktrace) {
 }
 
 TEST(ContextTest, BytecodeImportsFromBytecode) {
-  ModuleBuilder lib("lib");
-  FunctionBuilder &twice = lib.AddFunction("twice", "0r_rr", {.ref = 1});
-  twice.Op(Opcode::Return).List({RegRef(0), RegRef(0)});
-  lib.AddExport("twice", twice.ordinal());
-  ModuleBuilder app("app");
-  uint32_t import = app.AddImport("lib.twice", "0r_rr");
-  FunctionBuilder &f = app.AddFunction("f", "0r_r", {.ref = 3});
-  f.Op(Opcode::Call)
-      .Import(import)
-      .List({RegRef(0)})
-      .List({RegRef(1), RegRef(2)});
-  f.Op(Opcode::Return).List({RegRef(2)});
-  app.AddExport("f", f.ordinal());
-  STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<BytecodeModule> lib_module,
-                              LoadModule(lib));
-  STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<BytecodeModule> app_module,
-                              LoadModule(app));
   STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<Context> context,
-                              MakeContext({lib_module, app_module}));
+                              MakeBytecodeImportContext());
   RefPtr<ByteBuffer> buffer = ByteBuffer::FromString("x");
   STRATA_ASSERT_OK_AND_ASSIGN(
       std::vector<Value> results,
@@ -244,25 +227,8 @@ TEST(ContextTest, BytecodeImportsFromBytecode) {
 // Invoke reuses pooled stacks and the caller's results vector across calls;
 // results fed back as the next call's arguments must survive that reuse.
 TEST(ContextTest, RepeatedInvokesReuseStorageSafely) {
-  ModuleBuilder lib("lib");
-  FunctionBuilder &twice = lib.AddFunction("twice", "0r_rr", {.ref = 1});
-  twice.Op(Opcode::Return).List({RegRef(0), RegRef(0)});
-  lib.AddExport("twice", twice.ordinal());
-  ModuleBuilder app("app");
-  uint32_t import = app.AddImport("lib.twice", "0r_rr");
-  FunctionBuilder &f = app.AddFunction("f", "0r_r", {.ref = 3});
-  f.Op(Opcode::Call)
-      .Import(import)
-      .List({RegRef(0)})
-      .List({RegRef(1), RegRef(2)});
-  f.Op(Opcode::Return).List({RegRef(2)});
-  app.AddExport("f", f.ordinal());
-  STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<BytecodeModule> lib_module,
-                              LoadModule(lib));
-  STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<BytecodeModule> app_module,
-                              LoadModule(app));
   STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<Context> context,
-                              MakeContext({lib_module, app_module}));
+                              MakeBytecodeImportContext());
   STRATA_ASSERT_OK_AND_ASSIGN(Function function,
                               context->LookupFunction("app.f"));
   RefPtr<ByteBuffer> buffer = ByteBuffer::FromString("x");

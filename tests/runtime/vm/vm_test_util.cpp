@@ -227,4 +227,22 @@ ModuleBuilder MakeNativeCallerApp(uint32_t minimum_native_version) {
   return builder;
 }
 
+Result<RefPtr<Context>> MakeBytecodeImportContext() {
+  ModuleBuilder lib("lib");
+  FunctionBuilder &twice = lib.AddFunction("twice", "0r_rr", {.ref = 1});
+  twice.Op(Opcode::Return).List({RegRef(0), RegRef(0)});
+  lib.AddExport("twice", twice.ordinal());
+  ModuleBuilder app("app");
+  uint32_t import = app.AddImport("lib.twice", "0r_rr");
+  FunctionBuilder &f = app.AddFunction("f", "0r_r", {.ref = 3});
+  f.Op(Opcode::Call)
+      .Import(import)
+      .List({RegRef(0)})
+      .List({RegRef(1), RegRef(2)});
+  f.Op(Opcode::Return).List({RegRef(2)});
+  app.AddExport("f", f.ordinal());
+  STRATA_ASSIGN_OR_RETURN(RefPtr<BytecodeModule> lib_module, LoadModule(lib));
+  STRATA_ASSIGN_OR_RETURN(RefPtr<BytecodeModule> app_module, LoadModule(app));
+  return MakeContext({lib_module, app_module});
+}
 } // namespace strata::vm::testing

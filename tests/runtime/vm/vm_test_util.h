@@ -76,6 +76,11 @@ Result<RefPtr<NativeModule>> CreateTestNativeModule(uint32_t version = 3);
 //   main(a, b, c) = (add(a, sum(a, [b, c, 5])), dot([(a, I 2), (b, I 3)])).
 ModuleBuilder MakeNativeCallerApp(uint32_t minimum_native_version = 3);
 
+// A context of two bytecode modules: "lib" exporting twice "0r_rr" (its
+// argument twice) and "app" exporting f "0r_r", which calls lib.twice
+// through an import and returns the second result.
+Result<RefPtr<Context>> MakeBytecodeImportContext();
+
 // A wait source the test opens or fails by hand (from any thread).
 class Gate final : public WaitSource {
 public:

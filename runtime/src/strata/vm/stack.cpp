@@ -80,7 +80,6 @@ Stack::Stack(StackOptions options)
 
 void Stack::Reset() {
   assert(depth_ == 0 && "Reset of a stack with frames");
-  PopFramesTo(0);
   steps_remaining_ = options_.step_budget;
   abort_signal_ = nullptr;
   cancelled_flag_ = &kNeverCancelled;

@@ -37,24 +37,23 @@ class Value {
 public:
   Value() = default;
 
-  static Value I32(int32_t value) { return Value(ValueType::kI32, value); }
-  static Value I64(int64_t value) { return Value(ValueType::kI64, value); }
+  static Value I32(int32_t value) {
+    return Value(RawScalar{}, ValueType::kI32, value);
+  }
+  static Value I64(int64_t value) {
+    return Value(RawScalar{}, ValueType::kI64, value);
+  }
   // Inline, like the accessors: the interpreter builds a Value for every
   // argument of every import call.
   static Value F32(float value) {
-    return Value(ValueType::kF32,
+    return Value(RawScalar{}, ValueType::kF32,
                  static_cast<int64_t>(std::bit_cast<uint32_t>(value)));
   }
   static Value F64(double value) {
-    return Value(ValueType::kF64, std::bit_cast<int64_t>(value));
+    return Value(RawScalar{}, ValueType::kF64, std::bit_cast<int64_t>(value));
   }
   // A (possibly null) ref.
-  static Value Ref(RefPtr<RefObject> ref) {
-    Value result;
-    result.type_ = ValueType::kRef;
-    result.ref_ = std::move(ref);
-    return result;
-  }
+  static Value Ref(RefPtr<RefObject> ref) { return Value(std::move(ref)); }
   static Value NullRef() { return Ref(nullptr); }
 
   ValueType type() const { return type_; }
@@ -106,9 +105,6 @@ public:
       : type_(ValueType::kRef), ref_(std::move(ref)) {}
 
 private:
-  Value(ValueType type, int64_t bits)
-      : type_(type), bits_(static_cast<uint64_t>(bits)) {}
-
   ValueType type_ = ValueType::kNone;
   // Raw scalar bits (floats bit-copied).
   uint64_t bits_ = 0;

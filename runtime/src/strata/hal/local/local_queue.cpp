@@ -60,7 +60,8 @@ void LocalQueue::EndInline() {
 bool LocalQueue::TryRunInline(Submission &submission, Status wait_status) {
   if (!BeginInline())
     return false;
-  Complete(submission, RunWork(submission, std::move(wait_status)));
+  Complete(submission, RunWork(submission.abort_signal.get(),
+                               std::move(wait_status), submission.work));
   EndInline();
   return true;
 }
@@ -87,17 +88,6 @@ void LocalQueue::Unsubscribe(Submission &submission) {
   submission.subscribed.clear();
 }
 
-Status LocalQueue::RunWork(Submission &submission, Status wait_status) {
-  Status status = std::move(wait_status);
-  if (status.ok() && submission.abort_signal)
-    status = submission.abort_signal->Check();
-  if (status.ok()) {
-    ScopedAbortSignal current_signal(submission.abort_signal.get());
-    status = submission.work();
-  }
-  return status;
-}
-
 void LocalQueue::Complete(Submission &submission, Status status) {
   CompleteFence(submission.signal_fence.get(), std::move(status),
                 submission.operation);
@@ -117,7 +107,8 @@ void LocalQueue::CompleteFence(Fence *signal_fence, Status status,
 }
 
 void LocalQueue::ExecuteQueued(Submission &submission, Status wait_status) {
-  Status status = RunWork(submission, std::move(wait_status));
+  Status status = RunWork(submission.abort_signal.get(), std::move(wait_status),
+                          submission.work);
   // Idle before the fence says done: work submitted once a waiter sees it
   // may run inline.
   {

@@ -67,13 +67,10 @@ public:
     Status wait_status = wait_fence ? wait_fence->Query() : OkStatus();
     if (wait_status.code() == StatusCode::kDeferred || !BeginInline())
       return false;
-    const AbortSignal *abort_signal = AbortSignal::Current();
-    Status status = std::move(wait_status);
-    if (status.ok() && abort_signal)
-      status = abort_signal->Check();
-    if (status.ok())
-      status = work();
-    CompleteFence(signal_fence, std::move(status), operation);
+    CompleteFence(signal_fence,
+                  RunWork(AbortSignal::Current(), std::move(wait_status),
+                          std::forward<F>(work)),
+                  operation);
     EndInline();
     return true;
   }
@@ -92,8 +89,20 @@ private:
   void Run();
   void Subscribe(Submission &submission);
   void Unsubscribe(Submission &submission);
-  // The work's status, or the wait's or abort signal's failure.
-  static Status RunWork(Submission &submission, Status wait_status);
+  // The work's status, or the wait's or abort signal's failure. `work`
+  // runs with `abort_signal` (may be null) as the current signal.
+  template <typename F>
+  static Status RunWork(AbortSignal *abort_signal, Status wait_status,
+                        F &&work) {
+    Status status = std::move(wait_status);
+    if (status.ok() && abort_signal)
+      status = abort_signal->Check();
+    if (status.ok()) {
+      ScopedAbortSignal current_signal(abort_signal);
+      status = work();
+    }
+    return status;
+  }
   // Signals the signal fence, or fails it with `status`.
   static void Complete(Submission &submission, Status status);
   // Signals `signal_fence` (may be null), or fails it with `status`
