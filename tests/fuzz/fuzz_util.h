@@ -38,6 +38,9 @@ namespace strata::fuzz {
 inline constexpr uint64_t kMaxAllocationBytes = uint64_t(64) << 20;
 inline constexpr uint64_t kStepBudget = 200000;
 inline constexpr uint32_t kMaxStackDepth = 256;
+// A call's deadline: bounds waits, which steps do not (well under
+// libFuzzer's -timeout of 20 s in run_fuzzers.sh).
+inline constexpr int64_t kCallTimeoutNs = 2'000'000'000;
 inline constexpr uint64_t kWorkgroupBudget = 1 << 16;
 
 // Resets the workgroup budget of the stand-in executables (per input).

@@ -85,6 +85,11 @@ void RunModuleFile(const uint8_t *data, size_t size) {
   options.context_options.stack_options.max_depth = kMaxStackDepth;
   options.context_options.stack_options.max_storage_bytes = size_t(8) << 20;
   options.context_options.stack_options.step_budget = kStepBudget;
+  // Steps bound the interpreter, not waits: a program that makes the
+  // device wait on a fence it never signals (the inline local-sync queue
+  // waits on the calling thread) would block forever. A deadline ends it
+  // with DEADLINE_EXCEEDED, as an embedder's timeout does.
+  options.default_timeout_ns = kCallTimeoutNs;
   auto session = session::Session::Create(
       RefPtr<session::Instance>::Retain(&FuzzInstance()), FuzzDevice(),
       options);
