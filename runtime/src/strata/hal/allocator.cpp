@@ -7,6 +7,7 @@
 
 #include "strata/base/checked_math.h"
 #include "strata/base/object_pool.h"
+#include "strata/base/scratch_array.h"
 
 namespace strata::hal {
 
@@ -21,29 +22,33 @@ Allocator::AllocateBufferWithData(MemoryTypeBitfield memory_type,
   return buffer;
 }
 
-// Owns one aligned heap block; returns it to the allocator's statistics on
-// death. Retains the allocator so statistics outlive no buffer.
+// Owns one aligned heap block of `block_size` bytes (at least its byte
+// length) and gives it back to its allocator on death. Retains the
+// allocator so statistics outlive no buffer.
 class HeapBuffer final : public Buffer {
 public:
   HeapBuffer(RefPtr<HeapAllocator> allocator, MemoryTypeBitfield memory_type,
-             BufferUsageBitfield usage, uint64_t byte_length, uint8_t *data)
+             BufferUsageBitfield usage, uint64_t byte_length, uint8_t *data,
+             uint64_t block_size)
       : Buffer(memory_type, usage, byte_length, data),
-        allocator_(std::move(allocator)) {}
-  ~HeapBuffer() override { FreeStorage(); }
+        allocator_(std::move(allocator)), block_size_(block_size) {}
+  ~HeapBuffer() override { ReleaseStorage(); }
 
   // A buffer object for `data`: a parked one when there is one.
   static RefPtr<Buffer> Create(RefPtr<HeapAllocator> allocator,
                                MemoryTypeBitfield memory_type,
                                BufferUsageBitfield usage, uint64_t byte_length,
-                               uint8_t *data) {
+                               uint8_t *data, uint64_t block_size) {
     if (HeapBuffer *buffer = Pool().Take()) {
       buffer->ReviveFromPool();
       buffer->Reinitialize(memory_type, usage, byte_length, data);
       buffer->allocator_ = std::move(allocator);
+      buffer->block_size_ = block_size;
       return RefPtr<Buffer>::Adopt(buffer);
     }
-    return RefPtr<Buffer>::Adopt(new HeapBuffer(
-        std::move(allocator), memory_type, usage, byte_length, data));
+    return RefPtr<Buffer>::Adopt(new HeapBuffer(std::move(allocator),
+                                                memory_type, usage, byte_length,
+                                                data, block_size));
   }
 
 private:
@@ -55,22 +60,22 @@ private:
     return *pool;
   }
 
-  // The memory goes back at once; only the object is kept.
+  // The block goes back to the allocator at once; only the object is kept.
   void OnLastReference() const override {
     auto *self = const_cast<HeapBuffer *>(this);
-    self->FreeStorage();
+    self->ReleaseStorage();
     Pool().Park(self);
   }
 
-  void FreeStorage() {
+  void ReleaseStorage() {
     if (!allocator_)
       return;
-    std::free(host_data());
-    allocator_->OnFree(byte_length(), /*counts_as_free=*/true);
+    allocator_->ReleaseBlock(host_data(), block_size_, byte_length());
     allocator_.reset();
   }
 
   RefPtr<HeapAllocator> allocator_;
+  uint64_t block_size_;
 };
 
 Status Allocator::SetMemoryLimit(uint64_t bytes) {
@@ -93,11 +98,53 @@ RefPtr<HeapAllocator> HeapAllocator::Create(std::string name,
       new HeapAllocator(std::move(name), options));
 }
 
+#if defined(STRATA_OBJECT_POOL_DISABLED)
+// Under AddressSanitizer every freed block goes back at once, so that a use
+// after free is reported.
+static constexpr bool kBlockCacheEnabled = false;
+#else
+static constexpr bool kBlockCacheEnabled = true;
+#endif
+
 HeapAllocator::HeapAllocator(std::string name, HeapAllocatorOptions options)
     : name_(std::move(name)),
       max_allocation_size_option_(options.max_allocation_size),
+      block_cache_bytes_(kBlockCacheEnabled ? options.block_cache_bytes : 0),
       memory_limit_(options.memory_limit ? options.memory_limit
-                                         : DefaultMemoryLimit()) {}
+                                         : DefaultMemoryLimit()) {
+  cached_blocks_.reserve(kMaxCachedBlocks);
+}
+
+HeapAllocator::~HeapAllocator() { FreeBlocks(cached_blocks_); }
+
+void HeapAllocator::FreeBlocks(std::span<const CachedBlock> blocks) {
+  for (const CachedBlock &block : blocks)
+    std::free(block.data);
+}
+
+void HeapAllocator::EvictCachedBlocksLocked(uint64_t keep_bytes,
+                                            size_t keep_count,
+                                            EvictedBlocks &evicted) {
+  size_t drop = 0;
+  while (drop < cached_blocks_.size() &&
+         (statistics_.bytes_cached > keep_bytes ||
+          cached_blocks_.size() - drop > keep_count)) {
+    evicted.push_back(cached_blocks_[drop]);
+    statistics_.bytes_cached -= cached_blocks_[drop].size;
+    ++drop;
+  }
+  cached_blocks_.erase(cached_blocks_.begin(), cached_blocks_.begin() + drop);
+}
+
+Status HeapAllocator::Trim() {
+  EvictedBlocks evicted;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    EvictCachedBlocksLocked(0, 0, evicted);
+  }
+  FreeBlocks(evicted.span());
+  return OkStatus();
+}
 
 uint64_t HeapAllocator::memory_limit() const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -117,25 +164,51 @@ uint64_t HeapAllocator::max_allocation_size() const {
              : limit;
 }
 
-Status HeapAllocator::Reserve(uint64_t byte_length) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t single_limit =
-      max_allocation_size_option_
-          ? std::min(max_allocation_size_option_, memory_limit_)
-          : memory_limit_;
-  if (byte_length > single_limit)
-    return ResourceExhaustedError("allocation of ", byte_length,
-                                  " bytes exceeds the limit of allocator '",
-                                  name_, "' (", single_limit, " bytes)");
-  uint64_t live = statistics_.bytes_live;
-  if (live > memory_limit_ || byte_length > memory_limit_ - live)
-    return ResourceExhaustedError(
-        "allocation of ", byte_length, " bytes would bring allocator '", name_,
-        "' to ", CheckedAdd(live, byte_length).value_or(~uint64_t{0}),
-        " live bytes, over its memory limit of ", memory_limit_, " bytes (",
-        live, " bytes already live)");
-  statistics_.bytes_live += byte_length;
-  return OkStatus();
+Status HeapAllocator::Reserve(uint64_t byte_length, uint64_t block_size,
+                              void **reused) {
+  EvictedBlocks evicted;
+  Status status = [&]() -> Status {
+    std::lock_guard<std::mutex> lock(mutex_);
+    uint64_t single_limit =
+        max_allocation_size_option_
+            ? std::min(max_allocation_size_option_, memory_limit_)
+            : memory_limit_;
+    if (byte_length > single_limit)
+      return ResourceExhaustedError("allocation of ", byte_length,
+                                    " bytes exceeds the limit of allocator '",
+                                    name_, "' (", single_limit, " bytes)");
+    uint64_t live = statistics_.bytes_live;
+    if (live > memory_limit_ || byte_length > memory_limit_ - live)
+      return ResourceExhaustedError(
+          "allocation of ", byte_length, " bytes would bring allocator '",
+          name_, "' to ", CheckedAdd(live, byte_length).value_or(~uint64_t{0}),
+          " live bytes, over its memory limit of ", memory_limit_, " bytes (",
+          live, " bytes already live)");
+    statistics_.bytes_live += byte_length;
+    // The smallest cached block that fits without wasting more than a
+    // quarter of it; the most recent among equals (likelier in cache).
+    size_t best = cached_blocks_.size();
+    for (size_t i = cached_blocks_.size(); i-- > 0;) {
+      uint64_t size = cached_blocks_[i].size;
+      if (size < block_size || size - block_size > size / 4)
+        continue;
+      if (best == cached_blocks_.size() || size < cached_blocks_[best].size)
+        best = i;
+    }
+    if (best != cached_blocks_.size()) {
+      *reused = cached_blocks_[best].data;
+      statistics_.bytes_cached -= cached_blocks_[best].size;
+      cached_blocks_.erase(cached_blocks_.begin() + best);
+      return OkStatus();
+    }
+    // Cached blocks count against the limit too: the oldest go first.
+    uint64_t room = memory_limit_ - statistics_.bytes_live;
+    if (statistics_.bytes_cached > room)
+      EvictCachedBlocksLocked(room, kMaxCachedBlocks, evicted);
+    return OkStatus();
+  }();
+  FreeBlocks(evicted.span());
+  return status;
 }
 
 Result<RefPtr<Buffer>>
@@ -143,16 +216,23 @@ HeapAllocator::AllocateBuffer(MemoryTypeBitfield memory_type,
                               BufferUsageBitfield usage, uint64_t byte_length) {
   // aligned_alloc needs a size that is a multiple of the alignment; a zero
   // request still gets a real block so host_data() is never null.
-  std::optional<uint64_t> padded = CheckedAdd(byte_length, kAlignment - 1);
+  // Blocks the cache may keep are sized in granules, so that requests of
+  // nearby sizes can share them.
+  uint64_t granule =
+      byte_length >= kMinCachedBlockSize ? kCachedBlockGranule : kAlignment;
+  std::optional<uint64_t> padded = CheckedAdd(byte_length, granule - 1);
   std::optional<size_t> size =
-      padded ? CheckedCast<size_t>(*padded / kAlignment * kAlignment)
-             : std::nullopt;
+      padded ? CheckedCast<size_t>(*padded / granule * granule) : std::nullopt;
   if (!size)
     return ResourceExhaustedError("allocation of ", byte_length,
                                   " bytes in allocator '", name_,
                                   "' exceeds the address space");
-  STRATA_RETURN_IF_ERROR(Reserve(byte_length));
-  void *data = std::aligned_alloc(kAlignment, *size ? *size : kAlignment);
+  if (*size == 0)
+    *size = kAlignment;
+  void *data = nullptr;
+  STRATA_RETURN_IF_ERROR(Reserve(byte_length, *size, &data));
+  if (!data)
+    data = std::aligned_alloc(kAlignment, *size);
   if (!data) {
     OnFree(byte_length, /*counts_as_free=*/false);
     return ResourceExhaustedError("the system refused ", byte_length,
@@ -170,12 +250,38 @@ HeapAllocator::AllocateBuffer(MemoryTypeBitfield memory_type,
     ++statistics_.allocation_count;
   }
   return HeapBuffer::Create(RefPtr<HeapAllocator>::Retain(this), memory_type,
-                            usage, byte_length, static_cast<uint8_t *>(data));
+                            usage, byte_length, static_cast<uint8_t *>(data),
+                            *size);
 }
 
 AllocatorStatistics HeapAllocator::statistics() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return statistics_;
+}
+
+void HeapAllocator::ReleaseBlock(void *data, uint64_t block_size,
+                                 uint64_t byte_length) {
+  EvictedBlocks evicted;
+  bool cached = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    statistics_.bytes_live -= byte_length;
+    ++statistics_.free_count;
+    uint64_t held = statistics_.bytes_live;
+    if (block_size >= kMinCachedBlockSize && block_size <= block_cache_bytes_ &&
+        held <= memory_limit_ && block_size <= memory_limit_ - held) {
+      // Room for it within the cache's bytes and count and the memory
+      // limit, making it by dropping the oldest blocks.
+      uint64_t room = std::min(block_cache_bytes_, memory_limit_ - held);
+      EvictCachedBlocksLocked(room - block_size, kMaxCachedBlocks - 1, evicted);
+      cached_blocks_.push_back({data, block_size});
+      statistics_.bytes_cached += block_size;
+      cached = true;
+    }
+  }
+  if (!cached)
+    std::free(data);
+  FreeBlocks(evicted.span());
 }
 
 void HeapAllocator::OnFree(uint64_t byte_length, bool counts_as_free) {

@@ -7,8 +7,10 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "strata/base/ref_ptr.h"
+#include "strata/base/scratch_array.h"
 #include "strata/base/status.h"
 #include "strata/hal/buffer.h"
 
@@ -19,6 +21,9 @@ struct AllocatorStatistics {
   uint64_t bytes_peak = 0;       // Highest bytes_live seen.
   uint64_t allocation_count = 0; // Allocations ever made.
   uint64_t free_count = 0;       // Allocations freed.
+  // Bytes of freed blocks kept for reuse (HeapAllocator's block cache);
+  // held from the system but in no buffer.
+  uint64_t bytes_cached = 0;
 };
 
 class Allocator : public RefObject {
@@ -70,15 +75,34 @@ struct HeapAllocatorOptions {
   uint64_t memory_limit = 0;
   // The largest single request; 0 = the memory limit.
   uint64_t max_allocation_size = 0;
+  // Freed blocks of at least HeapAllocator::kMinCachedBlockSize bytes are
+  // kept for reuse, up to this many bytes in all (0: none are kept).
+  uint64_t block_cache_bytes = uint64_t{64} << 20;
 };
 
 // Host heap memory, 64-byte aligned (a cache line; enough for any vector
 // load the compiler emits). Thread-safe. Every request is checked against
 // the memory limit (live bytes plus the request) before any memory is
 // taken; memory the system refuses is RESOURCE_EXHAUSTED too.
+//
+// Large freed blocks are cached: the C library maps and unmaps blocks this
+// size (or trims its heap) on every free, so a call that returns a large
+// result each time paid a page fault per 4 KiB touched, often more than
+// the kernels themselves. Cached bytes count against the memory limit and
+// are released first when a request would pass it, on Trim(), and when
+// the allocator goes. AddressSanitizer builds cache nothing, so a use after
+// free is still caught there.
 class HeapAllocator final : public Allocator {
 public:
   static constexpr uint64_t kAlignment = 64;
+  // Smaller blocks are left to the C library, whose own free lists serve
+  // them without system calls.
+  static constexpr uint64_t kMinCachedBlockSize = uint64_t{64} << 10;
+  // Cached blocks are sized in these steps, so requests of nearby sizes
+  // share them.
+  static constexpr uint64_t kCachedBlockGranule = 4096;
+  // The most blocks the cache holds.
+  static constexpr size_t kMaxCachedBlocks = 32;
 
   static RefPtr<HeapAllocator> Create(std::string name,
                                       HeapAllocatorOptions options = {});
@@ -93,21 +117,45 @@ public:
   AllocatorStatistics statistics() const override;
   uint64_t memory_limit() const override;
   Status SetMemoryLimit(uint64_t bytes) override;
+  // Frees every cached block.
+  Status Trim() override;
+
+  ~HeapAllocator() override;
 
 private:
   friend class HeapBuffer;
+  struct CachedBlock {
+    void *data;
+    uint64_t size;
+  };
+
   HeapAllocator(std::string name, HeapAllocatorOptions options);
-  // Counts `byte_length` as live when the limits allow it.
-  Status Reserve(uint64_t byte_length);
+  // Counts `byte_length` as live when the limits allow it, first freeing
+  // cached blocks that stand in the way. Takes a cached block of
+  // `block_size` bytes into `*reused` when there is one.
+  Status Reserve(uint64_t byte_length, uint64_t block_size, void **reused);
   // Returns `byte_length` live bytes: a freed buffer, or a reservation the
   // system then refused (`counts_as_free` false).
   void OnFree(uint64_t byte_length, bool counts_as_free);
+  // A buffer of `byte_length` bytes died; its block of `block_size` bytes
+  // at `data` is cached or freed.
+  void ReleaseBlock(void *data, uint64_t block_size, uint64_t byte_length);
+  // Blocks taken out of the cache under the lock, freed after it.
+  using EvictedBlocks = ScratchVector<CachedBlock, 4>;
+  // Moves the oldest cached blocks into `evicted` until at most
+  // `keep_bytes` and `keep_count` blocks stay. Requires mutex_.
+  void EvictCachedBlocksLocked(uint64_t keep_bytes, size_t keep_count,
+                               EvictedBlocks &evicted);
+  static void FreeBlocks(std::span<const CachedBlock> blocks);
 
   std::string name_;
   const uint64_t max_allocation_size_option_;
+  const uint64_t block_cache_bytes_;
   mutable std::mutex mutex_;
   uint64_t memory_limit_;          // Guarded by mutex_.
   AllocatorStatistics statistics_; // Guarded by mutex_.
+  // Oldest first. Guarded by mutex_.
+  std::vector<CachedBlock> cached_blocks_;
 };
 
 } // namespace strata::hal

@@ -309,7 +309,8 @@ std::string LocalDevice::DumpInfo() const {
   text << "  dispatch concurrency: " << grid_runner_->concurrency() << "\n";
   text << "  allocator: " << current_allocator->name() << " (live "
        << stats.bytes_live << " bytes, peak " << stats.bytes_peak << " bytes, "
-       << stats.allocation_count << " allocations)\n";
+       << stats.allocation_count << " allocations, cached "
+       << stats.bytes_cached << " bytes)\n";
   text << "  executable loaders:";
   for (const auto &loader : executable_cache_.loaders()) {
     text << " " << loader->name() << " [";
