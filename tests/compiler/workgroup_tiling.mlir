@@ -83,3 +83,42 @@ flow.executable @padded_rows_dispatch_0 entry @padded_rows_dispatch_0 attributes
 // CHECK:         arith.maximumf
 // CHECK-NOT:     memref.copy
 // CHECK:         return
+
+// -----
+
+// A padded copy of short rows (a 7x7 map padded to 9x9), split along the
+// channels: the columns beside each row are not filled on their own (two
+// elements a row apart, which LLVM turns into scatters); each padded row
+// is filled whole, one short vector, before the copy writes its interior.
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+flow.executable @short_rows_dispatch_0 entry @short_rows_dispatch_0 attributes {workgroup_count = array<i64: 2, 1, 1>} {
+  builtin.module {
+    func.func @short_rows_dispatch_0(%x: tensor<1x64x7x7xf32>) -> tensor<1x64x9x9xf32> attributes {flow.lowering_config = #flow.lowering_config<vector_bits = 512, workgroup_tile = [0, 32, 0, 0], kernels = []>} {
+      %zero = arith.constant 0.0 : f32
+      %e = tensor.empty() : tensor<1x64x7x7xf32>
+      %r = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x64x7x7xf32>) outs(%e : tensor<1x64x7x7xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        linalg.yield %in : f32
+      } -> tensor<1x64x7x7xf32>
+      %p = tensor.pad %r low[0, 0, 1, 1] high[0, 0, 1, 1] {
+      ^bb0(%i: index, %j: index, %k: index, %l: index):
+        tensor.yield %zero : f32
+      } : tensor<1x64x7x7xf32> to tensor<1x64x9x9xf32>
+      return %p : tensor<1x64x9x9xf32>
+    }
+  }
+}
+// CHECK-LABEL: func.func @short_rows_dispatch_0
+// CHECK-SAME:    (%[[X:.+]]: memref<1x64x7x7xf32> {{.+}}, %[[OUT:.+]]: memref<1x64x9x9xf32>
+// CHECK:         %[[OWNED:.+]] = memref.subview %[[OUT]][0, %{{.+}}, 0, 0] [1, 32, 9, 9]
+// CHECK:         memref.subview %[[OWNED]][0, 0, 0, 0] [1, 32, 1, 9]
+// CHECK:         vector.transfer_write {{.+}} : vector<1x1x1x9xf32>
+// CHECK:         memref.subview %[[OWNED]][0, 0, 8, 0] [1, 32, 1, 9]
+// CHECK:         vector.transfer_write {{.+}} : vector<1x1x1x9xf32>
+// CHECK:         memref.subview %[[OWNED]][0, 0, 1, 0] [1, 32, 7, 9]
+// CHECK:         vector.transfer_write {{.+}} : vector<1x1x1x9xf32>
+// CHECK-NOT:     [1, 32, 7, 1]
+// CHECK:         %[[INTERIOR:.+]] = memref.subview %[[OWNED]][0, 0, 1, 1] [1, 32, 7, 7]
+// CHECK:         vector.transfer_read {{.+}} : memref<1x1x1x7xf32, {{.+}}>, vector<1x1x1x7xf32>
+// CHECK:         vector.transfer_write {{.+}} : vector<1x1x1x7xf32>
+// CHECK:         return

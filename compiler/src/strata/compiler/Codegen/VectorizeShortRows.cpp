@@ -5,6 +5,8 @@
 // that LLVM's loop vectorizer leaves scalar: a 16-trip loop is not worth
 // vectorizing in its cost model once the body has a maximum or minimum
 // (ReLU, clip), and 16 scalar steps then cost 3-4x the whole vector's.
+// Copies count too (a pad's interior: rows of 7 or 14 were copied
+// element by element).
 // Such ops are tiled by one on every outer loop and each tile, one
 // innermost row, is vectorized directly (transfer reads and writes of the
 // row, the body on vectors). The transposes into and out of that layout
@@ -106,12 +108,23 @@ std::optional<SmallVector<int64_t>> getShortRowTiles(linalg::GenericOp op) {
 struct VectorizeShortRowsPass
     : public impl::VectorizeShortRowsPassBase<VectorizeShortRowsPass> {
   void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // A copy (a pad's interior, from bufferization) is an elementwise op
+    // like any other here.
+    SmallVector<linalg::CopyOp> copies;
+    getOperation().walk([&](linalg::CopyOp copy) { copies.push_back(copy); });
+    for (linalg::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      if (failed(linalg::generalizeNamedOp(rewriter, copy))) {
+        copy.emitOpError("could not be generalized");
+        return signalPassFailure();
+      }
+    }
     SmallVector<std::pair<linalg::GenericOp, SmallVector<int64_t>>> ops;
     getOperation().walk([&](linalg::GenericOp op) {
       if (std::optional<SmallVector<int64_t>> sizes = getShortRowTiles(op))
         ops.push_back({op, std::move(*sizes)});
     });
-    IRRewriter rewriter(&getContext());
     for (auto &[op, sizes] : ops) {
       linalg::LinalgTilingOptions options;
       options.setTileSizes(sizes);
