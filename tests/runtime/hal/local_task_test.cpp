@@ -164,8 +164,9 @@ protected:
 };
 
 TEST_P(LocalTaskGridTest, EveryWorkgroupRunsOnce) {
-  const WorkgroupCount grids[] = {
-      {1, 1, 1}, {3, 2, 4}, {1000, 1, 1}, {7, 13, 5}, {1, 1, 257}};
+  const WorkgroupCount grids[] = {{1, 1, 1},  {2, 1, 1},    {5, 1, 1},
+                                  {3, 2, 4},  {1000, 1, 1}, {7, 13, 5},
+                                  {1, 1, 257}};
   for (WorkgroupCount count : grids) {
     uint32_t total = count.x * count.y * count.z;
     RefPtr<Buffer> out = Allocate(*device_, (8 + 2 * total) * 4);

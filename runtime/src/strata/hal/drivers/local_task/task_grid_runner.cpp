@@ -9,10 +9,20 @@
 #endif
 
 #include "strata/base/abort_signal.h"
+#include "strata/base/scratch_array.h"
 
 namespace strata::hal {
 
+// A contiguous part of a grid's workgroups, claimed in chunks from `next`
+// up to `end`. Each on its own cache line: threads claim from their own.
+struct alignas(64) TaskGridRunner::WorkRange {
+  std::atomic<uint64_t> next{0};
+  uint64_t end = 0;
+};
+
 struct TaskGridRunner::Grid {
+  explicit Grid(size_t range_count) : ranges(range_count) {}
+
   const LocalExecutable *executable;
   uint32_t export_ordinal;
   const strata_hal_executable_dispatch_state_v0_t *dispatch;
@@ -23,7 +33,10 @@ struct TaskGridRunner::Grid {
   uint32_t z_begin;
   uint64_t total;
   uint64_t chunk;
-  std::atomic<uint64_t> next{0};
+  // The workgroups split evenly into one range per thread, in order: a
+  // thread starts on its own range, the same part of every grid (see
+  // Work), then takes chunks from the others.
+  ScratchArray<WorkRange, kMaxWorkRanges> ranges;
   // Set by the first failure; later claims stop.
   std::atomic<bool> failed{false};
   std::mutex status_mutex;
@@ -31,6 +44,16 @@ struct TaskGridRunner::Grid {
   // Workers inside Work() for this grid; changed under the runner's mutex,
   // read without it by the submitter spinning for them to leave.
   std::atomic<uint32_t> active_workers{0};
+
+  // Workgroups no thread has claimed yet.
+  uint64_t Unclaimed() {
+    uint64_t unclaimed = 0;
+    for (WorkRange &range : ranges) {
+      uint64_t next = range.next.load(std::memory_order_relaxed);
+      unclaimed += next < range.end ? range.end - next : 0;
+    }
+    return unclaimed;
+  }
 };
 
 Result<std::unique_ptr<TaskGridRunner>>
@@ -79,6 +102,11 @@ TaskGridRunner::~TaskGridRunner() {
     thread.join();
 }
 
+// total * part / parts without overflow (total may be near 2^64).
+static uint64_t SplitPoint(uint64_t total, uint64_t part, uint64_t parts) {
+  return total / parts * part + total % parts * part / parts;
+}
+
 bool TaskGridRunner::Work(Grid &grid, uint32_t processor_id,
                           uint64_t max_chunks) {
   const strata_hal_executable_dispatch_state_v0_t &dispatch = *grid.dispatch;
@@ -88,18 +116,35 @@ bool TaskGridRunner::Work(Grid &grid, uint32_t processor_id,
   workgroup.processor_id = processor_id;
   ScopedAbortSignal current_signal(grid.abort_signal);
   AbortPoller abort_poller(grid.abort_signal);
-  for (uint64_t chunks = 0; chunks < max_chunks; ++chunks) {
+  // Its own range first: a grid split like the one before it (the channel
+  // blocks of successive layers) then finds in this thread's caches the
+  // part of the data this thread wrote, instead of moving it between
+  // cores. Pool threads own ranges 0, 1, ...; submitters the last ones.
+  const size_t range_count = grid.ranges.size();
+  size_t range_index = processor_id % range_count;
+  uint64_t chunks = 0;
+  for (size_t visited = 0; visited < range_count && chunks < max_chunks;) {
     if (grid.failed.load(std::memory_order_relaxed))
       return false;
+    WorkRange &range = grid.ranges[range_index];
     // Claimed with compare-exchange rather than fetch_add, so the counter
-    // never passes `total` (and cannot wrap for grids near 2^64).
-    uint64_t begin = grid.next.load(std::memory_order_relaxed), end;
+    // never passes the range's end (and cannot wrap for grids near 2^64).
+    uint64_t begin = range.next.load(std::memory_order_relaxed), end;
+    bool claimed = true;
     do {
-      if (begin >= grid.total)
-        return false;
-      end = begin + std::min(grid.chunk, grid.total - begin);
-    } while (!grid.next.compare_exchange_weak(begin, end,
-                                              std::memory_order_relaxed));
+      if (begin >= range.end) {
+        claimed = false;
+        break;
+      }
+      end = begin + std::min(grid.chunk, range.end - begin);
+    } while (!range.next.compare_exchange_weak(begin, end,
+                                               std::memory_order_relaxed));
+    if (!claimed) {
+      range_index = range_index + 1 == range_count ? 0 : range_index + 1;
+      ++visited;
+      continue;
+    }
+    ++chunks;
     for (uint64_t index = begin; index < end; ++index) {
       workgroup.workgroup_id_x = uint32_t(index % count_x);
       workgroup.workgroup_id_y = uint32_t((index % count_xy) / count_x);
@@ -120,7 +165,7 @@ bool TaskGridRunner::Work(Grid &grid, uint32_t processor_id,
         return false;
     }
   }
-  return grid.next.load(std::memory_order_relaxed) < grid.total;
+  return grid.Unclaimed() > 0;
 }
 
 void TaskGridRunner::WorkerMain(uint32_t processor_id) {
@@ -232,18 +277,26 @@ Status TaskGridRunner::RunSlice(
     const LocalExecutable &executable, uint32_t export_ordinal,
     const strata_hal_executable_dispatch_state_v0_t &dispatch, uint32_t z_begin,
     uint64_t z_count) {
-  Grid grid;
+  uint64_t total = uint64_t(dispatch.workgroup_count_x) *
+                   dispatch.workgroup_count_y * z_count;
+  Grid grid(std::min<uint64_t>({worker_count_, kMaxWorkRanges, total}));
   grid.executable = &executable;
   grid.export_ordinal = export_ordinal;
   grid.dispatch = &dispatch;
   grid.abort_signal = AbortSignal::Current();
   grid.z_begin = z_begin;
-  grid.total = uint64_t(dispatch.workgroup_count_x) *
-               dispatch.workgroup_count_y * z_count;
+  grid.total = total;
   // About 4 chunks per worker balances uneven workgroups against the cost
   // of claiming.
   grid.chunk =
       std::max<uint64_t>(1, grid.total / (uint64_t(worker_count_) * 4));
+  // Range i: workgroups [total * i / n, total * (i + 1) / n).
+  const uint64_t range_count = grid.ranges.size();
+  for (uint64_t i = 0; i < range_count; ++i) {
+    grid.ranges[i].next.store(SplitPoint(total, i, range_count),
+                              std::memory_order_relaxed);
+    grid.ranges[i].end = SplitPoint(total, i + 1, range_count);
+  }
 
   uint64_t chunks = (grid.total + grid.chunk - 1) / grid.chunk;
   uint64_t helpers = std::min<uint64_t>(chunks - 1, threads_.size());
@@ -264,10 +317,7 @@ Status TaskGridRunner::RunSlice(
     bool more = Work(grid, processor_id, /*max_chunks=*/1);
     if (more) {
       auto now = std::chrono::steady_clock::now();
-      uint64_t claimed =
-          std::min(grid.total, grid.next.load(std::memory_order_relaxed));
-      uint64_t chunks_left =
-          (grid.total - claimed + grid.chunk - 1) / grid.chunk;
+      uint64_t chunks_left = (grid.Unclaimed() + grid.chunk - 1) / grid.chunk;
       double left_ns =
           std::chrono::duration<double, std::nano>(now - start).count() *
           double(chunks_left);

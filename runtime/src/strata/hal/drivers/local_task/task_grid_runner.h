@@ -3,10 +3,14 @@
 // one-workgroup dispatch never wakes a worker and a pool of N workers runs
 // N-1 threads plus the caller.
 //
-// Workgroups are claimed in chunks from one atomic counter per grid (the
-// linearised x-fastest index), so the cost per workgroup is one atomic add
-// per chunk; chunks shrink with the grid so every worker gets work (a grid
-// of more than 2^64 workgroups runs as slices along z). The
+// A grid's workgroups (the linearised x-fastest index) split into one
+// contiguous range per thread, each claimed in chunks from its own atomic
+// counter, so the cost per workgroup is one atomic add per chunk; chunks
+// shrink with the grid so every worker gets work (a grid of more than 2^64
+// workgroups runs as slices along z). A thread starts on its own range, the
+// same part of every grid, and then helps with the others': successive
+// dispatches split the same way (the channel blocks of one layer and the
+// next) so find their data in the caches of the core that wrote it. The
 // first failing workgroup stops further claims and its status is returned.
 // The submitting thread's abort signal (AbortSignal::Current()) goes with
 // the grid: every thread polls it between workgroups and works under it (so
@@ -53,7 +57,11 @@ public:
   uint32_t concurrency() const override { return worker_count_; }
 
 private:
+  struct WorkRange;
   struct Grid;
+  // Threads beyond this many share ranges (a grid's ranges live on the
+  // submitter's stack).
+  static constexpr size_t kMaxWorkRanges = 16;
 
   TaskGridRunner(uint32_t worker_count, std::chrono::microseconds spin_time);
   // Runs the workgroups with z in [z_begin, z_begin + z_count) as one grid
