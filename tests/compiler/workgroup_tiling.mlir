@@ -122,3 +122,49 @@ flow.executable @short_rows_dispatch_0 entry @short_rows_dispatch_0 attributes {
 // CHECK:         vector.transfer_read {{.+}} : memref<1x1x1x7xf32, {{.+}}>, vector<1x1x1x7xf32>
 // CHECK:         vector.transfer_write {{.+}} : vector<1x1x1x7xf32>
 // CHECK:         return
+
+// -----
+
+// A pad fused into its consumer (FusePadsIntoConsumers), split along the
+// channel blocks it does not pad: each workgroup pads its 5 blocks into a
+// stack temporary, writing the border slabs and the interior once each
+// (no fill of the whole temporary first), and the convolution reads it.
+#in = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 + d4, d3 + d5, d6)>
+#filter = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d6)>
+flow.executable @padded_input_dispatch_0 entry @padded_input_dispatch_0 attributes {workgroup_count = array<i64: 12, 1, 1>} {
+  builtin.module {
+    func.func @padded_input_dispatch_0(%x: tensor<1x60x7x7x16xf32>, %w: tensor<60x3x3x16xf32>) -> tensor<1x60x7x7x16xf32> attributes {flow.lowering_config = #flow.lowering_config<vector_bits = 512, workgroup_tile = [0, 5, 0, 0, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", cache_tiles = [1, 1, 1, 0, 0, 0, 16], cache_order = [0, 1, 2, 3, 6, 4, 5], register_tiles = [0, 0, 0, 4, 1, 1, 16], roles = [3, 6, 4]>]>} {
+      %zero = arith.constant 0.0 : f32
+      %p = tensor.pad %x low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0] {
+      ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %i4: index):
+        tensor.yield %zero : f32
+      } : tensor<1x60x7x7x16xf32> to tensor<1x60x9x9x16xf32>
+      %e = tensor.empty() : tensor<1x60x7x7x16xf32>
+      %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x60x7x7x16xf32>) -> tensor<1x60x7x7x16xf32>
+      %r = linalg.generic {indexing_maps = [#in, #filter, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%p, %w : tensor<1x60x9x9x16xf32>, tensor<60x3x3x16xf32>) outs(%f : tensor<1x60x7x7x16xf32>) {
+      ^bb0(%a: f32, %b: f32, %acc: f32):
+        %m = arith.mulf %a, %b : f32
+        %s = arith.addf %acc, %m : f32
+        linalg.yield %s : f32
+      } -> tensor<1x60x7x7x16xf32>
+      return %r : tensor<1x60x7x7x16xf32>
+    }
+  }
+}
+// CHECK-LABEL: func.func @padded_input_dispatch_0
+// CHECK:         %[[TEMP:.+]] = memref.alloca() {{.+}} : memref<1x5x9x9x16xf32>
+// CHECK-NOT:     memref.subview %[[TEMP]][0, 0, 0, 0, 0] [1, 5, 9, 9, 16]
+// CHECK:         memref.subview %[[TEMP]][0, 0, 0, 0, 0] [1, 5, 1, 9, 16]
+// CHECK:         vector.transfer_write
+// CHECK:         memref.subview %[[TEMP]][0, 0, 8, 0, 0] [1, 5, 1, 9, 16]
+// CHECK:         vector.transfer_write
+// CHECK:         memref.subview %[[TEMP]][0, 0, 1, 0, 0] [1, 5, 7, 1, 16]
+// CHECK:         vector.transfer_write
+// CHECK:         memref.subview %[[TEMP]][0, 0, 1, 8, 0] [1, 5, 7, 1, 16]
+// CHECK:         vector.transfer_write
+// CHECK:         memref.subview %[[TEMP]][0, 0, 1, 1, 0] [1, 5, 7, 7, 16]
+// CHECK:         vector.transfer_write
+// CHECK:         memref.subview %[[TEMP]][0, %{{.+}}, %{{.+}}, 0, 0] [1, 1, 3, 9, 16]
+// CHECK:         vector.fma
+// CHECK:         return

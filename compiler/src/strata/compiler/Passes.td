@@ -65,6 +65,28 @@ def FormDispatchRegionsPass : Pass<"strata-form-dispatch-regions",
   let dependentDialects = ["::strata::flow::FlowDialect"];
 }
 
+def FusePadsIntoConsumersPass
+    : Pass<"strata-fuse-pads-into-consumers", "mlir::func::FuncOp"> {
+  let summary = "Moves a pad dispatch into its consumer's region when each "
+                "workgroup can pad its own small slice";
+  let description = [{
+    A region holding only a static constant pad (of a copy of a value no
+    dispatch can write padded) whose result only the root of another
+    region reads joins that region when the root's workgroup split reads
+    the padded operand along one unpadded dimension and each workgroup's
+    slice of it is at most 64 KiB (or, unsplit, all of it is): each
+    workgroup then pads its slice into a stack temporary right before it
+    reads it, saving a dispatch and a pass over memory.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "The cpu target's vector width, which decides the workgroup "
+           "split (0: the pass does nothing)">,
+  ];
+  let dependentDialects = ["::strata::flow::FlowDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def MergeSmallDispatchRegionsPass
     : Pass<"strata-merge-small-dispatch-regions", "mlir::func::FuncOp"> {
   let summary = "Merges a small dispatch region into the small region before "

@@ -138,12 +138,14 @@ void getBufferizationDependentDialects(DialectRegistry &registry) {
 LogicalResult prepareForBufferization(func::FuncOp entry,
                                       PipelineRunner runPipeline) {
   inlineExecuteRegions(entry);
-  // A pad (a pad root's tile, or a dispatch returning its root padded in
-  // one workgroup) as a fill of its result and a copy into the interior:
-  // bufferized in place, the op producing the copied tensor writing the
-  // interior, instead of through a whole temporary copied out afterwards.
+  // A pad (a pad root's tile, a pad fused into its consumer's tile, or a
+  // dispatch returning its root padded in one workgroup) as fills of its
+  // padding and a copy into the interior: bufferized in place, the op
+  // producing the copied tensor writing the interior, instead of through a
+  // whole temporary copied out afterwards.
   {
     RewritePatternSet patterns(entry.getContext());
+    populateDecomposeStaticPadPatterns(patterns);
     linalg::populateDecomposePadPatterns(patterns);
     (void)applyPatternsGreedily(entry, std::move(patterns));
   }

@@ -319,6 +319,42 @@ LogicalResult writePaddedResultInLoop(RewriterBase &rewriter, tensor::PadOp pad,
   return success();
 }
 
+// A static constant pad as an empty tensor, fills of its padding (the
+// slabs of `fillOwnedPadding`) and its source inserted into the interior:
+// the padding and the interior are each written once, where a fill of the
+// whole result and a copy over it write the interior twice.
+struct DecomposeStaticPad : public OpRewritePattern<tensor::PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::PadOp pad,
+                                PatternRewriter &rewriter) const override {
+    if (!isStaticConstantPad(pad) || !pad.getSourceType().hasStaticShape())
+      return failure();
+    Location loc = pad.getLoc();
+    RankedTensorType paddedType = pad.getResultType();
+    ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+    ArrayRef<int64_t> sourceShape = pad.getSourceType().getShape();
+    unsigned rank = paddedType.getRank();
+    SmallVector<PaddedTileDim> dims;
+    SmallVector<OpFoldResult> sizes, interiorOffsets;
+    for (unsigned d = 0; d < rank; ++d) {
+      OpFoldResult size = rewriter.getIndexAttr(sourceShape[d]);
+      dims.push_back(getPaddedTileDim(rewriter, loc, rewriter.getIndexAttr(0),
+                                      size, sourceShape[d], low[d], high[d]));
+      sizes.push_back(size);
+      interiorOffsets.push_back(rewriter.getIndexAttr(low[d]));
+    }
+    Value padded = tensor::EmptyOp::create(rewriter, loc, paddedType.getShape(),
+                                           paddedType.getElementType());
+    padded = fillOwnedPadding(rewriter, loc, padded, dims, sizes, low, high,
+                              pad.getConstantPaddingValue());
+    SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
+        pad, pad.getSource(), padded, interiorOffsets, sizes, strides);
+    return success();
+  }
+};
+
 LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
   // expand_shape(tensor.empty) is just an empty tensor; folding it lets a
   // fill on it fuse into the tile.
@@ -390,6 +426,10 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
 }
 
 } // namespace
+
+void populateDecomposeStaticPadPatterns(RewritePatternSet &patterns) {
+  patterns.add<DecomposeStaticPad>(patterns.getContext(), /*benefit=*/2);
+}
 
 LogicalResult tileToWorkgroups(func::FuncOp func,
                                const WorkgroupTiling &tiling) {

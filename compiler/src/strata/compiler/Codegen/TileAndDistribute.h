@@ -3,6 +3,7 @@
 #define STRATA_COMPILER_CODEGEN_TILEANDDISTRIBUTE_H_
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "strata/compiler/Codegen/WorkgroupTiling.h"
 
 namespace strata {
@@ -13,6 +14,13 @@ namespace strata {
 // outside the loop (it would then run in every workgroup).
 mlir::LogicalResult tileToWorkgroups(mlir::func::FuncOp func,
                                      const WorkgroupTiling &tiling);
+
+// Rewrites a static constant tensor.pad (a pad root's tile, a pad fused
+// into its consumer's tile) as fills of its padding and its source inserted
+// into the interior, each written once: short padded rows whole, otherwise
+// one slab per padded dimension and side. Outranks upstream's
+// decomposition (a fill of the whole result).
+void populateDecomposeStaticPadPatterns(mlir::RewritePatternSet &patterns);
 
 // On buffers: appends `workgroup_id` and `workgroup_count` index arguments
 // to `func`. When `func` was tiled by tileToWorkgroups, each workgroup runs

@@ -54,6 +54,10 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     pm.addNestedPass<func::FuncOp>(createConvertConvToIm2ColPass());
     pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass());
     if (unsigned vectorBits = getTargetVectorBits(options)) {
+      FusePadsIntoConsumersPassOptions padOptions;
+      padOptions.vectorBits = vectorBits;
+      pm.addNestedPass<func::FuncOp>(
+          createFusePadsIntoConsumersPass(padOptions));
       MergeSmallDispatchRegionsPassOptions mergeOptions;
       mergeOptions.vectorBits = vectorBits;
       pm.addNestedPass<func::FuncOp>(
