@@ -9,8 +9,7 @@ machine in one run, reported in GFLOP/s with the ratio strata / oneDNN (above
       [--rounds R] [--compile-timeout S] [--bin build/bin] [--list] [--keep DIR]
 
 For every kernel the script writes an MLIR program (linalg on tensors,
-func.func @main, static shapes, weights as function arguments) to a temporary
-directory, compiles it with strata-compile, checks the result of one call
+func.func @main, static shapes) to a temporary directory, compiles it with strata-compile, checks the result of one call
 (strata-run) against a numpy reference, and then times, for each thread
 count, the Strata module (strata-bench, local-sync for 1 thread,
 local-task?workers=N for N) and right after it the same operation in oneDNN
@@ -25,8 +24,13 @@ oneDNN is still timed for it.
 
 oneDNN gets format_tag::any for the weights (and for source and destination
 of convolutions), i.e. its blocked layouts, and only the primitive's execution
-is timed. Strata's convolutions include their zero padding (tensor.pad before
-the linalg convolution, as the ONNX importer emits it).
+is timed: its weights are reordered once, before. Strata's weights (a
+convolution's filter, a matmul's right operand) are therefore constants of
+the program by default, as a model's are, which the compiler lays out once
+(--weights=constants); --weights=arguments passes them in every call instead
+(a batch matmul's operands always are: attention multiplies activations).
+Strata's convolutions include their zero padding (tensor.pad before the
+linalg convolution, as the ONNX importer emits it).
 """
 import argparse
 import json
@@ -113,11 +117,25 @@ def conv_ref(x, w, stride, pad, dilation, groups):
 
 class Kernel:
     def __init__(self, name, shape, arg_shapes, result_shape, body, reference, onednn, flops,
-                 form):
+                 form, weights=True):
         self.name, self.shape = name, shape
         self.arg_shapes, self.result_shape = arg_shapes, result_shape
-        self.mlir = mlir_main(arg_shapes, result_shape, body)
+        self.body = body
         self.reference, self.onednn, self.flops, self.form = reference, onednn, flops, form
+        # Whether %a1 is weights (a constant of a model), not an activation.
+        self.weights = weights
+
+    def mlir(self, constant_weights=None):
+        """The program; with `constant_weights` (an array), %a1 is that
+        constant instead of an argument."""
+        if constant_weights is None:
+            return mlir_main(self.arg_shapes, self.result_shape, self.body)
+        text = mlir_main(self.arg_shapes[:1], self.result_shape, self.body)
+        data = np.ascontiguousarray(constant_weights, dtype="<f4").tobytes().hex().upper()
+        constant = (f'  %a1 = arith.constant dense<"0x{data}"> : '
+                    f"{ttype(self.arg_shapes[1])}\n")
+        head, rest = text.split("\n", 1)
+        return head + "\n" + constant + rest
 
 
 def matmul(name, m, k, n):
@@ -133,7 +151,8 @@ def batch_matmul(name, b, m, k, n):
             f"outs(%fill : {ttype([b, m, n])}) -> {ttype([b, m, n])}\n")
     return Kernel(name, f"{b}x{m}x{k}x{n}", [[b, m, k], [b, k, n]], [b, m, n], body,
                   lambda a: a[0].astype(np.float64) @ a[1],
-                  ["batch_matmul", b, m, k, n], 2.0 * b * m * k * n, "linalg.batch_matmul")
+                  ["batch_matmul", b, m, k, n], 2.0 * b * m * k * n, "linalg.batch_matmul",
+                  weights=False)
 
 
 def conv(name, layout, c, h, oc, kh, stride=1, pad=0, dilation=1, groups=1, n=1):
@@ -367,9 +386,12 @@ def strata_prepare(args, kernel, tmp):
     status None when it is fine, else "refused" or "WRONG" (and a reason)."""
     d = os.path.join(tmp, kernel.name)
     os.makedirs(d, exist_ok=True)
+    rng = np.random.default_rng(zlib.crc32(kernel.name.encode()))
+    arrays = [rng.uniform(-1.0, 1.0, shape).astype(np.float32) for shape in kernel.arg_shapes]
+    constant = kernel.weights and args.weights == "constants"
     prog = os.path.join(d, "prog.mlir")
     with open(prog, "w") as f:
-        f.write(kernel.mlir)
+        f.write(kernel.mlir(arrays[1] if constant else None))
     module = os.path.join(d, "prog.smod")
     try:
         compiled = subprocess.run([os.path.join(args.bin, "strata-compile"), prog, "-o", module],
@@ -385,13 +407,10 @@ def strata_prepare(args, kernel, tmp):
         first = [line for line in message.splitlines() if "error" in line][:1]
         return None, None, ("refused", (first[0] if first else message)[:400] or
                             f"strata-compile exit {compiled.returncode}")
-    rng = np.random.default_rng(zlib.crc32(kernel.name.encode()))
-    arrays, inputs = [], []
-    for i, shape in enumerate(kernel.arg_shapes):
-        a = rng.uniform(-1.0, 1.0, shape).astype(np.float32)
+    inputs = []
+    for i, a in enumerate(arrays[:1] if constant else arrays):
         path = os.path.join(d, f"arg{i}.npy")
         np.save(path, a)
-        arrays.append(a)
         inputs.append(path)
     out = os.path.join(d, "out.npy")
     ran = subprocess.run([os.path.join(args.bin, "strata-run"), f"--module={module}",
@@ -475,6 +494,11 @@ def main():
                              "count; the best of each side is reported (default 3)")
     parser.add_argument("--compile-timeout", type=int, default=300,
                         help="seconds strata-compile may take per kernel (default 300)")
+    parser.add_argument("--weights", choices=["constants", "arguments"], default="constants",
+                        help="a convolution's filter and a matmul's right operand as constants "
+                             "of the program (as a model's weights; oneDNN's are reordered "
+                             "before it is timed) or as arguments of every call "
+                             "(default constants)")
     parser.add_argument("--list", action="store_true", help="print the kernels and exit")
     parser.add_argument("--keep", help="write the programs and inputs here instead of a temp dir")
     args = parser.parse_args()
@@ -536,6 +560,7 @@ def main():
         print(f"- {note}")
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(compiler_mtime))
     print(f"- strata-compile: {compiler}, built {stamp} UTC")
+    print(f"- weights (convolution filters, matmul right operands): {args.weights}")
     if os.path.getmtime(compiler) != compiler_mtime:
         print("- WARNING: strata-compile was rebuilt during this run; kernels compiled "
               "before and after it came from different compilers")
