@@ -42,6 +42,26 @@ def BlockChannelsPass : Pass<"strata-block-channels", "mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def PackMatvecWeightsPass
+    : Pass<"strata-pack-matvec-weights", "mlir::func::FuncOp"> {
+  let summary = "Packs the constant matrix of a one-row matmul into panels "
+                "of its kernel's register tile width at compile time";
+  let description = [{
+    A linalg.matmul of one row by a constant [K, N] f32 matrix becomes a
+    contraction over the matrix packed into [N/nr, K, nr] panels (nr: 8
+    vectors of `vector-bits`), computed at compile time, so that each
+    register tile streams one contiguous panel instead of a short piece of
+    every row (each in another page, out of the prefetchers' reach).
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "The cpu target's vector width (0: the pass does nothing)">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ConvertConvToIm2ColPass : Pass<"strata-convert-conv-to-im2col",
                                    "mlir::func::FuncOp"> {
   let summary = "Rewrites NCHW convolutions with several filter taps as an "

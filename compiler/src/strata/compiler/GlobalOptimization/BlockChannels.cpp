@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/compiler/DispatchCreation/DispatchNames.h"
+#include "strata/compiler/GlobalOptimization/FoldPackOfConstant.h"
 #include "strata/compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -334,71 +335,6 @@ struct BlockConsumerOfBlocked : OpInterfaceRewritePattern<linalg::LinalgOp> {
   int64_t block;
 };
 
-// The packed layout of a constant, computed at compile time.
-struct FoldPackOfConstant : OpRewritePattern<linalg::PackOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(linalg::PackOp pack,
-                                PatternRewriter &rewriter) const override {
-    DenseElementsAttr source;
-    if (!matchPattern(pack.getSource(), m_Constant(&source)) ||
-        pack.getPaddingValue())
-      return failure();
-    RankedTensorType resultType = pack.getDestType();
-    if (!resultType.hasStaticShape())
-      return failure();
-    if (source.isSplat()) {
-      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-          pack, resultType, source.resizeSplat(resultType));
-      return success();
-    }
-    ArrayRef<int64_t> sourceShape = pack.getSourceType().getShape();
-    ArrayRef<int64_t> tiles = pack.getStaticInnerTiles();
-    ArrayRef<int64_t> innerPos = pack.getInnerDimsPos();
-    SmallVector<int64_t> outerPerm(pack.getOuterDimsPerm());
-    unsigned rank = sourceShape.size();
-    if (outerPerm.empty())
-      outerPerm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-    for (auto [pos, tile] : llvm::zip(innerPos, tiles))
-      if (ShapedType::isDynamic(tile) || sourceShape[pos] % tile != 0)
-        return failure();
-    unsigned elementBytes = source.getElementType().getIntOrFloatBitWidth() / 8;
-    if (elementBytes == 0)
-      return failure();
-    ArrayRef<char> raw = source.getRawData();
-    SmallVector<int64_t> sourceStrides(rank, 1);
-    for (int i = int(rank) - 2; i >= 0; --i)
-      sourceStrides[i] = sourceStrides[i + 1] * sourceShape[i + 1];
-    ArrayRef<int64_t> resultShape = resultType.getShape();
-    std::vector<char> data(raw.size());
-    SmallVector<int64_t> index(resultShape.size(), 0);
-    int64_t count = resultType.getNumElements();
-    for (int64_t linear = 0; linear < count; ++linear) {
-      // The source element of result element `index`: outer dimension d
-      // is source dimension outerPerm[d], scaled by its tile if packed.
-      SmallVector<int64_t> sourceIndex(rank, 0);
-      for (unsigned d = 0; d < rank; ++d)
-        sourceIndex[outerPerm[d]] = index[d];
-      for (auto [t, pos] : llvm::enumerate(innerPos))
-        sourceIndex[pos] = sourceIndex[pos] * tiles[t] + index[rank + t];
-      int64_t offset = 0;
-      for (unsigned d = 0; d < rank; ++d)
-        offset += sourceIndex[d] * sourceStrides[d];
-      std::memcpy(&data[linear * elementBytes], &raw[offset * elementBytes],
-                  elementBytes);
-      for (int d = int(index.size()) - 1; d >= 0; --d) {
-        if (++index[d] < resultShape[d])
-          break;
-        index[d] = 0;
-      }
-    }
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-        pack, resultType,
-        DenseElementsAttr::getFromRawBuffer(resultType, data));
-    return success();
-  }
-};
-
 // An unpacked shape with each tiled dimension split in two (outer, tile),
 // and the permutation that takes that shape to the packed layout (the
 // tiles moved innermost, in the order the pack lists them).
@@ -529,7 +465,7 @@ struct BlockChannelsPass
     tensor::PadOp::getCanonicalizationPatterns(patterns, context);
     tensor::EmptyOp::getCanonicalizationPatterns(patterns, context);
     linalg::populateFoldPackUnpackIntoTensorEmptyPatterns(patterns);
-    patterns.add<FoldPackOfConstant>(context);
+    populateFoldPackOfConstantPatterns(patterns);
     patterns.add<BlockConsumerOfBlocked>(context, block);
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();

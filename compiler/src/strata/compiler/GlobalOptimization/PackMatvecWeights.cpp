@@ -1,0 +1,156 @@
+//===- PackMatvecWeights.cpp - constant matrices of matvecs in panels -----===//
+//
+// A matrix-vector product (a linalg.matmul of one row: a fully connected
+// layer at batch 1, a recurrence's step) streams its whole matrix once per
+// call. Its kernel's register tile is a few vectors of columns, so it reads
+// a short piece of every row of a row-major [K, N] matrix: with N = 1024 it
+// reads 512 bytes of each 4 KiB row, every read in another page, and the
+// hardware prefetchers, which do not cross pages, leave each one to wait on
+// memory. A constant matrix is packed at compile time into panels of the
+// register tile's width, [N/nr, K, nr], so that each register tile streams
+// one contiguous panel; the product becomes the equivalent contraction over
+// the panels, its result the same [1, N] through a reshape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/compiler/GlobalOptimization/FoldPackOfConstant.h"
+#include "strata/compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace strata {
+#define GEN_PASS_DEF_PACKMATVECWEIGHTSPASS
+#include "strata/compiler/Passes.h.inc"
+} // namespace strata
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+// The register tile of a one-row contraction kernel: 8 vectors of columns
+// (ContractionStrategy: independent accumulators to hide the FMA latency).
+constexpr int64_t kPanelVectors = 8;
+
+// The panel width for `matmul`, when it is a one-row f32 product of a
+// constant [K, N] matrix that splits into two or more panels; 0 otherwise.
+int64_t getPanelWidth(linalg::MatmulOp matmul, unsigned vectorBits) {
+  if (!matmul.hasPureTensorSemantics() || matmul.hasUserDefinedMaps())
+    return 0;
+  auto lhsType = dyn_cast<RankedTensorType>(matmul.getInputs()[0].getType());
+  auto rhsType = dyn_cast<RankedTensorType>(matmul.getInputs()[1].getType());
+  auto outType = dyn_cast<RankedTensorType>(matmul.getOutputs()[0].getType());
+  if (!lhsType || !rhsType || !outType || !lhsType.hasStaticShape() ||
+      !rhsType.hasStaticShape() || !outType.hasStaticShape() ||
+      lhsType.getDimSize(0) != 1 || !lhsType.getElementType().isF32() ||
+      !rhsType.getElementType().isF32() || !outType.getElementType().isF32())
+    return 0;
+  DenseElementsAttr weights;
+  if (!matchPattern(matmul.getInputs()[1], m_Constant(&weights)) ||
+      weights.isSplat())
+    return 0;
+  // The output must start as a fill, which then fills the panel shape:
+  // any other initial value (a recurrence's input projection) would reach
+  // the product through a reshape, which keeps the two in separate
+  // dispatches and breaks chains of small ones apart (an LSTM's steps).
+  auto fill = matmul.getOutputs()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+    return 0;
+  int64_t panel = kPanelVectors * std::max<int64_t>(vectorBits / 32, 4);
+  int64_t columns = rhsType.getDimSize(1);
+  if (columns % panel != 0 || columns / panel < 2)
+    return 0;
+  return panel;
+}
+
+// out[0, n] += x[0, k] * W[k, n] as
+// out[0, p, j] += x[0, k] * panels[p, k, j] with n = p * panel + j.
+// `packed` holds the panels of each constant packed so far: products of
+// the same matrix (a recurrence's steps) share them.
+void packMatvec(RewriterBase &rewriter, linalg::MatmulOp matmul, int64_t panel,
+                DenseMap<Value, Value> &packed) {
+  Location loc = matmul.getLoc();
+  Value lhs = matmul.getInputs()[0], rhs = matmul.getInputs()[1];
+  Value out = matmul.getOutputs()[0];
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  int64_t k = rhsType.getDimSize(0), n = rhsType.getDimSize(1);
+  Type f32 = rhsType.getElementType();
+
+  Value &panels = packed[rhs];
+  if (!panels) {
+    rewriter.setInsertionPointAfterValue(rhs);
+    auto panelsType = RankedTensorType::get({n / panel, k, panel}, f32);
+    Value panelsInit =
+        tensor::EmptyOp::create(rewriter, loc, panelsType.getShape(), f32);
+    panels = linalg::PackOp::create(
+                 rewriter, loc, rhs, panelsInit,
+                 /*innerDimsPos=*/{1},
+                 /*innerTiles=*/{rewriter.getIndexAttr(panel)},
+                 /*paddingValue=*/std::nullopt, /*outerDimsPerm=*/{1, 0})
+                 .getResult();
+  }
+  rewriter.setInsertionPoint(matmul);
+
+  SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
+  auto outPanelsType = RankedTensorType::get({1, n / panel, panel}, f32);
+  Value outPanels =
+      tensor::ExpandShapeOp::create(rewriter, loc, outPanelsType, out, split);
+  MLIRContext *context = rewriter.getContext();
+  AffineExpr row, p, j, red;
+  bindDims(context, row, p, j, red);
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {row, red}, context),
+                                 AffineMap::get(4, 0, {p, red, j}, context),
+                                 AffineMap::get(4, 0, {row, p, j}, context)};
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  auto product = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{outPanelsType}, ValueRange{lhs, panels},
+      ValueRange{outPanels}, maps, iterators,
+      [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value mul = arith::MulFOp::create(nested, nestedLoc, args[0], args[1]);
+        Value sum = arith::AddFOp::create(nested, nestedLoc, args[2], mul);
+        linalg::YieldOp::create(nested, nestedLoc, sum);
+      });
+  rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+      matmul, out.getType(), product.getResult(0), split);
+}
+
+struct PackMatvecWeightsPass
+    : public impl::PackMatvecWeightsPassBase<PackMatvecWeightsPass> {
+  using PackMatvecWeightsPassBase::PackMatvecWeightsPassBase;
+
+  void runOnOperation() override {
+    if (vectorBits == 0)
+      return;
+    func::FuncOp func = getOperation();
+    IRRewriter rewriter(&getContext());
+    SmallVector<std::pair<linalg::MatmulOp, int64_t>> matvecs;
+    func.walk([&](linalg::MatmulOp matmul) {
+      if (int64_t panel = getPanelWidth(matmul, vectorBits))
+        matvecs.push_back({matmul, panel});
+    });
+    if (matvecs.empty())
+      return;
+    DenseMap<Value, Value> packed;
+    for (auto [matmul, panel] : matvecs)
+      packMatvec(rewriter, matmul, panel, packed);
+    // The panels of each constant, computed now; an output that starts as a
+    // fill is filled in its panel shape (a reshaped fill would stay outside
+    // the workgroups' tiles, keeping the product in one workgroup).
+    RewritePatternSet patterns(&getContext());
+    populateFoldPackOfConstantPatterns(patterns);
+    linalg::FillOp::getCanonicalizationPatterns(patterns, &getContext());
+    tensor::populateFoldTensorEmptyPatterns(patterns);
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace strata
