@@ -52,11 +52,12 @@ Status ValidateCommandBufferCreation(CommandBufferModeBitfield mode,
   return OkStatus();
 }
 
-CommandBuffer::CommandBuffer(CommandBufferModeBitfield mode,
+CommandBuffer::CommandBuffer(const void *implementation,
+                             CommandBufferModeBitfield mode,
                              CommandCategoryBitfield categories,
                              QueueAffinity queue_affinity)
-    : RefObject(&kRefType), mode_(mode), categories_(categories),
-      queue_affinity_(queue_affinity) {}
+    : RefObject(&kRefType), implementation_(implementation), mode_(mode),
+      categories_(categories), queue_affinity_(queue_affinity) {}
 
 void CommandBuffer::Reinitialize(CommandBufferModeBitfield mode,
                                  CommandCategoryBitfield categories,

@@ -64,6 +64,10 @@ public:
   CommandCategoryBitfield categories() const { return categories_; }
   QueueAffinity queue_affinity() const { return queue_affinity_; }
   bool is_finalized() const { return finalized_; }
+  // The implementation that records this command buffer, as the address of
+  // a tag it owns: drivers check it before they downcast, instead of a
+  // dynamic_cast on every submission.
+  const void *implementation() const { return implementation_; }
 
   // Orders all earlier commands before all later ones.
   Status ExecutionBarrier();
@@ -102,7 +106,7 @@ public:
   Status BeginSubmission();
 
 protected:
-  CommandBuffer(CommandBufferModeBitfield mode,
+  CommandBuffer(const void *implementation, CommandBufferModeBitfield mode,
                 CommandCategoryBitfield categories,
                 QueueAffinity queue_affinity);
   // A recycled command buffer starts over as if just created.
@@ -131,6 +135,7 @@ private:
   Status CheckRecording(CommandCategoryBitfield category,
                         const char *command) const;
 
+  const void *implementation_;
   CommandBufferModeBitfield mode_;
   CommandCategoryBitfield categories_;
   QueueAffinity queue_affinity_;

@@ -40,7 +40,7 @@ void DeferredCommandBuffer::OnLastReference() const {
 DeferredCommandBuffer::DeferredCommandBuffer(CommandBufferModeBitfield mode,
                                              CommandCategoryBitfield categories,
                                              QueueAffinity queue_affinity)
-    : CommandBuffer(mode, categories, queue_affinity) {
+    : CommandBuffer(&kImplementation, mode, categories, queue_affinity) {
   // Room for a typical program's commands without regrowing.
   commands_.reserve(16);
 }

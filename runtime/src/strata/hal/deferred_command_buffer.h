@@ -60,6 +60,15 @@ public:
   Create(CommandBufferModeBitfield mode, CommandCategoryBitfield categories,
          QueueAffinity queue_affinity);
 
+  // `command_buffer` as a DeferredCommandBuffer when it is one, else null.
+  static DeferredCommandBuffer *
+  FromCommandBuffer(CommandBuffer *command_buffer) {
+    return command_buffer &&
+                   command_buffer->implementation() == &kImplementation
+               ? static_cast<DeferredCommandBuffer *>(command_buffer)
+               : nullptr;
+  }
+
   // The recorded commands, in order. Each retains its resources.
   const std::vector<Command> &commands() const { return commands_; }
   // A recorded dispatch's push constants and (retained) bindings.
@@ -88,6 +97,7 @@ protected:
                       uint32_t site) override;
 
 private:
+  static constexpr char kImplementation = 0;
   friend class ObjectPool<DeferredCommandBuffer>;
   DeferredCommandBuffer(CommandBufferModeBitfield mode,
                         CommandCategoryBitfield categories,

@@ -30,8 +30,18 @@ public:
   // Ordinal of the export called `name`; NOT_FOUND lists the exports.
   Result<uint32_t> LookupExport(std::string_view name) const;
 
+  // The family of implementations this executable belongs to, as the
+  // address of a tag that family owns (null: none). Drivers check it before
+  // they downcast to what they can run, instead of a dynamic_cast on every
+  // dispatch.
+  const void *family() const { return family_; }
+
 protected:
-  Executable() : RefObject(&kRefType) {}
+  explicit Executable(const void *family = nullptr)
+      : RefObject(&kRefType), family_(family) {}
+
+private:
+  const void *family_;
 };
 
 // Turns executable bytes of some format into an Executable.

@@ -197,7 +197,7 @@ Status PrepareSubmission(std::span<CommandBuffer *const> command_buffers,
                          std::span<RefPtr<DeferredCommandBuffer>> deferred) {
   for (size_t i = 0; i < command_buffers.size(); ++i) {
     auto *command_buffer =
-        dynamic_cast<DeferredCommandBuffer *>(command_buffers[i]);
+        DeferredCommandBuffer::FromCommandBuffer(command_buffers[i]);
     if (!command_buffer)
       return InvalidArgumentError("command buffer ", i,
                                   command_buffers[i]
@@ -275,7 +275,7 @@ LocalDevice::QueueExecute(QueueAffinity queue_affinity, Fence *wait_fence,
   if (profiler_.is_active())
     for (CommandBuffer *command_buffer : command_buffers)
       if (auto *deferred =
-              dynamic_cast<DeferredCommandBuffer *>(command_buffer))
+              DeferredCommandBuffer::FromCommandBuffer(command_buffer))
         command_count += deferred->commands().size();
   return RunQueueOperation(
       "queue_execute",

@@ -27,8 +27,19 @@ public:
       const strata_hal_executable_dispatch_state_v0_t &dispatch,
       const strata_hal_executable_workgroup_state_v0_t &workgroup) const = 0;
 
+  // `executable` as a LocalExecutable when it is one (a local loader made
+  // it), else null.
+  static const LocalExecutable *FromExecutable(const Executable *executable) {
+    return executable && executable->family() == &kFamily
+               ? static_cast<const LocalExecutable *>(executable)
+               : nullptr;
+  }
+
 protected:
-  LocalExecutable() = default;
+  LocalExecutable() : Executable(&kFamily) {}
+
+private:
+  static constexpr char kFamily = 0;
 };
 
 } // namespace strata::hal
