@@ -150,25 +150,27 @@ private:
 };
 
 // A dims segment (count + i64 extents) read into fixed storage: shapes are
-// bounded by BufferView::kMaxRank, so no call allocates for them.
+// bounded by BufferView::kMaxRank, so no call allocates for them. Only the
+// first `rank` dims are ever written or read (no zeroing of the rest, and
+// read in place rather than returned by value: both had been a memset and
+// a memcpy on every buffer view a call created or checked).
 struct Shape {
-  std::array<int64_t, hal::BufferView::kMaxRank> dims{};
+  std::array<int64_t, hal::BufferView::kMaxRank> dims;
   size_t rank = 0;
 
   std::span<const int64_t> span() const { return {dims.data(), rank}; }
 };
 
-Result<Shape> ReadShape(Call &call) {
+Status ReadShape(Call &call, Shape &shape) {
   size_t rank = call.SegmentCount();
   if (rank > hal::BufferView::kMaxRank)
     return InvalidArgumentError(call.Describe("shape"), " has rank ", rank,
                                 ", more than the maximum of ",
                                 hal::BufferView::kMaxRank);
-  Shape shape;
   shape.rank = rank;
   for (size_t i = 0; i < rank; ++i)
     shape.dims[i] = call.I64();
-  return shape;
+  return OkStatus();
 }
 
 // Declarations of every implementation, straight from the table, so a
@@ -343,7 +345,8 @@ Status BufferViewCreate(Call &call) {
   STRATA_ASSIGN_OR_RETURN(uint64_t length, call.ByteLength("byte length"));
   auto element_type = static_cast<hal::ElementType>(call.I32());
   auto encoding_type = static_cast<hal::EncodingType>(call.I32());
-  STRATA_ASSIGN_OR_RETURN(Shape shape, ReadShape(call));
+  Shape shape;
+  STRATA_RETURN_IF_ERROR(ReadShape(call, shape));
   Result<RefPtr<hal::BufferView>> view = hal::BufferView::Create(
       RefPtr<hal::Buffer>::Retain(buffer), offset, length, shape.span(),
       element_type, encoding_type);
@@ -362,7 +365,8 @@ Status BufferViewAssert(Call &call) {
                           ReadMessage(call, "buffer view"));
   auto element_type = static_cast<hal::ElementType>(call.I32());
   auto encoding_type = static_cast<hal::EncodingType>(call.I32());
-  STRATA_ASSIGN_OR_RETURN(Shape shape, ReadShape(call));
+  Shape shape;
+  STRATA_RETURN_IF_ERROR(ReadShape(call, shape));
   auto *view = RefCast<hal::BufferView>(view_value.ref());
   if (!view && view_value.ref())
     return InvalidArgumentError(
