@@ -140,6 +140,16 @@ Value fillOwnedPadding(RewriterBase &rewriter, Location loc, Value owned,
   bool fillWholeRows =
       (low[innermost] != 0 || high[innermost] != 0) && rowSize &&
       *rowSize + low[innermost] + high[innermost] <= kMaxWholeFilledRow;
+  // Fills the part of `owned` at `offsets`, `sizes` big.
+  auto fillPart = [&](ArrayRef<OpFoldResult> offsets,
+                      ArrayRef<OpFoldResult> partSizes) {
+    Value part = tensor::ExtractSliceOp::create(rewriter, loc, owned, offsets,
+                                                partSizes, strides);
+    Value filled =
+        linalg::FillOp::create(rewriter, loc, padValue, part).getResult(0);
+    owned = tensor::InsertSliceOp::create(rewriter, loc, filled, owned, offsets,
+                                          partSizes, strides);
+  };
   for (unsigned d = 0; d < rank; ++d) {
     if (d == innermost && fillWholeRows) {
       SmallVector<OpFoldResult> rowOffsets, rowSizes;
@@ -149,12 +159,7 @@ Value fillOwnedPadding(RewriterBase &rewriter, Location loc, Value owned,
       }
       rowOffsets.push_back(rewriter.getIndexAttr(0));
       rowSizes.push_back(dims[d].ownedSize);
-      Value rows = tensor::ExtractSliceOp::create(
-          rewriter, loc, owned, rowOffsets, rowSizes, strides);
-      Value filled =
-          linalg::FillOp::create(rewriter, loc, padValue, rows).getResult(0);
-      owned = tensor::InsertSliceOp::create(rewriter, loc, filled, owned,
-                                            rowOffsets, rowSizes, strides);
+      fillPart(rowOffsets, rowSizes);
       continue;
     }
     for (bool lowSide : {true, false}) {
@@ -177,12 +182,7 @@ Value fillOwnedPadding(RewriterBase &rewriter, Location loc, Value owned,
           slabSizes.push_back(dims[d].highPadSize);
         }
       }
-      Value slab = tensor::ExtractSliceOp::create(
-          rewriter, loc, owned, slabOffsets, slabSizes, strides);
-      Value filled =
-          linalg::FillOp::create(rewriter, loc, padValue, slab).getResult(0);
-      owned = tensor::InsertSliceOp::create(rewriter, loc, filled, owned,
-                                            slabOffsets, slabSizes, strides);
+      fillPart(slabOffsets, slabSizes);
     }
   }
   return owned;
