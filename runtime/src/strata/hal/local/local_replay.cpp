@@ -20,7 +20,7 @@ Result<uint8_t *> HostPointer(Buffer *buffer, uint64_t offset,
 
 Status ReplayFill(const FillCommand &command) {
   STRATA_ASSIGN_OR_RETURN(
-      uint8_t *data,
+      uint8_t * data,
       HostPointer(command.target.get(), command.offset, "fill target"));
   switch (command.pattern_length) {
   case 1:
@@ -44,10 +44,10 @@ Status ReplayFill(const FillCommand &command) {
 
 Status ReplayCopy(const CopyCommand &command) {
   STRATA_ASSIGN_OR_RETURN(
-      uint8_t *source,
+      uint8_t * source,
       HostPointer(command.source.get(), command.source_offset, "copy source"));
   STRATA_ASSIGN_OR_RETURN(
-      uint8_t *target,
+      uint8_t * target,
       HostPointer(command.target.get(), command.target_offset, "copy target"));
   if (command.length)
     std::memmove(target, source, command.length);
@@ -56,7 +56,7 @@ Status ReplayCopy(const CopyCommand &command) {
 
 Status ReplayUpdate(const UpdateCommand &command) {
   STRATA_ASSIGN_OR_RETURN(
-      uint8_t *target,
+      uint8_t * target,
       HostPointer(command.target.get(), command.offset, "update target"));
   if (!command.data.empty())
     std::memcpy(target, command.data.data(), command.data.size());
