@@ -234,7 +234,7 @@ HeapAllocator::AllocateBuffer(MemoryTypeBitfield memory_type,
   if (!data)
     data = std::aligned_alloc(kAlignment, *size);
   if (!data) {
-    OnFree(byte_length, /*counts_as_free=*/false);
+    Unreserve(byte_length);
     return ResourceExhaustedError("the system refused ", byte_length,
                                   " bytes to allocator '", name_,
                                   "' (out of host memory; its memory limit is ",
@@ -284,11 +284,9 @@ void HeapAllocator::ReleaseBlock(void *data, uint64_t block_size,
   FreeBlocks(evicted.span());
 }
 
-void HeapAllocator::OnFree(uint64_t byte_length, bool counts_as_free) {
+void HeapAllocator::Unreserve(uint64_t byte_length) {
   std::lock_guard<std::mutex> lock(mutex_);
   statistics_.bytes_live -= byte_length;
-  if (counts_as_free)
-    ++statistics_.free_count;
 }
 
 } // namespace strata::hal

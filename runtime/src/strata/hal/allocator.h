@@ -134,9 +134,9 @@ private:
   // cached blocks that stand in the way. Takes a cached block of
   // `block_size` bytes into `*reused` when there is one.
   Status Reserve(uint64_t byte_length, uint64_t block_size, void **reused);
-  // Returns `byte_length` live bytes: a freed buffer, or a reservation the
-  // system then refused (`counts_as_free` false).
-  void OnFree(uint64_t byte_length, bool counts_as_free);
+  // Gives back a reservation the system then refused (no buffer was made,
+  // so nothing counts as freed); freed buffers go through ReleaseBlock.
+  void Unreserve(uint64_t byte_length);
   // A buffer of `byte_length` bytes died; its block of `block_size` bytes
   // at `data` is cached or freed.
   void ReleaseBlock(void *data, uint64_t block_size, uint64_t byte_length);

@@ -115,6 +115,21 @@ PaddedTileDim getPaddedTileDim(OpBuilder &builder, Location loc,
   return dim;
 }
 
+// getPaddedTileDim of every dimension of a source of `sourceShape` padded
+// by `low` and `high`, for the tile at `offsets`, `sizes` big.
+SmallVector<PaddedTileDim> getPaddedTileDims(OpBuilder &builder, Location loc,
+                                             ArrayRef<OpFoldResult> offsets,
+                                             ArrayRef<OpFoldResult> sizes,
+                                             ArrayRef<int64_t> sourceShape,
+                                             ArrayRef<int64_t> low,
+                                             ArrayRef<int64_t> high) {
+  SmallVector<PaddedTileDim> dims;
+  for (unsigned d = 0; d < sourceShape.size(); ++d)
+    dims.push_back(getPaddedTileDim(builder, loc, offsets[d], sizes[d],
+                                    sourceShape[d], low[d], high[d]));
+  return dims;
+}
+
 // Padded innermost rows up to this many elements get their padding by a
 // fill of the whole row before the interior is written over it: the two
 // columns beside a short row, filled on their own, are single elements
@@ -265,6 +280,7 @@ LogicalResult writePaddedResultInLoop(RewriterBase &rewriter, tensor::PadOp pad,
   Location loc = pad.getLoc();
   RankedTensorType paddedType = pad.getResultType();
   ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+  // Read before the loop's result (the pad's source) takes the padded type.
   ArrayRef<int64_t> sourceShape = pad.getSourceType().getShape();
   Value padValue = pad.getConstantPaddingValue();
   unsigned rank = paddedType.getRank();
@@ -287,11 +303,10 @@ LogicalResult writePaddedResultInLoop(RewriterBase &rewriter, tensor::PadOp pad,
   // Before the tile's computation: take the owned part and fill its padding.
   rewriter.setInsertionPoint(body, *start);
   Value bodyPadValue = rewriter.clone(*padValue.getDefiningOp())->getResult(0);
-  SmallVector<PaddedTileDim> dims;
+  SmallVector<PaddedTileDim> dims =
+      getPaddedTileDims(rewriter, loc, offsets, sizes, sourceShape, low, high);
   SmallVector<OpFoldResult> ownedOffsets, ownedSizes, interiorOffsets;
   for (unsigned d = 0; d < rank; ++d) {
-    dims.push_back(getPaddedTileDim(rewriter, loc, offsets[d], sizes[d],
-                                    sourceShape[d], low[d], high[d]));
     ownedOffsets.push_back(dims[d].ownedStart);
     ownedSizes.push_back(dims[d].ownedSize);
     interiorOffsets.push_back(dims[d].lowPadSize);
@@ -333,17 +348,17 @@ struct DecomposeStaticPad : public OpRewritePattern<tensor::PadOp> {
     Location loc = pad.getLoc();
     RankedTensorType paddedType = pad.getResultType();
     ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
-    ArrayRef<int64_t> sourceShape = pad.getSourceType().getShape();
     unsigned rank = paddedType.getRank();
-    SmallVector<PaddedTileDim> dims;
-    SmallVector<OpFoldResult> sizes, interiorOffsets;
-    for (unsigned d = 0; d < rank; ++d) {
-      OpFoldResult size = rewriter.getIndexAttr(sourceShape[d]);
-      dims.push_back(getPaddedTileDim(rewriter, loc, rewriter.getIndexAttr(0),
-                                      size, sourceShape[d], low[d], high[d]));
-      sizes.push_back(size);
-      interiorOffsets.push_back(rewriter.getIndexAttr(low[d]));
-    }
+    // One tile: the whole source.
+    ArrayRef<int64_t> sourceShape = pad.getSourceType().getShape();
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(rewriter.getContext(), sourceShape);
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+    SmallVector<PaddedTileDim> dims = getPaddedTileDims(
+        rewriter, loc, offsets, sizes, sourceShape, low, high);
+    SmallVector<OpFoldResult> interiorOffsets;
+    for (const PaddedTileDim &dim : dims)
+      interiorOffsets.push_back(dim.lowPadSize);
     Value padded = tensor::EmptyOp::create(rewriter, loc, paddedType.getShape(),
                                            paddedType.getElementType());
     padded = fillOwnedPadding(rewriter, loc, padded, dims, sizes, low, high,
