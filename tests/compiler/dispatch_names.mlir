@@ -136,3 +136,25 @@ func.func @families(%x: tensor<1x3x8x8xf32>, %f: tensor<4x3x3x3xf32>, %k: tensor
 // CHECK-LABEL: flow.executable @families_dispatch_3
 // CHECK-NOT:     strata.dispatch_flops
 // CHECK-SAME:    strata.dispatch_name = "matmul:dynamic"
+
+// -----
+
+// A pad that joined the depthwise convolution reading it comes first in the
+// region, but the dispatch is the convolution's: named after it, with its
+// FLOP count (2 * 4 * 4 * 4 outputs * 9 taps = 1152).
+func.func @pad_joined(%x: tensor<1x4x4x4xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = flow.dispatch.region -> (tensor<1x4x4x4xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+    ^bb0(%i: index, %j: index, %k: index, %l: index):
+      tensor.yield %zero : f32
+    } : tensor<1x4x4x4xf32> to tensor<1x4x6x6xf32> loc("/dw/Pad")
+    %e = tensor.empty() : tensor<1x4x4x4xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+    %c = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x4x6x6xf32>, tensor<4x3x3xf32>) outs(%f : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> loc("/dw/Conv")
+    flow.return %c : tensor<1x4x4x4xf32>
+  }
+  return %0 : tensor<1x4x4x4xf32>
+}
+// CHECK-LABEL: flow.executable @pad_joined_dispatch_0
+// CHECK-SAME:    strata.dispatch_flops = 1152 : i64, strata.dispatch_name = "depthwise_conv2d:/dw/Conv"

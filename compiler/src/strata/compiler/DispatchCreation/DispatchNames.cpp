@@ -283,21 +283,27 @@ std::string getRootKind(Operation *op) {
   return "generic";
 }
 
-// The op a region is built around: its one non-elementwise compute op, or
-// else the op producing its first result.
+// The op a region is built around: its one non-elementwise compute op,
+// else its first data movement (a pad, a concat), else the op producing
+// its first result. (A pad that joined the convolution reading it comes
+// first in the region, but the dispatch is the convolution's.)
 Operation *findRoot(Block &body) {
+  Operation *movement = nullptr;
   for (Operation &op : body) {
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(&op)) {
       if (!isa<linalg::FillOp>(op) && !isElementwise(linalgOp))
         return &op;
       continue;
     }
-    if (isa<scf::ExecuteRegionOp, tensor::ExtractSliceOp, tensor::InsertSliceOp,
+    if (!movement &&
+        isa<scf::ExecuteRegionOp, tensor::ExtractSliceOp, tensor::InsertSliceOp,
             tensor::ConcatOp, tensor::PadOp, tensor::FromElementsOp,
             tensor::SplatOp, tensor::GenerateOp, tensor::GatherOp,
             tensor::ScatterOp>(op))
-      return &op;
+      movement = &op;
   }
+  if (movement)
+    return movement;
   Operation *terminator = body.getTerminator();
   if (terminator && terminator->getNumOperands() > 0)
     return terminator->getOperand(0).getDefiningOp();
