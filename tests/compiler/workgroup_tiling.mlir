@@ -126,9 +126,10 @@ flow.executable @short_rows_dispatch_0 entry @short_rows_dispatch_0 attributes {
 // -----
 
 // A pad fused into its consumer (FusePadsIntoConsumers), split along the
-// channel blocks it does not pad: each workgroup pads its 5 blocks into a
-// stack temporary, writing the border slabs and the interior once each
-// (no fill of the whole temporary first), and the convolution reads it.
+// channel blocks it does not pad: the convolution's register tiles read
+// the workgroup's 5 blocks of the unpadded input directly, each pixel's
+// vector masked off (the pad value) where its row or column falls in the
+// padding (PaddedSources.h); no padded temporary is left.
 #in = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 + d4, d3 + d5, d6)>
 #filter = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
 #out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d6)>
@@ -153,18 +154,15 @@ flow.executable @padded_input_dispatch_0 entry @padded_input_dispatch_0 attribut
   }
 }
 // CHECK-LABEL: func.func @padded_input_dispatch_0
-// CHECK:         %[[TEMP:.+]] = memref.alloca() {{.+}} : memref<1x5x9x9x16xf32>
-// CHECK-NOT:     memref.subview %[[TEMP]][0, 0, 0, 0, 0] [1, 5, 9, 9, 16]
-// CHECK:         memref.subview %[[TEMP]][0, 0, 0, 0, 0] [1, 5, 1, 9, 16]
-// CHECK:         vector.transfer_write
-// CHECK:         memref.subview %[[TEMP]][0, 0, 8, 0, 0] [1, 5, 1, 9, 16]
-// CHECK:         vector.transfer_write
-// CHECK:         memref.subview %[[TEMP]][0, 0, 1, 0, 0] [1, 5, 7, 1, 16]
-// CHECK:         vector.transfer_write
-// CHECK:         memref.subview %[[TEMP]][0, 0, 1, 8, 0] [1, 5, 7, 1, 16]
-// CHECK:         vector.transfer_write
-// CHECK:         memref.subview %[[TEMP]][0, 0, 1, 1, 0] [1, 5, 7, 7, 16]
-// CHECK:         vector.transfer_write
-// CHECK:         memref.subview %[[TEMP]][0, %{{.+}}, %{{.+}}, 0, 0] [1, 1, 3, 9, 16]
-// CHECK:         vector.fma
+// CHECK-NOT:     memref.alloca
+// CHECK:         %[[SOURCE:.+]] = memref.subview %arg0[0, %{{.+}}, 0, 0, 0] [1, 5, 7, 7, 16]
+// CHECK-NOT:     memref.alloca
+// CHECK:         scf.for
+// CHECK:         arith.cmpi sge
+// CHECK:         arith.cmpi sle
+// CHECK:         scf.for
+// CHECK:         %[[INSIDE:.+]] = vector.broadcast %{{.+}} : i1 to vector<16xi1>
+// CHECK:         %[[LANES:.+]] = vector.maskedload %[[SOURCE]][%{{.+}}], %[[INSIDE]], %{{.+}} : memref<1x5x7x7x16xf32, {{.+}}>, vector<16xi1>, vector<16xf32>
+// CHECK:         vector.fma %[[LANES]]
+// CHECK-NOT:     memref.alloca
 // CHECK:         return

@@ -470,6 +470,74 @@ LINALG = f"{CASES_DIR}/linalg_named.mlir"
 TOSA = f"{CASES_DIR}/tosa_ops.mlir"
 LARGE = f"{CASES_DIR}/large.mlir"
 TENSOR = f"{CASES_DIR}/tensor_ops.mlir"
+PADDED = f"{CASES_DIR}/padded_windows.mlir"
+
+def _windowed_nchw(x, w, low, high, dilation=1, pad_value=0.0, reduce="mac"):
+    """A stride-1 window over x [N, C, H, W] padded by `low`/`high` (rows,
+    columns) with `pad_value`: a depthwise convolution by w [C, KH, KW]
+    ("mac") or a max pooling of w's shape ("max"), in float64."""
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (low[0], high[0]), (low[1], high[1])),
+                constant_values=pad_value)
+    c, kh, kw = w.shape
+    oh = xp.shape[2] - dilation * (kh - 1)
+    ow = xp.shape[3] - dilation * (kw - 1)
+    out = np.full((x.shape[0], c, oh, ow), -np.inf if reduce == "max" else 0.0)
+    for i in range(kh):
+        for j in range(kw):
+            tap = xp[:, :, i * dilation:i * dilation + oh, j * dilation:j * dilation + ow]
+            if reduce == "max":
+                out = np.maximum(out, tap)
+            else:
+                out += tap * w[None, :, i, j, None, None]
+    return out.astype(np.float32)
+
+
+def _dw_nchw_7x7():
+    r = _rng(60)
+    x, w = _f32(r, 1, 40, 7, 7), _f32(r, 40, 3, 3)
+    return [x, w], [_windowed_nchw(x, w, (1, 1), (1, 1))]
+
+
+def _dw_nchw_asymmetric():
+    r = _rng(61)
+    x, w = _f32(r, 1, 24, 10, 13), _f32(r, 24, 5, 5)
+    return [x, w], [_windowed_nchw(x, w, (1, 2), (3, 2))]
+
+
+def _dw_nchw_dilated():
+    r = _rng(62)
+    x, w = _f32(r, 1, 16, 14, 14), _f32(r, 16, 3, 3)
+    return [x, w], [_windowed_nchw(x, w, (2, 2), (2, 2), dilation=2)]
+
+
+def _dw_nchw_pad_one():
+    r = _rng(63)
+    x, w = _f32(r, 1, 8, 6, 6), _f32(r, 8, 3, 3)
+    return [x, w], [_windowed_nchw(x, w, (1, 1), (1, 1), pad_value=1.0)]
+
+
+def _max_pool_nchw_padded():
+    r = _rng(64)
+    x = _f32(r, 1, 8, 9, 9)
+    return [x], [_windowed_nchw(x, np.zeros((8, 3, 3)), (1, 1), (1, 1),
+                                pad_value=-np.inf, reduce="max")]
+
+
+def _dw_nhwc_padded():
+    r = _rng(65)
+    x, w = _f32(r, 1, 9, 9, 32), _f32(r, 3, 3, 32)
+    ref = _windowed_nchw(x.transpose(0, 3, 1, 2), w.transpose(2, 0, 1), (1, 1), (1, 1))
+    return [x, w], [np.ascontiguousarray(ref.transpose(0, 2, 3, 1))]
+
+
+def _dw_blocked_padded():
+    r = _rng(66)
+    x, w = _f32(r, 1, 3, 7, 7, 16), _f32(r, 3, 3, 3, 16)
+    planar = x.transpose(0, 1, 4, 2, 3).reshape(1, 48, 7, 7)
+    filters = w.transpose(0, 3, 1, 2).reshape(48, 3, 3)
+    ref = _windowed_nchw(planar, filters, (1, 1), (1, 1))
+    return [x, w], [np.ascontiguousarray(ref.reshape(1, 3, 16, 7, 7).transpose(0, 1, 3, 4, 2))]
+
 
 # name -> (source file, function, make inputs/references)
 def _accumulate_into_argument():
@@ -495,6 +563,13 @@ CASES = {
     "depthwise_conv": (LINALG, "depthwise_conv", _depthwise_conv),
     "max_pool": (LINALG, "max_pool", _max_pool),
     "sum_pool": (LINALG, "sum_pool", _sum_pool),
+    "dw_nchw_7x7": (PADDED, "dw_nchw_7x7", _dw_nchw_7x7),
+    "dw_nchw_asymmetric": (PADDED, "dw_nchw_asymmetric", _dw_nchw_asymmetric),
+    "dw_nchw_dilated": (PADDED, "dw_nchw_dilated", _dw_nchw_dilated),
+    "dw_nchw_pad_one": (PADDED, "dw_nchw_pad_one", _dw_nchw_pad_one),
+    "max_pool_nchw_padded": (PADDED, "max_pool_nchw_padded", _max_pool_nchw_padded),
+    "dw_nhwc_padded": (PADDED, "dw_nhwc_padded", _dw_nhwc_padded),
+    "dw_blocked_padded": (PADDED, "dw_blocked_padded", _dw_blocked_padded),
     "transpose": (LINALG, "transpose", _transpose),
     "broadcast_add": (LINALG, "broadcast_add", _broadcast_add),
     "reduce_sum": (LINALG, "reduce_sum", _reduce_sum),

@@ -219,7 +219,8 @@ std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
 LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
                                      linalg::LinalgOp op,
                                      const ContractionTiles &tiles,
-                                     unsigned kernel) {
+                                     unsigned kernel,
+                                     const PaddedSources &padded) {
   if (!isRegisterTileShape(op, tiles))
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -319,8 +320,14 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
       }
       bool lanes =
           op.getMatchingIndexingMap(input).isFunctionOfDim(tiles.vectorLoop);
-      factors.push_back(lanes ? readLanes(rowView(input, row))
-                              : broadcastElement(input, row));
+      if (!lanes) {
+        factors.push_back(broadcastElement(input, row));
+        continue;
+      }
+      Value view = rowView(input, row);
+      Value fromSource = readPaddedLanes(rewriter, loc, view, type,
+                                         ranges[tiles.vectorLoop], padded);
+      factors.push_back(fromSource ? fromSource : readLanes(view));
     }
     Value accView = rowView(acc, row);
     Value accumulator = readLanes(accView);

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "strata/compiler/Codegen/ContractionStrategy.h"
+#include "strata/compiler/Codegen/PaddedSources.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -35,10 +36,13 @@ bool isLaneWiseReduction(mlir::linalg::LinalgOp op);
 // the vector loop, and the row loop when `tiles` has one, has one
 // iteration), replacing `op`.
 // The accumulator reads are marked as kernel `kernel`'s (AccumulatorFills.h).
+// Lanes read from a buffer of `padded` come from its source
+// (PaddedSources.h).
 mlir::LogicalResult vectorizeBroadcastTile(mlir::RewriterBase &rewriter,
                                            mlir::linalg::LinalgOp op,
                                            const ContractionTiles &tiles,
-                                           unsigned kernel);
+                                           unsigned kernel,
+                                           const PaddedSources &padded);
 
 } // namespace strata
 

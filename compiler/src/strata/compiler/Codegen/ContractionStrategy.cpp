@@ -420,9 +420,10 @@ AffineMap getTileReadMap(linalg::LinalgOp op, OpOperand *operand,
 // one rows x 1 by 1 x lanes vector.contract.
 LogicalResult vectorizeRegisterTile(RewriterBase &rewriter, linalg::LinalgOp op,
                                     const ContractionTiles &tiles,
-                                    unsigned kernel) {
+                                    unsigned kernel,
+                                    const PaddedSources &padded) {
   if (tiles.broadcast)
-    return vectorizeBroadcastTile(rewriter, op, tiles, kernel);
+    return vectorizeBroadcastTile(rewriter, op, tiles, kernel, padded);
   if (!isRegisterTileShape(op, tiles))
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -619,6 +620,9 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
         op->getNextNode()->moveBefore(op);
   }
 
+  // Stack buffers of padded sources, found before tiling splits their
+  // readers (PaddedSources.h).
+  PaddedSources padded = findPaddedSources(func);
   IRRewriter rewriter(func.getContext());
   for (auto [index, item] : llvm::enumerate(work))
     if (failed(tileContraction(rewriter, item.first, item.second, index,
@@ -653,9 +657,11 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
     ContractionTiles roles = kernels[kernel.getInt()];
     if (op.getStaticLoopRanges()[roles.rowLoop] == 1)
       roles.rowLoop = roles.vectorLoop;
-    if (failed(vectorizeRegisterTile(rewriter, op, roles, kernel.getInt())))
+    if (failed(vectorizeRegisterTile(rewriter, op, roles, kernel.getInt(),
+                                     padded)))
       return op.emitOpError("register tile could not be vectorized");
   }
+  eraseUnreadPaddedSources(rewriter, padded);
   hoistAccumulatorTiles(func);
   foldAccumulatorFills(func, fills, unvectorized);
   if (lowerVectors)

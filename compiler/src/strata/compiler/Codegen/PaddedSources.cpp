@@ -1,0 +1,333 @@
+//===- PaddedSources.cpp - windows read from unpadded sources -------------===//
+
+#include "strata/compiler/Codegen/PaddedSources.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+// The value `op` writes to every element of its output, if it is a fill:
+// a linalg.fill, or a generic without inputs yielding a value from outside.
+Value getFilledValue(Operation *op) {
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.getInputs()[0];
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 0 ||
+      generic.getNumDpsInits() != 1 || !generic.hasPureBufferSemantics())
+    return nullptr;
+  Block *body = generic.getBlock();
+  Value yielded = body->getTerminator()->getOperand(0);
+  if (body->getOperations().size() != 1 || yielded.getParentBlock() == body)
+    return nullptr;
+  return yielded;
+}
+
+// The buffer `op` copies whole into its output, if it is a copy.
+Value getCopiedSource(Operation *op) {
+  if (auto copy = dyn_cast<linalg::CopyOp>(op))
+    return copy.getInputs()[0];
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 || !generic.hasPureBufferSemantics() ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return nullptr;
+  Block *body = generic.getBlock();
+  if (body->getOperations().size() != 1 ||
+      body->getTerminator()->getOperand(0) != body->getArgument(0))
+    return nullptr;
+  return generic.getDpsInputOperand(0)->get();
+}
+
+// Whether two values are the same pad value (the same SSA value, or equal
+// constants).
+bool isSameValue(Value a, Value b) {
+  if (a == b)
+    return true;
+  Attribute x, y;
+  return matchPattern(a, m_Constant(&x)) && matchPattern(b, m_Constant(&y)) &&
+         x == y;
+}
+
+// A view of a buffer through subviews of unit strides that keep the rank.
+bool isPlainSubView(memref::SubViewOp subview) {
+  return subview.getSourceType().getRank() == subview.getType().getRank() &&
+         llvm::all_of(subview.getMixedStrides(), [](OpFoldResult stride) {
+           return isConstantIntValue(stride, 1);
+         });
+}
+
+// The views of `root` (through plain subviews, root included), or failure
+// when one is used otherwise than by its own subviews and by ops of
+// `users`.
+LogicalResult collectViews(Value root, SmallVectorImpl<Value> &views,
+                           SmallVectorImpl<OpOperand *> &uses) {
+  views.push_back(root);
+  for (size_t i = 0; i < views.size(); ++i) {
+    for (OpOperand &use : views[i].getUses()) {
+      if (auto subview = dyn_cast<memref::SubViewOp>(use.getOwner())) {
+        if (!isPlainSubView(subview))
+          return failure();
+        views.push_back(subview.getResult());
+        continue;
+      }
+      uses.push_back(&use);
+    }
+  }
+  return success();
+}
+
+// Whether nothing in `func` writes to `buffer` or a view of it: a binding
+// that the dispatch only reads.
+bool isOnlyRead(Value buffer) {
+  while (auto subview = buffer.getDefiningOp<memref::SubViewOp>())
+    buffer = subview.getSource();
+  if (!isa<BlockArgument>(buffer))
+    return false;
+  SmallVector<Value> views;
+  SmallVector<OpOperand *> uses;
+  if (failed(collectViews(buffer, views, uses)))
+    return false;
+  return llvm::all_of(uses, [](OpOperand *use) {
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(use->getOwner()))
+      return !linalgOp.isDpsInit(use);
+    return isa<memref::LoadOp, vector::TransferReadOp, vector::LoadOp,
+               vector::MaskedLoadOp>(use->getOwner());
+  });
+}
+
+// The offsets of `view` in the buffer at the root of its plain subviews,
+// and that root.
+std::pair<Value, SmallVector<OpFoldResult>>
+getOffsetsInRoot(OpBuilder &builder, Location loc, Value view) {
+  auto rank = cast<MemRefType>(view.getType()).getRank();
+  SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
+  while (auto subview = view.getDefiningOp<memref::SubViewOp>()) {
+    if (!isPlainSubView(subview))
+      return {nullptr, {}};
+    AffineExpr d0, d1;
+    bindDims(builder.getContext(), d0, d1);
+    for (auto [offset, step] : llvm::zip(offsets, subview.getMixedOffsets()))
+      offset = affine::makeComposedFoldedAffineApply(builder, loc, d0 + d1,
+                                                     {offset, step});
+    view = subview.getSource();
+  }
+  return {view, offsets};
+}
+
+} // namespace
+
+PaddedSources findPaddedSources(func::FuncOp func) {
+  PaddedSources found;
+  func.walk([&](memref::AllocaOp alloca) {
+    auto paddedType = alloca.getType();
+    if (!paddedType.getElementType().isF32())
+      return;
+    SmallVector<Value> views;
+    SmallVector<OpOperand *> uses;
+    if (failed(collectViews(alloca.getResult(), views, uses)))
+      return;
+    PaddedSource padded;
+    Operation *copy = nullptr;
+    Block *block = alloca->getBlock();
+    Operation *lastWrite = nullptr, *firstRead = nullptr;
+    for (OpOperand *use : uses) {
+      Operation *user = use->getOwner();
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (!inBlock)
+        return;
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+      if (!linalgOp)
+        return;
+      if (!linalgOp.isDpsInit(use)) {
+        if (!firstRead || inBlock->isBeforeInBlock(firstRead))
+          firstRead = inBlock;
+        continue;
+      }
+      // Writes come before every read, in P's own block.
+      if (inBlock != user)
+        return;
+      if (!lastWrite || lastWrite->isBeforeInBlock(user))
+        lastWrite = user;
+      if (Value value = getFilledValue(user)) {
+        if (padded.padValue && !isSameValue(padded.padValue, value))
+          return;
+        padded.padValue = value;
+        padded.writes.push_back(user);
+        continue;
+      }
+      Value source = getCopiedSource(user);
+      if (!source || copy)
+        return;
+      copy = user;
+      padded.source = source;
+      padded.writes.push_back(user);
+    }
+    if (!copy || !padded.padValue || !firstRead ||
+        !lastWrite->isBeforeInBlock(firstRead) || !isOnlyRead(padded.source))
+      return;
+    // The copy fills the interior, after every fill.
+    if (llvm::any_of(padded.writes, [&](Operation *write) {
+          return write != copy && copy->isBeforeInBlock(write);
+        }))
+      return;
+    auto sourceType = cast<MemRefType>(padded.source.getType());
+    Value interior = cast<linalg::LinalgOp>(copy).getDpsInitOperand(0)->get();
+    OpBuilder builder(copy);
+    auto [root, offsets] = getOffsetsInRoot(builder, copy->getLoc(), interior);
+    if (root != alloca.getResult() || sourceType.getRank() == 0 ||
+        sourceType.isDynamicDim(sourceType.getRank() - 1) ||
+        sourceType.getElementType() != paddedType.getElementType() ||
+        cast<MemRefType>(interior.getType()).getShape() !=
+            sourceType.getShape())
+      return;
+    // A dimension of dynamic size (a workgroup's share of the channels) is
+    // not padded: the interior spans all of it.
+    SmallVector<OpFoldResult> interiorSizes =
+        memref::getMixedSizes(builder, copy->getLoc(), interior);
+    SmallVector<OpFoldResult> paddedSizes =
+        memref::getMixedSizes(builder, copy->getLoc(), alloca.getResult());
+    for (auto [dim, offset] : llvm::enumerate(offsets)) {
+      std::optional<int64_t> low = getConstantIntValue(offset);
+      if (!low || (sourceType.isDynamicDim(dim) &&
+                   (*low != 0 || !isEqualConstantIntOrValue(interiorSizes[dim],
+                                                            paddedSizes[dim]))))
+        return;
+      padded.low.push_back(*low);
+      padded.paddedDims.push_back(
+          *low != 0 ||
+          !isEqualConstantIntOrValue(interiorSizes[dim], paddedSizes[dim]));
+    }
+    llvm::sort(padded.writes, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    found[alloca] = std::move(padded);
+  });
+  return found;
+}
+
+Value readPaddedLanes(RewriterBase &rewriter, Location loc, Value view,
+                      VectorType type, int64_t lanes,
+                      const PaddedSources &sources) {
+  auto [root, offsets] = getOffsetsInRoot(rewriter, loc, view);
+  if (!root || !root.getDefiningOp())
+    return nullptr;
+  auto it = sources.find(root.getDefiningOp());
+  if (it == sources.end())
+    return nullptr;
+  const PaddedSource &padded = it->second;
+  auto sourceType = cast<MemRefType>(padded.source.getType());
+  int64_t rank = sourceType.getRank();
+  AffineExpr d0;
+  bindDims(rewriter.getContext(), d0);
+  // The view's origin in the source; outer positions outside it read only
+  // padding (every lane masked, at a position clamped into the source).
+  SmallVector<Value> indices;
+  Value inside;
+  Type i1 = rewriter.getI1Type();
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    OpFoldResult position = affine::makeComposedFoldedAffineApply(
+        rewriter, loc, d0 - padded.low[dim], {offsets[dim]});
+    int64_t size = sourceType.getDimSize(dim);
+    std::optional<int64_t> constant = getConstantIntValue(position);
+    if (dim == rank - 1 || !padded.paddedDims[dim] ||
+        (constant && *constant >= 0 && *constant < size)) {
+      indices.push_back(
+          getValueOrCreateConstantIndexOp(rewriter, loc, position));
+      continue;
+    }
+    Value index = getValueOrCreateConstantIndexOp(rewriter, loc, position);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value last = arith::ConstantIndexOp::create(rewriter, loc, size - 1);
+    Value ok = arith::AndIOp::create(
+        rewriter, loc,
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, index,
+                              zero),
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle, index,
+                              last));
+    inside = inside ? arith::AndIOp::create(rewriter, loc, inside, ok) : ok;
+    indices.push_back(arith::MinSIOp::create(
+        rewriter, loc, arith::MaxSIOp::create(rewriter, loc, index, zero),
+        last));
+  }
+
+  // Lane l reads the source's innermost position start + l: masked where
+  // that is outside the source or l is past the tile's lanes.
+  int64_t width = type.getNumElements();
+  int64_t rowSize = sourceType.getDimSize(rank - 1);
+  auto maskType = VectorType::get({width}, i1);
+  Value mask;
+  if (std::optional<int64_t> start = getConstantIntValue(indices.back())) {
+    SmallVector<bool> bits;
+    for (int64_t lane = 0; lane < width; ++lane)
+      bits.push_back(lane < lanes && *start + lane >= 0 &&
+                     *start + lane < rowSize);
+    mask = arith::ConstantOp::create(rewriter, loc,
+                                     DenseElementsAttr::get(maskType, bits));
+  } else {
+    auto i32Lanes = VectorType::get({width}, rewriter.getI32Type());
+    SmallVector<int32_t> steps;
+    for (int64_t lane = 0; lane < width; ++lane)
+      steps.push_back(int32_t(lane));
+    Value step = arith::ConstantOp::create(
+        rewriter, loc, DenseElementsAttr::get(i32Lanes, ArrayRef(steps)));
+    Value first = arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getI32Type(), indices.back());
+    Value position = arith::AddIOp::create(
+        rewriter, loc, step,
+        vector::BroadcastOp::create(rewriter, loc, i32Lanes, first));
+    auto splat = [&](int64_t value) -> Value {
+      return arith::ConstantOp::create(
+          rewriter, loc, DenseElementsAttr::get(i32Lanes, int32_t(value)));
+    };
+    mask = arith::AndIOp::create(
+        rewriter, loc,
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                              position, splat(0)),
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt,
+                              position, splat(rowSize)));
+    if (lanes < width)
+      mask = arith::AndIOp::create(
+          rewriter, loc, mask,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, step,
+                                splat(lanes)));
+  }
+  if (inside)
+    mask = arith::AndIOp::create(
+        rewriter, loc, mask,
+        vector::BroadcastOp::create(rewriter, loc, maskType, inside));
+  Value passThrough =
+      vector::BroadcastOp::create(rewriter, loc, type, padded.padValue);
+  return vector::MaskedLoadOp::create(rewriter, loc, type, padded.source,
+                                      indices, mask, passThrough);
+}
+
+void eraseUnreadPaddedSources(RewriterBase &rewriter,
+                              const PaddedSources &sources) {
+  for (auto &[alloca, padded] : sources) {
+    SmallVector<Value> views;
+    SmallVector<OpOperand *> uses;
+    if (failed(collectViews(alloca->getResult(0), views, uses)) ||
+        llvm::any_of(uses, [&](OpOperand *use) {
+          return !llvm::is_contained(padded.writes, use->getOwner());
+        }))
+      continue;
+    for (Operation *write : padded.writes)
+      rewriter.eraseOp(write);
+    // The views, innermost first.
+    for (Value view : llvm::reverse(views))
+      if (view.use_empty())
+        rewriter.eraseOp(view.getDefiningOp());
+  }
+}
+
+} // namespace strata

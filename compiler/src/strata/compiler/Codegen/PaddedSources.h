@@ -1,0 +1,62 @@
+//===- PaddedSources.h - windows read from unpadded sources ------*- C++
+//-*-===//
+//
+// A pad inside a dispatch bufferizes to a stack buffer P: fills of its
+// borders with the pad value c, then a copy of the source S into its
+// interior, then the windowed op (a depthwise convolution, a pooling) that
+// reads P. Building P costs as much as the convolution of a small map (a
+// 960x7x7 depthwise convolution: 10 us of padding around 10 us of
+// multiply-adds), all of it stores.
+//
+// A register tile can read S instead: a vector of P's lanes at P-position
+// (i.., j) is S's lanes at (i - low.., j - low_j), masked where that
+// position falls outside S, with c in the masked lanes. When no op reads
+// P any more, its fills, its copy and P itself go.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STRATA_COMPILER_CODEGEN_PADDEDSOURCES_H_
+#define STRATA_COMPILER_CODEGEN_PADDEDSOURCES_H_
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace strata {
+
+// A stack buffer that holds pad(source, low, high, padValue), and the ops
+// that write it.
+struct PaddedSource {
+  mlir::Value source;
+  llvm::SmallVector<int64_t> low;
+  // Whether each dimension has padding: reads of the others stay inside
+  // the source.
+  llvm::SmallVector<bool> paddedDims;
+  mlir::Value padValue;
+  // The fills and the copy, in program order.
+  llvm::SmallVector<mlir::Operation *> writes;
+};
+
+using PaddedSources = llvm::DenseMap<mlir::Operation *, PaddedSource>;
+
+// The stack buffers of `func` (memref.alloca) that are written only by
+// fills of one value and then one copy of an f32 source into their
+// interior, before anything reads them, keyed by their alloca.
+PaddedSources findPaddedSources(mlir::func::FuncOp func);
+
+// Reads `lanes` lanes (a vector of `type`, its lanes past `lanes` masked
+// off) of `view`, a view of a buffer of `sources` with unit strides, at its
+// origin along its innermost dimension, from the buffer's source instead.
+// Returns null when `view` is not a view of one of `sources`.
+mlir::Value readPaddedLanes(mlir::RewriterBase &rewriter, mlir::Location loc,
+                            mlir::Value view, mlir::VectorType type,
+                            int64_t lanes, const PaddedSources &sources);
+
+// Erases the buffers of `sources` that nothing reads any more, with their
+// writes and views.
+void eraseUnreadPaddedSources(mlir::RewriterBase &rewriter,
+                              const PaddedSources &sources);
+
+} // namespace strata
+
+#endif // STRATA_COMPILER_CODEGEN_PADDEDSOURCES_H_
