@@ -49,14 +49,17 @@ func.func @conv_reads_every_channel(%x: tensor<1x64x28x28xf32>, %w: tensor<64x64
 // -----
 
 // One workgroup's channel of a 112x112 map padded is 51 KiB, more than L1
-// holds next to the convolution's own data: the pad stays apart.
-// CHECK-LABEL: func.func @large_planes_stay_apart
+// holds next to the convolution's own data; but the depthwise
+// convolution's register tiles read the pad's source in place, as lanes
+// masked in the padding (Codegen/PaddedSources.h), so the padded slice is
+// never built: the pad joins.
+// CHECK-LABEL: func.func @large_planes_read_in_place
+// CHECK-SAME:    (%[[X:.+]]: tensor<1x32x112x112xf32>,
 // CHECK:         flow.dispatch.region
-// CHECK:           tensor.pad
-// CHECK:         flow.dispatch.region
-// CHECK-NOT:       tensor.pad
-// CHECK:           linalg.depthwise_conv_2d_nchw_chw
-func.func @large_planes_stay_apart(%x: tensor<1x32x112x112xf32>, %w: tensor<32x3x3xf32>) -> tensor<1x32x112x112xf32> {
+// CHECK:           %[[P:.+]] = tensor.pad %[[X]]
+// CHECK:           linalg.depthwise_conv_2d_nchw_chw {{.*}} ins(%[[P]],
+// CHECK-NOT:     flow.dispatch.region
+func.func @large_planes_read_in_place(%x: tensor<1x32x112x112xf32>, %w: tensor<32x3x3xf32>) -> tensor<1x32x112x112xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
   ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
@@ -67,6 +70,30 @@ func.func @large_planes_stay_apart(%x: tensor<1x32x112x112xf32>, %w: tensor<32x3
   %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
        ins(%p, %w : tensor<1x32x114x114xf32>, tensor<32x3x3xf32>) outs(%f : tensor<1x32x112x112xf32>) -> tensor<1x32x112x112xf32>
   return %r : tensor<1x32x112x112xf32>
+}
+
+// -----
+
+// A channel of a 256x256 map padded is 260 KiB: were the temporary built
+// after all, it would be too large for a workgroup's stack. The pad stays
+// apart.
+// CHECK-LABEL: func.func @huge_planes_stay_apart
+// CHECK:         flow.dispatch.region
+// CHECK:           tensor.pad
+// CHECK:         flow.dispatch.region
+// CHECK-NOT:       tensor.pad
+// CHECK:           linalg.depthwise_conv_2d_nchw_chw
+func.func @huge_planes_stay_apart(%x: tensor<1x8x256x256xf32>, %w: tensor<8x3x3xf32>) -> tensor<1x8x256x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %zero : f32
+  } : tensor<1x8x256x256xf32> to tensor<1x8x258x258xf32>
+  %e = tensor.empty() : tensor<1x8x256x256xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x256x256xf32>) -> tensor<1x8x256x256xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%p, %w : tensor<1x8x258x258xf32>, tensor<8x3x3xf32>) outs(%f : tensor<1x8x256x256xf32>) -> tensor<1x8x256x256xf32>
+  return %r : tensor<1x8x256x256xf32>
 }
 
 // -----

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/Codegen/ContractionStrategy.h"
 #include "strata/compiler/Codegen/WorkgroupTiling.h"
 #include "strata/compiler/Passes.h"
 
@@ -41,6 +42,11 @@ namespace {
 // (one 112x112 channel plane padded to 114x114, 51 KiB, ran no faster
 // than its pad dispatch).
 constexpr int64_t kMaxFusedPadTileBytes = 32 * 1024;
+// The same for a consumer whose register tiles read the pad's source
+// directly, as lanes masked where they fall in the padding
+// (Codegen/PaddedSources.h): the temporary is never built, so the slice
+// may be larger; the bound only caps the stack it would take if it were.
+constexpr int64_t kMaxFusedSourceReadBytes = 128 * 1024;
 
 // Whether `op` computes nothing per element (what a pad region holds next
 // to its pad and copy).
@@ -110,10 +116,17 @@ bool isWorthPaddingPerWorkgroup(tensor::PadOp pad, linalg::LinalgOp root,
                                 unsigned vectorBits) {
   RankedTensorType paddedType = pad.getResultType();
   int64_t bytes = getByteSize(paddedType);
+  std::optional<ContractionTiles> kernel =
+      chooseContractionTiles(root, vectorBits);
+  int64_t limit = kernel && kernel->broadcast &&
+                          root.getMatchingIndexingMap(&operand)
+                              .isFunctionOfDim(kernel->vectorLoop)
+                      ? kMaxFusedSourceReadBytes
+                      : kMaxFusedPadTileBytes;
   std::optional<WorkgroupTiling> tiling = chooseDispatchWorkgroupTiling(
       region.getBody().front().getTerminator(), vectorBits);
   if (!tiling || tiling->count < 2)
-    return bytes <= kMaxFusedPadTileBytes;
+    return bytes <= limit;
   AffineMap map = root.getMatchingIndexingMap(&operand);
   ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
   std::optional<unsigned> splitDim;
@@ -129,8 +142,7 @@ bool isWorthPaddingPerWorkgroup(tensor::PadOp pad, linalg::LinalgOp root,
   if (!splitDim)
     return false;
   int64_t size = paddedType.getDimSize(*splitDim);
-  return bytes / size * std::min(tiling->tileSize, size) <=
-         kMaxFusedPadTileBytes;
+  return bytes / size * std::min(tiling->tileSize, size) <= limit;
 }
 
 // Moves the pad of `producer` into `consumer`, which is its only reader.
