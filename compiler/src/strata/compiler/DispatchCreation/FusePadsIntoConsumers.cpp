@@ -119,8 +119,8 @@ bool isWorthPaddingPerWorkgroup(tensor::PadOp pad, linalg::LinalgOp root,
   std::optional<ContractionTiles> kernel =
       chooseContractionTiles(root, vectorBits);
   int64_t limit = kernel && kernel->broadcast &&
-                          root.getMatchingIndexingMap(&operand)
-                              .isFunctionOfDim(kernel->vectorLoop)
+                          root.getMatchingIndexingMap(&operand).isFunctionOfDim(
+                              kernel->vectorLoop)
                       ? kMaxFusedSourceReadBytes
                       : kMaxFusedPadTileBytes;
   std::optional<WorkgroupTiling> tiling = chooseDispatchWorkgroupTiling(
