@@ -54,6 +54,19 @@ static cl::opt<std::string>
                  cl::desc("Name of the function an ONNX model becomes"),
                  cl::init("main"), cl::cat(category));
 
+// Static sizes for an ONNX model's dynamic input dimensions
+// (InputShapePins.h).
+static cl::list<std::string>
+    dimPins("dim",
+            cl::desc("ONNX: give every input dimension named NAME this size "
+                     "(repeatable): --dim=batch=1"),
+            cl::value_desc("NAME=SIZE"), cl::cat(category));
+static cl::list<std::string> inputShapePins(
+    "input-shape",
+    cl::desc("ONNX: give input NAME this static shape (repeatable): "
+             "--input-shape=pixels=1x3x224x224"),
+    cl::value_desc("NAME=D0xD1x..."), cl::cat(category));
+
 // Import limits (ONNXImportLimits): what one model may ask for.
 static const strata::ONNXImportLimits defaultLimits;
 static cl::opt<uint64_t> maxTensorBytes(
@@ -130,9 +143,25 @@ int main(int argc, char **argv) {
       }
       *limit = static_cast<int64_t>(option->getValue());
     }
+    for (const std::string &pin : dimPins)
+      if (!strata::parseDimPin(pin, importOptions.pins, error)) {
+        llvm::errs() << "strata-compile: " << error << "\n";
+        return 2;
+      }
+    for (const std::string &pin : inputShapePins)
+      if (!strata::parseInputShapePin(pin, importOptions.pins, error)) {
+        llvm::errs() << "strata-compile: " << error << "\n";
+        return 2;
+      }
     module =
         strata::importONNXModel(inputFile, contents, &context, importOptions);
   } else {
+    if (!dimPins.empty() || !inputShapePins.empty()) {
+      llvm::errs() << "strata-compile: --dim and --input-shape pin the "
+                      "dimensions of an ONNX model's inputs; '"
+                   << inputFile << "' is an MLIR program\n";
+      return 2;
+    }
     module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   }
   if (!module)

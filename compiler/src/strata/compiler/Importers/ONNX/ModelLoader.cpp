@@ -299,7 +299,8 @@ int64_t getDefaultDomainOpset(const onnx::ModelProto &model) {
 
 LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
                       int targetOpset, const std::string &externalDataRoot,
-                      int64_t maxNodes, std::string &error) {
+                      int64_t maxNodes, const InputShapePins &pins,
+                      std::string &error) {
   LoadedModel result;
   auto model = std::make_unique<onnx::ModelProto>();
   try {
@@ -323,6 +324,8 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
     if (!checkLocalFunctions(*model, maxNodes, error))
       return result;
     onnx::checker::check_model(*model);
+    if (!applyInputShapePins(*model, pins, error))
+      return result;
     // libonnx's version converter and shape inference crash on some
     // malformed graphs (undefined outputs, zero strides): reject them first.
     if (!checkGraphOutputsDefined(model->graph(), error) ||

@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 
+#include "strata/compiler/Importers/ONNX/InputShapePins.h"
+
 #include "onnx/onnx_pb.h"
 
 namespace strata::onnx_importer {
@@ -28,9 +30,11 @@ struct LoadedModel {
 // local functions call themselves, or expand to more than `maxNodes` nodes
 // when every call is expanded, are refused before libonnx (which expands
 // them recursively) sees them. On failure returns null and sets `error`.
+// `pins` give dynamic input dimensions their sizes first (InputShapePins.h).
 LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
                       int targetOpset, const std::string &externalDataRoot,
-                      int64_t maxNodes, std::string &error);
+                      int64_t maxNodes, const InputShapePins &pins,
+                      std::string &error);
 
 // The check loadModel makes of a model's local functions (above).
 bool checkLocalFunctions(const onnx::ModelProto &model, int64_t maxNodes,

@@ -146,6 +146,29 @@ LogicalResult checkIndexingMaps(ModuleOp module) {
   return failure(result.wasInterrupted());
 }
 
+// How to give `input`'s dynamic dimensions static sizes, if it has any:
+// by the first one's name, or as the whole shape.
+std::string getPinHint(const onnx::ValueInfoProto &input) {
+  if (!input.type().has_tensor_type() ||
+      !input.type().tensor_type().has_shape())
+    return "";
+  const auto &dims = input.type().tensor_type().shape().dim();
+  auto dynamic =
+      llvm::find_if(dims, [](const auto &dim) { return !dim.has_dim_value(); });
+  if (dynamic == dims.end())
+    return "";
+  if (dynamic->has_dim_param())
+    return " (pin it when compiling: --dim=" + dynamic->dim_param() +
+           "=SIZE, or --input-shape=" + input.name() + "=D0x...)";
+  std::string shape;
+  for (const auto &dim : dims)
+    shape += (shape.empty() ? "" : "x") + (dim.has_dim_value()
+                                               ? std::to_string(dim.dim_value())
+                                               : std::string("SIZE"));
+  return " (pin it when compiling: --input-shape=" + input.name() + "=" +
+         shape + ")";
+}
+
 class GraphImporter {
 public:
   GraphImporter(MLIRContext *context, StringRef path, int64_t opset,
@@ -198,7 +221,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
     RankedTensorType type =
         convertTensorType(context, info.type(), budget.limits, error);
     if (!type) {
-      emitError(fileLoc) << "graph input '" << info.name() << "': " << error;
+      emitError(fileLoc) << "graph input '" << info.name() << "': " << error
+                         << getPinHint(info);
       return {};
     }
     arguments.push_back(&info);
@@ -458,9 +482,9 @@ OwningOpRef<ModuleOp> importONNXModel(StringRef path, StringRef contents,
                                       MLIRContext *context,
                                       const ONNXImportOptions &options) {
   std::string error;
-  LoadedModel loaded =
-      loadModel(path.str(), contents.str(), options.targetOpset,
-                options.externalDataRoot, options.limits.maxNodes, error);
+  LoadedModel loaded = loadModel(path.str(), contents.str(),
+                                 options.targetOpset, options.externalDataRoot,
+                                 options.limits.maxNodes, options.pins, error);
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
   if (!loaded.model) {
     emitError(fileLoc) << error;

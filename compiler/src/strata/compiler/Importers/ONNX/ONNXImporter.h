@@ -13,6 +13,8 @@
 
 #include <string>
 
+#include "strata/compiler/Importers/ONNX/InputShapePins.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -48,6 +50,8 @@ struct ONNXImportOptions {
   // model's own folder (ExternalData.h).
   std::string externalDataRoot;
   ONNXImportLimits limits;
+  // Static sizes for dynamic input dimensions (InputShapePins.h).
+  InputShapePins pins;
 };
 
 // True when `path` names an ONNX model (`.onnx`) or `contents` starts like

@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+"""Models exported with dynamic axes (symbolic input dimensions such as
+`batch` and `sequence`, an unnamed one, symbolic intermediate and output
+types, a Shape -> Gather -> Concat -> Reshape chain over them), compiled
+with their dimensions pinned by strata-compile's --dim and --input-shape at
+two sizes each, run with strata-run and checked against numpy; and the pins
+a user can get wrong, each refused with a message that names the problem.
+
+usage: pinned_shapes_test.py --bin BUILD/bin [--compile-arg=...]
+Prints each case and the closing line `N passed, M failed`."""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from onnx import TensorProto, checker, helper, numpy_helper, save
+
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def make_model(name, nodes, inputs, outputs, initializers, value_info=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializers,
+                              value_info=list(value_info))
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    checker.check_model(model)
+    return model
+
+
+def cnn_model(rng):
+    """Conv 3x3 (pad 1) -> Relu -> GlobalAveragePool -> Flatten -> MatMul
+    over X [batch, 3, height, width]; the exporter's symbolic types on an
+    intermediate and the output."""
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    g = rng.standard_normal((4, 5)).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["X", "W", "B"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("MatMul", ["f", "G"], ["Y"]),
+    ]
+    model = make_model(
+        "cnn", nodes,
+        [helper.make_tensor_value_info("X", F, ["batch", 3, "height", "width"])],
+        [helper.make_tensor_value_info("Y", F, ["batch", 5])],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B"),
+         numpy_helper.from_array(g, "G")],
+        [helper.make_tensor_value_info("r", F,
+                                       ["batch", 4, "height", "width"])])
+
+    def reference(x):
+        n, _, h, wd = x.shape
+        xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+        conv = np.zeros((n, 4, h, wd))
+        for i in range(3):
+            for j in range(3):
+                conv += np.einsum("nchw,fc->nfhw", xp[:, :, i:i + h, j:j + wd],
+                                  w[:, :, i, j])
+        conv += b[None, :, None, None]
+        pooled = np.maximum(conv, 0).mean(axis=(2, 3))
+        return (pooled @ g).astype(np.float32)
+
+    return model, reference
+
+
+def embedding_model(rng):
+    """Token ids [batch, sequence] -> Gather embedding -> MatMul -> Softmax,
+    then reshaped through [-1, 8] and back to [batch, sequence, 8] with a
+    shape computed from the input's own Shape."""
+    table = rng.standard_normal((50, 8)).astype(np.float32)
+    proj = rng.standard_normal((8, 8)).astype(np.float32)
+    nodes = [
+        helper.make_node("Gather", ["E", "ids"], ["e"]),
+        helper.make_node("MatMul", ["e", "P"], ["m"]),
+        helper.make_node("Softmax", ["m"], ["s"], axis=-1),
+        helper.make_node("Reshape", ["s", "flat_shape"], ["flat"]),
+        helper.make_node("Shape", ["ids"], ["ids_shape"]),
+        helper.make_node("Concat", ["ids_shape", "width"], ["out_shape"],
+                         axis=0),
+        helper.make_node("Reshape", ["flat", "out_shape"], ["Y"]),
+    ]
+    model = make_model(
+        "embedding", nodes,
+        [helper.make_tensor_value_info("ids", I64, ["batch", "sequence"])],
+        [helper.make_tensor_value_info("Y", F, ["batch", "sequence", 8])],
+        [numpy_helper.from_array(table, "E"),
+         numpy_helper.from_array(proj, "P"),
+         numpy_helper.from_array(np.array([-1, 8], np.int64), "flat_shape"),
+         numpy_helper.from_array(np.array([8], np.int64), "width")])
+
+    def reference(ids):
+        m = table[ids].astype(np.float64) @ proj
+        e = np.exp(m - m.max(axis=-1, keepdims=True))
+        return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+    return model, reference
+
+
+def unnamed_model():
+    """An input whose first dimension has no name: X [?, 4] -> Relu."""
+    model = make_model(
+        "unnamed", [helper.make_node("Relu", ["X"], ["Y"])],
+        [helper.make_tensor_value_info("X", F, [None, 4])],
+        [helper.make_tensor_value_info("Y", F, [None, 4])], [])
+    return model, lambda x: np.maximum(x, 0)
+
+
+def run_case(bin_dir, compile_args, tmp, name, model, pins, inputs, want):
+    path = os.path.join(tmp, name + ".onnx")
+    module = os.path.join(tmp, name + ".smod")
+    save(model, path)
+    proc = subprocess.run([os.path.join(bin_dir, "strata-compile"), path,
+                           "-o", module] + pins + compile_args,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return "compile error: " + proc.stderr.strip()[:400]
+    command = [os.path.join(bin_dir, "strata-run"), f"--module={module}",
+               "--function=main"]
+    for i, array in enumerate(inputs):
+        p = os.path.join(tmp, f"{name}_in{i}.npy")
+        np.save(p, array)
+        command.append(f"--input=@{p}")
+    out = os.path.join(tmp, f"{name}_out.npy")
+    command.append(f"--output=@{out}")
+    proc = subprocess.run(command, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return "run error: " + proc.stderr.strip()[:400]
+    got = np.load(out)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"output {got.dtype}{got.shape}, want {want.dtype}{want.shape}"
+    if not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+        return f"max error {np.abs(got - want).max():.3g}"
+    return None
+
+
+def refused(bin_dir, tmp, name, model, args, wants):
+    """strata-compile must fail with a message holding each of `wants`."""
+    path = os.path.join(tmp, name + ".onnx")
+    save(model, path)
+    proc = subprocess.run([os.path.join(bin_dir, "strata-compile"), path,
+                           "-o", os.path.join(tmp, name + ".smod")] + args,
+                          capture_output=True, text=True)
+    if proc.returncode == 0:
+        return "compiled; expected a refusal"
+    if "Stack dump" in proc.stderr or proc.returncode < 0:
+        return "crashed: " + proc.stderr.strip()[:400]
+    missing = [want for want in wants if want not in proc.stderr]
+    if missing:
+        return f"message lacks {missing}: {proc.stderr.strip()[:400]}"
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--compile-arg", action="append", default=[])
+    args = parser.parse_args()
+    rng = np.random.default_rng(7)
+    cnn, cnn_ref = cnn_model(rng)
+    emb, emb_ref = embedding_model(rng)
+    unnamed, unnamed_ref = unnamed_model()
+
+    x1 = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    x2 = rng.standard_normal((2, 3, 12, 10)).astype(np.float32)
+    ids1 = rng.integers(0, 50, (1, 6)).astype(np.int64)
+    ids2 = rng.integers(0, 50, (3, 11)).astype(np.int64)
+    u = rng.standard_normal((3, 4)).astype(np.float32)
+    runs = [
+        ("cnn_dims", cnn, ["--dim=batch=1", "--dim=height=8", "--dim=width=8"],
+         [x1], cnn_ref(x1)),
+        ("cnn_input_shape", cnn, ["--input-shape=X=2x3x12x10"], [x2],
+         cnn_ref(x2)),
+        ("embedding_dims", emb, ["--dim=batch=1", "--dim=sequence=6"], [ids1],
+         emb_ref(ids1)),
+        ("embedding_mixed", emb, ["--dim=batch=3", "--input-shape=ids=3x11"],
+         [ids2], emb_ref(ids2)),
+        ("unnamed", unnamed, ["--input-shape=X=3x4"], [u], unnamed_ref(u)),
+    ]
+    refusals = [
+        ("unpinned", cnn, [], ["graph input 'X'", "'batch'", "--dim=batch="]),
+        ("unpinned_unnamed", unnamed, [],
+         ["graph input 'X'", "--input-shape=X=SIZEx4"]),
+        ("partly_pinned", cnn, ["--dim=batch=1"], ["'height'"]),
+        ("unknown_input", cnn, ["--input-shape=pixels=1x3x8x8"],
+         ["'pixels'", "not an input", "'X'"]),
+        ("unknown_dim", cnn, ["--dim=seq=4"],
+         ["'seq'", "batch, height, width"]),
+        ("rank_mismatch", cnn, ["--input-shape=X=1x3x8"],
+         ["has 4 dimensions", "gives 3"]),
+        ("static_mismatch", cnn, ["--input-shape=X=1x4x8x8"],
+         ["dimension 1 is 3", "gives 4"]),
+        ("conflicting_pins", cnn, ["--dim=batch=2", "--input-shape=X=3x3x8x8"],
+         ["'batch'", "pinned to 2", "to 3"]),
+        ("malformed_dim", cnn, ["--dim=batch"], ["expected NAME=SIZE"]),
+        ("zero_size", cnn, ["--input-shape=X=0x3x8x8"],
+         ["expected NAME=D0xD1x"]),
+    ]
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="strata-pinned-") as tmp:
+        results = [(name, run_case(args.bin, args.compile_arg, tmp, name,
+                                   model, pins, inputs, want))
+                   for name, model, pins, inputs, want in runs]
+        results += [(name, refused(args.bin, tmp, name, model, pins, wants))
+                    for name, model, pins, wants in refusals]
+        for name, problem in results:
+            print(f"{'FAIL' if problem else 'ok  '} {name}"
+                  + (f": {problem}" if problem else ""))
+            if problem:
+                failed += 1
+            else:
+                passed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
