@@ -16,6 +16,8 @@ packages=(
   flatbuffers-compiler libflatbuffers-dev
   # tests
   libgtest-dev libgmock-dev python3-numpy
+  # the model corpus: torchvision architectures exported by the tests
+  python3-torch python3-torchvision
   # sanitizer runtimes for clang (ASan/UBSan/TSan builds)
   libclang-rt-22-dev
   # ONNX importer (libonnx + protobuf) and its conformance suite

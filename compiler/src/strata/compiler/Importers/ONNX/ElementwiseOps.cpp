@@ -105,6 +105,73 @@ bool tryFoldIntBinary(NodeContext &ctx, LogicalResult &result,
   return true;
 }
 
+// Equal of two small int64 constants (a shape compared with -1, as torch
+// exports `expand(n, -1)`): folded to a known i1 tensor.
+bool tryFoldIntEqual(NodeContext &ctx, LogicalResult &result) {
+  std::optional<DenseElementsAttr> a = ctx.getConstantInput(0);
+  std::optional<DenseElementsAttr> b = ctx.getConstantInput(1);
+  if (!a || !b || !a->getElementType().isInteger(64) ||
+      !b->getElementType().isInteger(64))
+    return false;
+  int64_t na = a->getNumElements(), nb = b->getNumElements();
+  if (na > 64 || nb > 64 || (na != nb && na != 1 && nb != 1))
+    return false;
+  auto va = llvm::to_vector(a->getValues<int64_t>());
+  auto vb = llvm::to_vector(b->getValues<int64_t>());
+  SmallVector<bool> values;
+  for (int64_t i = 0; i < std::max(na, nb); ++i)
+    values.push_back(va[na == 1 ? 0 : i] == vb[nb == 1 ? 0 : i]);
+  auto shape =
+      cast<RankedTensorType>(na >= nb ? a->getType() : b->getType()).getShape();
+  FailureOr<RankedTensorType> type = ctx.getOutputTypeOr(
+      0, RankedTensorType::get(shape, ctx.getBuilder().getI1Type()));
+  if (failed(type) || type->getNumElements() != std::max(na, nb) ||
+      !type->getElementType().isInteger(1))
+    return false;
+  result = ctx.setConstantOutput(0, DenseElementsAttr::get(*type, values));
+  return true;
+}
+
+// Where of small constants (the other half of that pattern).
+bool tryFoldWhere(NodeContext &ctx, LogicalResult &result) {
+  SmallVector<DenseElementsAttr> inputs;
+  int64_t count = 1;
+  for (unsigned i = 0; i < 3; ++i) {
+    std::optional<DenseElementsAttr> c = ctx.getConstantInput(i);
+    if (!c || c->getNumElements() > 64)
+      return false;
+    inputs.push_back(*c);
+    count = std::max(count, c->getNumElements());
+  }
+  if (llvm::any_of(inputs,
+                   [&](DenseElementsAttr c) {
+                     return c.getNumElements() != count &&
+                            c.getNumElements() != 1;
+                   }) ||
+      !inputs[0].getElementType().isInteger(1) ||
+      inputs[1].getElementType() != inputs[2].getElementType())
+    return false;
+  auto cond = llvm::to_vector(inputs[0].getValues<bool>());
+  auto x = llvm::to_vector(inputs[1].getValues<Attribute>());
+  auto y = llvm::to_vector(inputs[2].getValues<Attribute>());
+  auto at = [&](auto &values, int64_t i) -> auto & {
+    return values[values.size() == 1 ? 0 : i];
+  };
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < count; ++i)
+    values.push_back(at(cond, i) ? at(x, i) : at(y, i));
+  DenseElementsAttr widest = *llvm::find_if(
+      inputs, [&](DenseElementsAttr c) { return c.getNumElements() == count; });
+  FailureOr<RankedTensorType> type = ctx.getOutputTypeOr(
+      0,
+      RankedTensorType::get(cast<RankedTensorType>(widest.getType()).getShape(),
+                            inputs[1].getElementType()));
+  if (failed(type) || type->getNumElements() != count)
+    return false;
+  result = ctx.setConstantOutput(0, DenseElementsAttr::get(*type, values));
+  return true;
+}
+
 template <typename FloatOp, typename IntOp> OpLowering binary() {
   return [](NodeContext &ctx) {
     return lowerElementwise(
@@ -198,6 +265,19 @@ Value createIntMod(OpBuilder &b, Location loc, Value x, Value y,
 
 LogicalResult lowerMod(NodeContext &ctx) {
   bool fmod = ctx.getIntAttr("fmod", 0) != 0;
+  // Shape computations (a window's padding: (size - n % w) % w) fold.
+  LogicalResult folded = success();
+  if (tryFoldIntBinary(
+          ctx, folded,
+          fmod
+          ? [](int64_t x, int64_t y) -> int64_t { return y == 0 ? 0 : x % y; }
+          : [](int64_t x, int64_t y) -> int64_t {
+              if (y == 0)
+                return 0;
+              int64_t r = x % y;
+              return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+            }))
+    return folded;
   return lowerElementwise(
       ctx,
       [=](OpBuilder &b, Location loc, ValueRange a, bool isUnsigned) -> Value {
@@ -234,6 +314,24 @@ LogicalResult lowerCast(NodeContext &ctx, unsigned targetInput) {
     return failure();
   bool fromUnsigned = ctx.isInputUnsigned(0);
   bool toUnsigned = ctx.isOutputUnsigned(0);
+  // An integer shape computation stays known through a cast between
+  // integer types (torch exports `int(x.size(1) / g)` as Div, Cast, Cast).
+  if (std::optional<DenseElementsAttr> known = ctx.getConstantInput(0);
+      known && known->getNumElements() <= 1024 &&
+      isa<IntegerType>(known->getElementType()) &&
+      isa<IntegerType>(type->getElementType())) {
+    unsigned width = type->getElementType().getIntOrFloatBitWidth();
+    SmallVector<APInt> values;
+    for (const APInt &v : known->getValues<APInt>())
+      values.push_back(fromUnsigned ? v.zextOrTrunc(width)
+                                    : v.sextOrTrunc(width));
+    return ctx.setConstantOutput(
+        0, DenseElementsAttr::get(
+               RankedTensorType::get(
+                   cast<RankedTensorType>(known->getType()).getShape(),
+                   type->getElementType()),
+               values));
+  }
   (void)targetInput;
   return ctx.setOutput(0, createCast(ctx.getBuilder(), ctx.getLoc(),
                                      ctx.getInput(0), type->getElementType(),
@@ -322,8 +420,13 @@ void addElementwiseLowerings(LoweringTable &t) {
         });
   };
   t["BitwiseNot"] = t["Not"];
-  t["Equal"] = compare(arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq,
-                       arith::CmpIPredicate::eq);
+  t["Equal"] = [](NodeContext &ctx) {
+    LogicalResult folded = success();
+    if (tryFoldIntEqual(ctx, folded))
+      return folded;
+    return compare(arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq,
+                   arith::CmpIPredicate::eq)(ctx);
+  };
   t["Less"] = compare(arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt,
                       arith::CmpIPredicate::ult);
   t["LessOrEqual"] =
@@ -335,6 +438,9 @@ void addElementwiseLowerings(LoweringTable &t) {
       compare(arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge,
               arith::CmpIPredicate::uge);
   t["Where"] = [](NodeContext &ctx) {
+    LogicalResult folded = success();
+    if (tryFoldWhere(ctx, folded))
+      return folded;
     return lowerElementwise(
         ctx, [](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
           return arith::SelectOp::create(b, loc, a[0], a[1], a[2]);

@@ -11,8 +11,10 @@
 #define STRATA_COMPILER_IMPORTERS_ONNX_NODECONTEXT_H_
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -71,6 +73,9 @@ struct GraphState {
   llvm::StringMap<mlir::DenseElementsAttr> constants;
   // Types from graph inputs, outputs and shape inference.
   llvm::StringMap<const onnx::TypeProto *> types;
+  // Types inferred for one node at a time while importing (shared: a
+  // subgraph's state is a copy of its parent's).
+  std::vector<std::shared_ptr<const onnx::TypeProto>> localTypes;
   int64_t opset = 0;
   // The model file, for node locations.
   std::string path;

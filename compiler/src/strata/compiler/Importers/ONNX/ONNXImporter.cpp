@@ -76,6 +76,97 @@ Location getNodeLoc(MLIRContext *context, StringRef path,
   return NameLoc::get(StringAttr::get(context, name), fileLoc);
 }
 
+void setTensorType(onnx::TypeProto &type, int32_t elementType,
+                   RankedTensorType shape) {
+  auto *tensor = type.mutable_tensor_type();
+  tensor->set_elem_type(elementType);
+  auto *dims = tensor->mutable_shape();
+  dims->clear_dim();
+  for (int64_t d : shape.getShape())
+    dims->add_dim()->set_dim_value(d);
+}
+
+// Adds `value` as an initializer named `name` when it is a small int64
+// tensor (a shape computation inference can fold); false otherwise.
+bool addShapeInitializer(onnx::GraphProto &graph, StringRef name,
+                         DenseElementsAttr value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!type.getElementType().isInteger(64) || type.getNumElements() > 1024)
+    return false;
+  auto *tensor = graph.add_initializer();
+  tensor->set_name(name.str());
+  tensor->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : type.getShape())
+    tensor->add_dims(d);
+  for (const APInt &v : value.getValues<APInt>())
+    tensor->add_int64_data(v.getSExtValue());
+  return true;
+}
+
+// Types of `node`'s outputs that whole-model inference left incomplete: it
+// stops where a shape is computed from values it cannot see through (a
+// Slice whose bounds come from Shape -> Gather -> Div, as torch exports
+// `chunk`), though the importer has folded them since. The node alone is
+// inferred again from its inputs' actual types and folded constants, and
+// what that types is kept in `state`.
+void inferIncompleteOutputTypes(const onnx::NodeProto &node,
+                                GraphState &state) {
+  auto isCompleteType = [](const onnx::TypeProto *type) {
+    return type && type->has_tensor_type() && type->tensor_type().has_shape() &&
+           llvm::all_of(type->tensor_type().shape().dim(),
+                        [](const auto &dim) { return dim.has_dim_value(); });
+  };
+  auto isComplete = [&](const std::string &name) {
+    return isCompleteType(state.types.lookup(name));
+  };
+  if (llvm::all_of(node.output(), [&](const std::string &name) {
+        return name.empty() || isComplete(name);
+      }))
+    return;
+  onnx::GraphProto graph;
+  llvm::StringSet<> added;
+  for (const std::string &name : node.input()) {
+    if (name.empty() || !added.insert(name).second)
+      continue;
+    auto constant = state.constants.find(name);
+    if (constant != state.constants.end() &&
+        addShapeInitializer(graph, name, constant->second))
+      continue;
+    auto value = state.values.find(name);
+    auto type = value == state.values.end()
+                    ? RankedTensorType()
+                    : dyn_cast<RankedTensorType>(value->second.getType());
+    if (!type || !type.hasStaticShape())
+      return;
+    auto *info = graph.add_input();
+    info->set_name(name);
+    setTensorType(
+        *info->mutable_type(),
+        getONNXElementType(state.types.lookup(name), type.getElementType()),
+        type);
+  }
+  *graph.add_node() = node;
+  for (const std::string &name : node.output())
+    if (!name.empty())
+      graph.add_output()->set_name(name);
+  std::string error;
+  if (!inferGraphShapes(graph, state.opset, error, /*strict=*/false))
+    return;
+  // What is still incomplete keeps the whole-model type, if any.
+  auto keep = [&](const onnx::ValueInfoProto &info) {
+    if (!llvm::is_contained(node.output(), info.name()) ||
+        isComplete(info.name()) || !isCompleteType(&info.type()))
+      return;
+    auto type = std::make_shared<const onnx::TypeProto>(info.type());
+    state.types[info.name()] = type.get();
+    state.localTypes.push_back(std::move(type));
+  };
+  for (const auto &info : graph.output())
+    keep(info);
+  for (const auto &info : graph.value_info())
+    keep(info);
+}
+
 LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
                          GraphState &state) {
   Location loc = getNodeLoc(builder.getContext(), state.path, node);
@@ -104,6 +195,7 @@ LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
   for (const std::string &output : node.output())
     if (!output.empty())
       state.constants.erase(output);
+  inferIncompleteOutputTypes(node, state);
   if (failed(it->second(ctx)))
     return failure();
   for (int i = 0; i < node.output_size(); ++i)
@@ -169,6 +261,33 @@ std::string getPinHint(const onnx::ValueInfoProto &input) {
          shape + ")";
 }
 
+// Whether `computed` has the rank, element type and static sizes of the
+// declared `type` (whose other dimensions are symbolic).
+bool isCompatibleWithDeclared(RankedTensorType computed,
+                              const onnx::TypeProto &type) {
+  if (!type.has_tensor_type())
+    return false;
+  const auto &tensor = type.tensor_type();
+  if (convertElementType(computed.getContext(), tensor.elem_type()) !=
+      computed.getElementType())
+    return false;
+  if (!tensor.has_shape())
+    return true;
+  if (tensor.shape().dim_size() != computed.getRank())
+    return false;
+  for (auto [dim, size] : llvm::zip(tensor.shape().dim(), computed.getShape()))
+    if (dim.has_dim_value() && dim.dim_value() != size)
+      return false;
+  return true;
+}
+
+// Whether `type` declares a tensor with a dimension of no static size.
+bool hasSymbolicDims(const onnx::TypeProto &type) {
+  return type.has_tensor_type() && type.tensor_type().has_shape() &&
+         llvm::any_of(type.tensor_type().shape().dim(),
+                      [](const auto &dim) { return !dim.has_dim_value(); });
+}
+
 class GraphImporter {
 public:
   GraphImporter(MLIRContext *context, StringRef path, int64_t opset,
@@ -194,6 +313,19 @@ private:
 OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
                                             StringRef functionName) {
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  // The node computing an output is what asks for it.
+  auto emitOutputError = [&](const onnx::ValueInfoProto &info,
+                             const std::string &why) {
+    auto producer = llvm::find_if(graph.node(), [&](const auto &node) {
+      return llvm::is_contained(node.output(), info.name());
+    });
+    if (producer != graph.node().end())
+      emitError(getNodeLoc(context, path, *producer))
+          << "node '" << producer->name() << "' (" << producer->op_type()
+          << "): graph output '" << info.name() << "': " << why;
+    else
+      emitError(fileLoc) << "graph output '" << info.name() << "': " << why;
+  };
   for (const auto &info : graph.input())
     state.types[info.name()] = &info.type();
   for (const auto &info : graph.value_info())
@@ -228,30 +360,25 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
     arguments.push_back(&info);
     argumentTypes.push_back(type);
   }
+  // An output declared with symbolic dimensions (torch names them after
+  // the op: 'Gemmoutput_dim_0') takes the static type its producer computes.
+  // Any other unusable declaration (past a limit) is refused at once.
+  SmallVector<std::string> outputErrors;
   for (const auto &info : graph.output()) {
     RankedTensorType type =
         convertTensorType(context, info.type(), budget.limits, error);
-    if (!type) {
-      // The node computing the output is what asks for it.
-      auto producer = llvm::find_if(graph.node(), [&](const auto &node) {
-        return llvm::is_contained(node.output(), info.name());
-      });
-      if (producer != graph.node().end())
-        emitError(getNodeLoc(context, path, *producer))
-            << "node '" << producer->name() << "' (" << producer->op_type()
-            << "): graph output '" << info.name() << "': " << error;
-      else
-        emitError(fileLoc) << "graph output '" << info.name() << "': " << error;
+    if (!type && !hasSymbolicDims(info.type())) {
+      emitOutputError(info, error);
       return {};
     }
     resultTypes.push_back(type);
+    outputErrors.push_back(type ? std::string() : error);
   }
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   builder.setInsertionPointToEnd(module->getBody());
-  auto func =
-      func::FuncOp::create(builder, fileLoc, functionName,
-                           builder.getFunctionType(argumentTypes, resultTypes));
+  auto func = func::FuncOp::create(builder, fileLoc, functionName,
+                                   builder.getFunctionType(argumentTypes, {}));
   Block *entry = func.addEntryBlock();
   for (auto [info, argument] : llvm::zip(arguments, entry->getArguments()))
     state.values[info->name()] = argument;
@@ -262,7 +389,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
       return {};
 
   SmallVector<Value> results;
-  for (const auto &info : graph.output()) {
+  for (auto [index, info] : llvm::enumerate(graph.output())) {
     Value value;
     auto it = state.values.find(info.name());
     if (it != state.values.end()) {
@@ -276,8 +403,18 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
                          << "' is not produced by any node";
       return {};
     }
+    if (!resultTypes[index]) {
+      auto computed = dyn_cast<RankedTensorType>(value.getType());
+      if (!computed || !computed.hasStaticShape() ||
+          !isCompatibleWithDeclared(computed, info.type())) {
+        emitOutputError(info, outputErrors[index]);
+        return {};
+      }
+      resultTypes[index] = computed;
+    }
     results.push_back(value);
   }
+  func.setFunctionType(builder.getFunctionType(argumentTypes, resultTypes));
   func::ReturnOp::create(builder, fileLoc, results);
   if (failed(checkIndexingMaps(*module)) || failed(mlir::verify(*module)))
     return {};
@@ -288,33 +425,6 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
 
 namespace onnx_importer {
 namespace {
-
-void setTensorType(onnx::TypeProto &type, int32_t elementType,
-                   RankedTensorType shape) {
-  auto *tensor = type.mutable_tensor_type();
-  tensor->set_elem_type(elementType);
-  auto *dims = tensor->mutable_shape();
-  dims->clear_dim();
-  for (int64_t d : shape.getShape())
-    dims->add_dim()->set_dim_value(d);
-}
-
-// Adds `value` as an initializer named `name` when it is a small int64
-// tensor (a shape computation inference can fold); false otherwise.
-bool addShapeInitializer(onnx::GraphProto &graph, StringRef name,
-                         DenseElementsAttr value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  if (!type.getElementType().isInteger(64) || type.getNumElements() > 1024)
-    return false;
-  auto *tensor = graph.add_initializer();
-  tensor->set_name(name.str());
-  tensor->set_data_type(onnx::TensorProto::INT64);
-  for (int64_t d : type.getShape())
-    tensor->add_dims(d);
-  for (const APInt &v : value.getValues<APInt>())
-    tensor->add_int64_data(v.getSExtValue());
-  return true;
-}
 
 // Names a graph (and the graphs nested in its nodes) reads but does not
 // define: values of an enclosing scope.

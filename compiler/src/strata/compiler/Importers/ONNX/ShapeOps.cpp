@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 using namespace mlir;
 
@@ -155,6 +156,30 @@ LogicalResult lowerTranspose(NodeContext &ctx) {
   if (perm.empty())
     for (int64_t i = rank - 1; i >= 0; --i)
       perm.push_back(i);
+  // A small constant (a shape computation's table) is transposed here, so
+  // that what is computed from it stays known.
+  if (std::optional<DenseElementsAttr> known = ctx.getConstantInput(0);
+      known && known->getNumElements() <= 4096 && isPermutationVector(perm) &&
+      static_cast<int64_t>(perm.size()) == rank) {
+    auto sourceType = cast<RankedTensorType>(known->getType());
+    SmallVector<int64_t> shape;
+    for (int64_t dim : perm)
+      shape.push_back(sourceType.getDimSize(dim));
+    auto values = llvm::to_vector(known->getValues<Attribute>());
+    SmallVector<int64_t> sourceStrides = computeStrides(sourceType.getShape());
+    SmallVector<int64_t> strides = computeStrides(shape);
+    SmallVector<Attribute> transposed(values.size());
+    for (int64_t index = 0; index < static_cast<int64_t>(values.size());
+         ++index) {
+      SmallVector<int64_t> position = delinearize(index, strides);
+      int64_t source = 0;
+      for (auto [dim, at] : llvm::zip(perm, position))
+        source += at * sourceStrides[dim];
+      transposed[index] = values[source];
+    }
+    auto type = RankedTensorType::get(shape, sourceType.getElementType());
+    return ctx.setConstantOutput(0, DenseElementsAttr::get(type, transposed));
+  }
   return ctx.setOutput(0, createTranspose(ctx.getBuilder(), ctx.getLoc(),
                                           ctx.getInput(0), perm));
 }
@@ -323,16 +348,25 @@ LogicalResult lowerSlice(NodeContext &ctx) {
                               "inferred "
                            << *type;
   OpBuilder &b = ctx.getBuilder();
-  // Slices of 1-D compile-time values are shape computations: fold them.
+  // Slices of small compile-time values are shape computations (a pads
+  // table reversed row by row): fold them.
   if (std::optional<DenseElementsAttr> c = ctx.getConstantInput(0);
-      c && rank == 1 && c->getNumElements() <= 64) {
+      c && c->getNumElements() <= 4096) {
     auto values = llvm::to_vector(c->getValues<Attribute>());
-    SmallVector<Attribute> sliced;
-    int64_t index = offsets[0];
-    for (int64_t i = 0; i < sizes[0]; ++i, index += strides[0])
-      sliced.push_back(values[index]);
-    if (!reversed.empty())
-      std::reverse(sliced.begin(), sliced.end());
+    SmallVector<int64_t> sourceStrides = computeStrides(inputType.getShape());
+    SmallVector<int64_t> outputStrides = computeStrides(sizes);
+    SmallVector<Attribute> sliced(type->getNumElements());
+    for (int64_t index = 0; index < type->getNumElements(); ++index) {
+      SmallVector<int64_t> position = delinearize(index, outputStrides);
+      int64_t source = 0;
+      for (int64_t dim = 0; dim < rank; ++dim) {
+        int64_t at = llvm::is_contained(reversed, dim)
+                         ? sizes[dim] - 1 - position[dim]
+                         : position[dim];
+        source += (offsets[dim] + at * strides[dim]) * sourceStrides[dim];
+      }
+      sliced[index] = values[source];
+    }
     return ctx.setConstantOutput(0, DenseElementsAttr::get(*type, sliced));
   }
   if (type->getNumElements() == 0)

@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""Exports torchvision architectures to ONNX the way a user does, for the
+model corpus (issue 14): seeded random weights, BatchNorm statistics
+calibrated on random batches (so that outputs depend on the input),
+exported with torch.onnx at opset 17, once with static shapes and once with
+dynamic axes (batch, height, width), with the input and torch eager's
+output saved as references.
+
+usage: export_torchvision.py OUT_DIR [--models a,b,c] [--size 64]
+Writes OUT_DIR/NAME/{static.onnx,dynamic.onnx,input.npy,output.npy}; a model
+already there is kept (the cache)."""
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+import torchvision
+
+# name -> (constructor, input size, dynamic axes exportable)
+MODELS = {
+    "resnet18": (lambda: torchvision.models.resnet18(), 64),
+    "resnext50_32x4d": (lambda: torchvision.models.resnext50_32x4d(), 64),
+    "densenet121": (lambda: torchvision.models.densenet121(), 64),
+    "googlenet": (lambda: torchvision.models.googlenet(aux_logits=False,
+                                                       init_weights=True), 64),
+    "inception_v3": (lambda: torchvision.models.inception_v3(
+        aux_logits=False, init_weights=True), 96),
+    "shufflenet_v2_x0_5": (lambda: torchvision.models.shufflenet_v2_x0_5(), 64),
+    "mnasnet0_5": (lambda: torchvision.models.mnasnet0_5(), 64),
+    "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(), 64),
+    "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(), 64),
+    "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(), 64),
+    "efficientnet_v2_s": (lambda: torchvision.models.efficientnet_v2_s(), 64),
+    "squeezenet1_1": (lambda: torchvision.models.squeezenet1_1(), 64),
+    "convnext_tiny": (lambda: torchvision.models.convnext_tiny(), 64),
+    "swin_t": (lambda: torchvision.models.swin_t(), 64),
+    "vit_b_16": (lambda: torchvision.models.vit_b_16(image_size=64), 64),
+    "deeplabv3_mobilenet_v3_large": (
+        lambda: torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
+            weights_backbone=None, aux_loss=False), 64),
+}
+
+
+def calibrate(model, size, seed):
+    """BatchNorm running statistics from random batches, as training would
+    leave them (not the identity of a fresh model)."""
+    torch.manual_seed(seed)
+    model.train()
+    with torch.no_grad():
+        for _ in range(3):
+            model(torch.randn(4, 3, size, size))
+    model.eval()
+
+
+def output_tensor(result):
+    if isinstance(result, dict):  # segmentation models
+        return result["out"]
+    return result
+
+
+class Wrapped(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return output_tensor(self.model(x))
+
+
+def export(name, out_dir):
+    make, size = MODELS[name]
+    folder = os.path.join(out_dir, name)
+    if os.path.exists(os.path.join(folder, "output.npy")):
+        return
+    os.makedirs(folder, exist_ok=True)
+    torch.manual_seed(0)
+    model = make()
+    calibrate(model, size, 1)
+    model = Wrapped(model).eval()
+    x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        y = model(x)
+    for kind, axes in (("static", None),
+                       ("dynamic", {"input": {0: "batch", 2: "height", 3: "width"},
+                                    "output": {0: "batch"}})):
+        torch.onnx.export(model, x, os.path.join(folder, kind + ".onnx"),
+                          opset_version=17, input_names=["input"],
+                          output_names=["output"], dynamic_axes=axes)
+    np.save(os.path.join(folder, "input.npy"), x.numpy())
+    np.save(os.path.join(folder, "output.npy"), y.numpy())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("out_dir")
+    parser.add_argument("--models", default=",".join(MODELS))
+    args = parser.parse_args()
+    for name in args.models.split(","):
+        print(f"exporting {name}", flush=True)
+        try:
+            export(name, args.out_dir)
+        except Exception as e:  # report and go on: one model is not the corpus
+            print(f"  export failed: {e}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
