@@ -1,12 +1,9 @@
 #!/usr/bin/python3
-"""Compiles and runs the model corpus (export_torchvision.py's output) as a
-user would, and compares with torch eager's output:
+"""Compiles and runs the model corpus (export_torch_models.py's output) as
+a user would, and compares with torch eager's output:
 max|got - ref| <= 1e-3 * max|ref| + 1e-5, shapes equal. Each model runs as
 its static export, and as its dynamic-axes export pinned to the reference
-size (--dim) and to a second size (batch 2, the map 1.5x larger, checked
-against the static export's own module compiled for that size is not done:
-the reference of the second size comes from onnx's reference evaluator
-when available, else only that it compiles and runs).
+input's shape (--input-shape).
 
 usage: run_corpus.py CORPUS_DIR --bin BUILD/bin [--models a,b]
 Prints a row per model and variant and the closing line `N passed, M failed`."""
@@ -67,10 +64,9 @@ def main():
         folder = os.path.join(args.corpus, name)
         x = np.load(os.path.join(folder, "input.npy"))
         want = np.load(os.path.join(folder, "output.npy"))
-        _, _, h, w = x.shape
+        shape = "x".join(str(d) for d in x.shape)
         variants = [("static", "static.onnx", []),
-                    ("dynamic", "dynamic.onnx",
-                     [f"--input-shape=input=1x3x{h}x{w}"])]
+                    ("dynamic", "dynamic.onnx", [f"--input-shape=input={shape}"])]
         for variant, file, pins in variants:
             module = os.path.join(args.tmp, f"{name}_{variant}.smod")
             seconds, problem = compile_model(args.bin, os.path.join(folder, file),

@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""Exports torchvision architectures to ONNX the way a user does, for the
-model corpus (issue 14): seeded random weights, BatchNorm statistics
-calibrated on random batches (so that outputs depend on the input),
-exported with torch.onnx at opset 17, once with static shapes and once with
-dynamic axes (batch, height, width), with the input and torch eager's
-output saved as references.
+"""Exports torchvision architectures and torch.nn text models to ONNX the
+way a user does, for the model corpus (issue 14): seeded random weights,
+BatchNorm statistics calibrated on random batches (so that outputs depend
+on the input), exported with torch.onnx at opset 17, once with static
+shapes and once with dynamic axes (batch, height, width; batch, sequence
+for token inputs), with the input and torch eager's output saved as
+references.
 
-usage: export_torchvision.py OUT_DIR [--models a,b,c] [--size 64]
+usage: export_torch_models.py OUT_DIR [--models a,b,c]
 Writes OUT_DIR/NAME/{static.onnx,dynamic.onnx,input.npy,output.npy}; a model
 already there is kept (the cache)."""
 import argparse
@@ -17,7 +18,52 @@ import numpy as np
 import torch
 import torchvision
 
-# name -> (constructor, input size, dynamic axes exportable)
+class CausalDecoder(torch.nn.Module):
+    """A GPT-style decoder: token and position embeddings, pre-norm blocks
+    of causally masked self-attention and an MLP, tied output projection."""
+
+    def __init__(self, vocab=100, width=64, heads=4, layers=2, context=32):
+        super().__init__()
+        self.tokens = torch.nn.Embedding(vocab, width)
+        self.positions = torch.nn.Embedding(context, width)
+        block = torch.nn.TransformerEncoderLayer(
+            width, heads, 4 * width, dropout=0.0, activation="gelu",
+            batch_first=True, norm_first=True)
+        self.blocks = torch.nn.TransformerEncoder(block, layers,
+                                                  enable_nested_tensor=False)
+        self.norm = torch.nn.LayerNorm(width)
+
+    def forward(self, ids):
+        length = ids.shape[1]
+        positions = torch.arange(length, device=ids.device).unsqueeze(0)
+        x = self.tokens(ids) + self.positions(positions)
+        mask = torch.triu(torch.full((length, length), float("-inf")),
+                          diagonal=1)
+        x = self.blocks(x, mask=mask)
+        return self.norm(x) @ self.tokens.weight.t()
+
+
+class LstmTagger(torch.nn.Module):
+    """A bidirectional two-layer LSTM tagger over token embeddings."""
+
+    def __init__(self, vocab=100, width=32, hidden=48, tags=9):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, width)
+        self.lstm = torch.nn.LSTM(width, hidden, num_layers=2,
+                                  bidirectional=True, batch_first=True)
+        self.out = torch.nn.Linear(2 * hidden, tags)
+
+    def forward(self, ids):
+        return self.out(self.lstm(self.embed(ids))[0]).log_softmax(-1)
+
+
+# Token models: name -> (constructor, sequence length).
+TEXT_MODELS = {
+    "gpt_decoder": (lambda: CausalDecoder(), 16),
+    "lstm_tagger": (lambda: LstmTagger(), 12),
+}
+
+# Image models: name -> (constructor, input size).
 MODELS = {
     "resnet18": (lambda: torchvision.models.resnet18(), 64),
     "resnext50_32x4d": (lambda: torchvision.models.resnext50_32x4d(), 64),
@@ -69,21 +115,29 @@ class Wrapped(torch.nn.Module):
 
 
 def export(name, out_dir):
-    make, size = MODELS[name]
     folder = os.path.join(out_dir, name)
     if os.path.exists(os.path.join(folder, "output.npy")):
         return
     os.makedirs(folder, exist_ok=True)
     torch.manual_seed(0)
-    model = make()
-    calibrate(model, size, 1)
-    model = Wrapped(model).eval()
-    x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(2))
+    generator = torch.Generator().manual_seed(2)
+    if name in TEXT_MODELS:
+        make, length = TEXT_MODELS[name]
+        model = make().eval()
+        x = torch.randint(0, 100, (2, length), generator=generator)
+        dynamic = {"input": {0: "batch", 1: "sequence"},
+                   "output": {0: "batch", 1: "sequence"}}
+    else:
+        make, size = MODELS[name]
+        model = make()
+        calibrate(model, size, 1)
+        model = Wrapped(model).eval()
+        x = torch.randn(1, 3, size, size, generator=generator)
+        dynamic = {"input": {0: "batch", 2: "height", 3: "width"},
+                   "output": {0: "batch"}}
     with torch.no_grad():
         y = model(x)
-    for kind, axes in (("static", None),
-                       ("dynamic", {"input": {0: "batch", 2: "height", 3: "width"},
-                                    "output": {0: "batch"}})):
+    for kind, axes in (("static", None), ("dynamic", dynamic)):
         torch.onnx.export(model, x, os.path.join(folder, kind + ".onnx"),
                           opset_version=17, input_names=["input"],
                           output_names=["output"], dynamic_axes=axes)
@@ -94,7 +148,7 @@ def export(name, out_dir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("out_dir")
-    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--models", default=",".join([*MODELS, *TEXT_MODELS]))
     args = parser.parse_args()
     for name in args.models.split(","):
         print(f"exporting {name}", flush=True)
