@@ -8,8 +8,9 @@ for token inputs), with the input and torch eager's output saved as
 references.
 
 usage: export_torch_models.py OUT_DIR [--models a,b,c]
-Writes OUT_DIR/NAME/{static.onnx,dynamic.onnx,input.npy,output.npy}; a model
-already there is kept (the cache)."""
+Writes OUT_DIR/NAME/{static.onnx,dynamic.onnx,input.npy,output.npy} and
+input2.npy/output2.npy, the dynamic export's second size; a model already
+there is kept (the cache)."""
 import argparse
 import os
 import sys
@@ -114,9 +115,24 @@ class Wrapped(torch.nn.Module):
         return output_tensor(self.model(x))
 
 
+# Models whose input size is fixed by their weights (a ViT's position
+# table): the second size changes only the batch.
+FIXED_SIZE = {"vit_b_16"}
+
+
+def second_input(name, x, generator):
+    """The input of the dynamic export's second size: another batch, and
+    a 1.5x larger map (or 5 more tokens)."""
+    if name in TEXT_MODELS:
+        return torch.randint(0, 100, (3, x.shape[1] + 5), generator=generator)
+    size = x.shape[2] if name in FIXED_SIZE else x.shape[2] * 3 // 2
+    return torch.randn(2, 3, size, size, generator=generator)
+
+
 def export(name, out_dir):
     folder = os.path.join(out_dir, name)
-    if os.path.exists(os.path.join(folder, "output.npy")):
+    if os.path.exists(os.path.join(folder, "output.npy")) and \
+            os.path.exists(os.path.join(folder, "output2.npy")):
         return
     os.makedirs(folder, exist_ok=True)
     torch.manual_seed(0)
@@ -135,12 +151,16 @@ def export(name, out_dir):
         x = torch.randn(1, 3, size, size, generator=generator)
         dynamic = {"input": {0: "batch", 2: "height", 3: "width"},
                    "output": {0: "batch"}}
+    x2 = second_input(name, x, generator)
     with torch.no_grad():
         y = model(x)
+        y2 = model(x2)
     for kind, axes in (("static", None), ("dynamic", dynamic)):
         torch.onnx.export(model, x, os.path.join(folder, kind + ".onnx"),
                           opset_version=17, input_names=["input"],
                           output_names=["output"], dynamic_axes=axes)
+    np.save(os.path.join(folder, "input2.npy"), x2.numpy())
+    np.save(os.path.join(folder, "output2.npy"), y2.numpy())
     np.save(os.path.join(folder, "input.npy"), x.numpy())
     np.save(os.path.join(folder, "output.npy"), y.numpy())
 

@@ -2,8 +2,9 @@
 """Compiles and runs the model corpus (export_torch_models.py's output) as
 a user would, and compares with torch eager's output:
 max|got - ref| <= 1e-3 * max|ref| + 1e-5, shapes equal. Each model runs as
-its static export, and as its dynamic-axes export pinned to the reference
-input's shape (--input-shape).
+its static export, and as its dynamic-axes export pinned (--input-shape)
+to the reference input's shape and to a second one (another batch, a
+larger map or sequence).
 
 usage: run_corpus.py CORPUS_DIR --bin BUILD/bin [--models a,b]
 Prints a row per model and variant and the closing line `N passed, M failed`."""
@@ -62,12 +63,16 @@ def main():
     passed = failed = 0
     for name in names:
         folder = os.path.join(args.corpus, name)
-        x = np.load(os.path.join(folder, "input.npy"))
-        want = np.load(os.path.join(folder, "output.npy"))
-        shape = "x".join(str(d) for d in x.shape)
-        variants = [("static", "static.onnx", []),
-                    ("dynamic", "dynamic.onnx", [f"--input-shape=input={shape}"])]
-        for variant, file, pins in variants:
+        x1 = np.load(os.path.join(folder, "input.npy"))
+        want1 = np.load(os.path.join(folder, "output.npy"))
+        x2 = np.load(os.path.join(folder, "input2.npy"))
+        want2 = np.load(os.path.join(folder, "output2.npy"))
+        variants = [("static", "static.onnx", x1, want1),
+                    ("dynamic", "dynamic.onnx", x1, want1),
+                    ("dynamic_size2", "dynamic.onnx", x2, want2)]
+        for variant, file, x, want in variants:
+            shape = "x".join(str(d) for d in x.shape)
+            pins = [] if variant == "static" else [f"--input-shape=input={shape}"]
             module = os.path.join(args.tmp, f"{name}_{variant}.smod")
             seconds, problem = compile_model(args.bin, os.path.join(folder, file),
                                              module, pins)
