@@ -213,8 +213,15 @@ bufferizeExecutable(flow::ExecutableOp executable, unsigned vectorBits,
       failed(runPipeline(bufferize, inner)))
     return executable.emitOpError("failed to bufferize");
 
-  if (failed(moveTemporariesToStack(inner)))
-    return failure();
+  if (failed(moveTemporariesToStack(inner))) {
+    // Which dispatch of the model it is (the temporary's location is the
+    // model's).
+    InFlightDiagnostic note = executable.emitOpError("cannot be compiled");
+    if (auto name =
+            executable->getAttrOfType<StringAttr>("strata.dispatch_name"))
+      note << ": dispatch '" << name.getValue() << "'";
+    return note;
+  }
 
   BufferizedExecutable result;
   result.entry = entry;
