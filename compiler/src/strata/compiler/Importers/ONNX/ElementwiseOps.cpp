@@ -75,30 +75,49 @@ LogicalResult lowerElementwise(NodeContext &ctx, const ScalarFn &fn) {
 
 bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
 
+// The two small int64 constant inputs of a binary node, broadcast to the
+// larger one's `shape` (sizes equal, or one a scalar), or nullopt.
+struct SmallIntOperands {
+  SmallVector<int64_t> lhs, rhs;
+  ArrayRef<int64_t> shape;
+};
+std::optional<SmallIntOperands> getSmallIntOperands(NodeContext &ctx) {
+  std::optional<DenseElementsAttr> a = ctx.getConstantInput(0);
+  std::optional<DenseElementsAttr> b = ctx.getConstantInput(1);
+  if (!a || !b || !a->getElementType().isInteger(64) ||
+      !b->getElementType().isInteger(64))
+    return std::nullopt;
+  int64_t na = a->getNumElements(), nb = b->getNumElements();
+  if (na > 64 || nb > 64 || (na != nb && na != 1 && nb != 1))
+    return std::nullopt;
+  auto va = llvm::to_vector(a->getValues<int64_t>());
+  auto vb = llvm::to_vector(b->getValues<int64_t>());
+  SmallIntOperands operands;
+  for (int64_t i = 0; i < std::max(na, nb); ++i) {
+    operands.lhs.push_back(va[na == 1 ? 0 : i]);
+    operands.rhs.push_back(vb[nb == 1 ? 0 : i]);
+  }
+  operands.shape =
+      cast<RankedTensorType>(na >= nb ? a->getType() : b->getType()).getShape();
+  return operands;
+}
+
 // Folds integer arithmetic on small compile-time values (shape
 // computations such as Shape -> Gather -> Add -> Div -> Slice), so that
 // later nodes see constants. Returns false when it does not apply.
 bool tryFoldIntBinary(NodeContext &ctx, LogicalResult &result,
                       llvm::function_ref<int64_t(int64_t, int64_t)> fn) {
-  std::optional<DenseElementsAttr> a = ctx.getConstantInput(0);
-  std::optional<DenseElementsAttr> b = ctx.getConstantInput(1);
-  if (!a || !b || !a->getElementType().isInteger(64) ||
-      !b->getElementType().isInteger(64))
+  std::optional<SmallIntOperands> operands = getSmallIntOperands(ctx);
+  if (!operands)
     return false;
-  int64_t na = a->getNumElements(), nb = b->getNumElements();
-  if (na > 64 || nb > 64 || (na != nb && na != 1 && nb != 1))
-    return false;
-  auto va = llvm::to_vector(a->getValues<int64_t>());
-  auto vb = llvm::to_vector(b->getValues<int64_t>());
   SmallVector<int64_t> values;
-  for (int64_t i = 0; i < std::max(na, nb); ++i) {
-    int64_t y = vb[nb == 1 ? 0 : i];
-    values.push_back(fn(va[na == 1 ? 0 : i], y));
-  }
-  auto shapeType = na >= nb ? a->getType() : b->getType();
-  FailureOr<RankedTensorType> type =
-      ctx.getOutputTypeOr(0, cast<RankedTensorType>(shapeType));
-  if (failed(type) || type->getNumElements() != std::max(na, nb))
+  for (auto [x, y] : llvm::zip(operands->lhs, operands->rhs))
+    values.push_back(fn(x, y));
+  FailureOr<RankedTensorType> type = ctx.getOutputTypeOr(
+      0, RankedTensorType::get(operands->shape,
+                               ctx.getBuilder().getIntegerType(64)));
+  if (failed(type) ||
+      type->getNumElements() != static_cast<int64_t>(values.size()))
     return false;
   result =
       ctx.setConstantOutput(0, DenseElementsAttr::get(*type, ArrayRef(values)));
@@ -108,24 +127,16 @@ bool tryFoldIntBinary(NodeContext &ctx, LogicalResult &result,
 // Equal of two small int64 constants (a shape compared with -1, as torch
 // exports `expand(n, -1)`): folded to a known i1 tensor.
 bool tryFoldIntEqual(NodeContext &ctx, LogicalResult &result) {
-  std::optional<DenseElementsAttr> a = ctx.getConstantInput(0);
-  std::optional<DenseElementsAttr> b = ctx.getConstantInput(1);
-  if (!a || !b || !a->getElementType().isInteger(64) ||
-      !b->getElementType().isInteger(64))
+  std::optional<SmallIntOperands> operands = getSmallIntOperands(ctx);
+  if (!operands)
     return false;
-  int64_t na = a->getNumElements(), nb = b->getNumElements();
-  if (na > 64 || nb > 64 || (na != nb && na != 1 && nb != 1))
-    return false;
-  auto va = llvm::to_vector(a->getValues<int64_t>());
-  auto vb = llvm::to_vector(b->getValues<int64_t>());
   SmallVector<bool> values;
-  for (int64_t i = 0; i < std::max(na, nb); ++i)
-    values.push_back(va[na == 1 ? 0 : i] == vb[nb == 1 ? 0 : i]);
-  auto shape =
-      cast<RankedTensorType>(na >= nb ? a->getType() : b->getType()).getShape();
+  for (auto [x, y] : llvm::zip(operands->lhs, operands->rhs))
+    values.push_back(x == y);
   FailureOr<RankedTensorType> type = ctx.getOutputTypeOr(
-      0, RankedTensorType::get(shape, ctx.getBuilder().getI1Type()));
-  if (failed(type) || type->getNumElements() != std::max(na, nb) ||
+      0, RankedTensorType::get(operands->shape, ctx.getBuilder().getI1Type()));
+  if (failed(type) ||
+      type->getNumElements() != static_cast<int64_t>(values.size()) ||
       !type->getElementType().isInteger(1))
     return false;
   result = ctx.setConstantOutput(0, DenseElementsAttr::get(*type, values));
