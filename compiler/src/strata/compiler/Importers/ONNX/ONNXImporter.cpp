@@ -171,13 +171,15 @@ LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
                          GraphState &state) {
   Location loc = getNodeLoc(builder.getContext(), state.path, node);
   NodeContext ctx(node, builder, loc, state);
+  // Which opset the node was read at: an op may be known at another.
   if (!node.domain().empty() && node.domain() != "ai.onnx")
     return ctx.fail("unsupported op: domain '" + node.domain() +
-                    "' is not supported");
+                    "' is not supported (op " + node.op_type() + ")");
   const LoweringTable &table = getLoweringTable();
   auto it = table.find(node.op_type());
   if (it == table.end())
-    return ctx.fail("unsupported op " + node.op_type());
+    return ctx.fail("unsupported op " + node.op_type() + " (opset " +
+                    std::to_string(state.opset) + ")");
   if (++state.budget->nodes > state.budget->limits.maxNodes) {
     std::string why = "the model expands to more than " +
                       std::to_string(state.budget->limits.maxNodes) +
