@@ -125,7 +125,7 @@ bool checkNodeRanks(const onnx::NodeProto &node, const RankScope &scope,
     return true;
   }
   int weight = op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" ? 1
-               : op == "QLinearConv" ? 3
+               : op == "QLinearConv"                                        ? 3
                                      : -1;
   int inputRank = rankOf(0);
   if (weight >= 0) {
@@ -335,12 +335,11 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
     // libonnx's Scan 8 -> 9 adapter drops the batch dimension from the
     // graph's inputs instead of adding one around the Scan: such models
     // keep their opset (the Scan lowering reads the opset-8 form).
-    bool hasOpset8Scan = opset != 0 && opset < 9 &&
-                         llvm::any_of(
-                             model->graph().node(),
-                             [](const onnx::NodeProto &node) {
-                               return node.op_type() == "Scan";
-                             });
+    bool hasOpset8Scan =
+        opset != 0 && opset < 9 &&
+        llvm::any_of(model->graph().node(), [](const onnx::NodeProto &node) {
+          return node.op_type() == "Scan";
+        });
     if (opset != 0 && opset != targetOpset && !hasOpset8Scan) {
       // Without an adapter for some node the model keeps its own opset;
       // lowerings accept the older forms of the attributes they read.
