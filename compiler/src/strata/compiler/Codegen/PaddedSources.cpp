@@ -66,9 +66,8 @@ bool isPlainSubView(memref::SubViewOp subview) {
          });
 }
 
-// The views of `root` (through plain subviews, root included), or failure
-// when one is used otherwise than by its own subviews and by ops of
-// `users`.
+// The views of `root` (through plain subviews, root included) in `views`
+// and their other uses in `uses`; failure when a subview is not plain.
 LogicalResult collectViews(Value root, SmallVectorImpl<Value> &views,
                            SmallVectorImpl<OpOperand *> &uses) {
   views.push_back(root);
@@ -105,23 +104,42 @@ bool isOnlyRead(Value buffer) {
   });
 }
 
-// The offsets of `view` in the buffer at the root of its plain subviews,
-// and that root.
-std::pair<Value, SmallVector<OpFoldResult>>
-getOffsetsInRoot(OpBuilder &builder, Location loc, Value view) {
-  auto rank = cast<MemRefType>(view.getType()).getRank();
-  SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
+// The buffer at the root of `view`'s plain subviews, or null.
+Value getViewRoot(Value view) {
   while (auto subview = view.getDefiningOp<memref::SubViewOp>()) {
     if (!isPlainSubView(subview))
-      return {nullptr, {}};
-    AffineExpr d0, d1;
-    bindDims(builder.getContext(), d0, d1);
+      return nullptr;
+    view = subview.getSource();
+  }
+  return view;
+}
+
+// The offsets of `view` (a view of plain subviews) in its root buffer.
+SmallVector<OpFoldResult> getOffsetsInRoot(OpBuilder &builder, Location loc,
+                                           Value view) {
+  auto rank = cast<MemRefType>(view.getType()).getRank();
+  SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
+  AffineExpr d0, d1;
+  bindDims(builder.getContext(), d0, d1);
+  for (auto subview = view.getDefiningOp<memref::SubViewOp>(); subview;
+       subview = subview.getSource().getDefiningOp<memref::SubViewOp>())
     for (auto [offset, step] : llvm::zip(offsets, subview.getMixedOffsets()))
       offset = affine::makeComposedFoldedAffineApply(builder, loc, d0 + d1,
                                                      {offset, step});
-    view = subview.getSource();
-  }
-  return {view, offsets};
+  return offsets;
+}
+
+// The same when every offset is static, without building anything.
+std::optional<SmallVector<int64_t>> getStaticOffsetsInRoot(Value view) {
+  SmallVector<int64_t> offsets(cast<MemRefType>(view.getType()).getRank(), 0);
+  for (auto subview = view.getDefiningOp<memref::SubViewOp>(); subview;
+       subview = subview.getSource().getDefiningOp<memref::SubViewOp>())
+    for (auto [offset, step] : llvm::zip(offsets, subview.getStaticOffsets())) {
+      if (ShapedType::isDynamic(step))
+        return std::nullopt;
+      offset += step;
+    }
+  return offsets;
 }
 
 } // namespace
@@ -139,7 +157,7 @@ PaddedSources findPaddedSources(func::FuncOp func) {
     PaddedSource padded;
     Operation *copy = nullptr;
     Block *block = alloca->getBlock();
-    Operation *lastWrite = nullptr, *firstRead = nullptr;
+    Operation *firstRead = nullptr;
     for (OpOperand *use : uses) {
       Operation *user = use->getOwner();
       Operation *inBlock = block->findAncestorOpInBlock(*user);
@@ -156,8 +174,6 @@ PaddedSources findPaddedSources(func::FuncOp func) {
       // Writes come before every read, in P's own block.
       if (inBlock != user)
         return;
-      if (!lastWrite || lastWrite->isBeforeInBlock(user))
-        lastWrite = user;
       if (Value value = getFilledValue(user)) {
         if (padded.padValue && !isSameValue(padded.padValue, value))
           return;
@@ -172,44 +188,43 @@ PaddedSources findPaddedSources(func::FuncOp func) {
       padded.source = source;
       padded.writes.push_back(user);
     }
-    if (!copy || !padded.padValue || !firstRead ||
-        !lastWrite->isBeforeInBlock(firstRead) || !isOnlyRead(padded.source))
-      return;
-    // The copy fills the interior, after every fill.
-    if (llvm::any_of(padded.writes, [&](Operation *write) {
-          return write != copy && copy->isBeforeInBlock(write);
-        }))
-      return;
-    auto sourceType = cast<MemRefType>(padded.source.getType());
-    Value interior = cast<linalg::LinalgOp>(copy).getDpsInitOperand(0)->get();
-    OpBuilder builder(copy);
-    auto [root, offsets] = getOffsetsInRoot(builder, copy->getLoc(), interior);
-    if (root != alloca.getResult() || sourceType.getRank() == 0 ||
-        sourceType.isDynamicDim(sourceType.getRank() - 1) ||
-        sourceType.getElementType() != paddedType.getElementType() ||
-        cast<MemRefType>(interior.getType()).getShape() !=
-            sourceType.getShape())
-      return;
-    // A dimension of dynamic size (a workgroup's share of the channels) is
-    // not padded: the interior spans all of it.
-    SmallVector<OpFoldResult> interiorSizes =
-        memref::getMixedSizes(builder, copy->getLoc(), interior);
-    SmallVector<OpFoldResult> paddedSizes =
-        memref::getMixedSizes(builder, copy->getLoc(), alloca.getResult());
-    for (auto [dim, offset] : llvm::enumerate(offsets)) {
-      std::optional<int64_t> low = getConstantIntValue(offset);
-      if (!low || (sourceType.isDynamicDim(dim) &&
-                   (*low != 0 || !isEqualConstantIntOrValue(interiorSizes[dim],
-                                                            paddedSizes[dim]))))
-        return;
-      padded.low.push_back(*low);
-      padded.paddedDims.push_back(
-          *low != 0 ||
-          !isEqualConstantIntOrValue(interiorSizes[dim], paddedSizes[dim]));
-    }
+    // Every write precedes every read, and the copy of the interior comes
+    // after every fill.
     llvm::sort(padded.writes, [](Operation *a, Operation *b) {
       return a->isBeforeInBlock(b);
     });
+    if (!copy || !padded.padValue || !firstRead ||
+        padded.writes.back() != copy || !copy->isBeforeInBlock(firstRead) ||
+        !isOnlyRead(padded.source))
+      return;
+    auto sourceType = cast<MemRefType>(padded.source.getType());
+    auto interior = cast<linalg::LinalgOp>(copy)
+                        .getDpsInitOperand(0)
+                        ->get()
+                        .getDefiningOp<memref::SubViewOp>();
+    if (!interior || getViewRoot(interior) != alloca.getResult() ||
+        sourceType.getRank() == 0 ||
+        sourceType.isDynamicDim(sourceType.getRank() - 1) ||
+        sourceType.getElementType() != paddedType.getElementType() ||
+        interior.getType().getShape() != sourceType.getShape())
+      return;
+    std::optional<SmallVector<int64_t>> low = getStaticOffsetsInRoot(interior);
+    if (!low)
+      return;
+    // A dimension of dynamic size (a workgroup's share of the channels) is
+    // not padded: the interior spans all of it.
+    SmallVector<OpFoldResult> interiorSizes = interior.getMixedSizes();
+    SmallVector<OpFoldResult> paddedSizes = getMixedValues(
+        paddedType.getShape(), alloca.getDynamicSizes(), alloca.getContext());
+    for (int64_t dim = 0; dim < sourceType.getRank(); ++dim) {
+      bool spansAll =
+          (*low)[dim] == 0 &&
+          isEqualConstantIntOrValue(interiorSizes[dim], paddedSizes[dim]);
+      if (sourceType.isDynamicDim(dim) && !spansAll)
+        return;
+      padded.paddedDims.push_back(!spansAll);
+    }
+    padded.low = std::move(*low);
     found[alloca] = std::move(padded);
   });
   return found;
@@ -218,13 +233,13 @@ PaddedSources findPaddedSources(func::FuncOp func) {
 Value readPaddedLanes(RewriterBase &rewriter, Location loc, Value view,
                       VectorType type, int64_t lanes,
                       const PaddedSources &sources) {
-  auto [root, offsets] = getOffsetsInRoot(rewriter, loc, view);
-  if (!root || !root.getDefiningOp())
-    return nullptr;
-  auto it = sources.find(root.getDefiningOp());
+  Value root = getViewRoot(view);
+  auto it = root && root.getDefiningOp() ? sources.find(root.getDefiningOp())
+                                         : sources.end();
   if (it == sources.end())
     return nullptr;
   const PaddedSource &padded = it->second;
+  SmallVector<OpFoldResult> offsets = getOffsetsInRoot(rewriter, loc, view);
   auto sourceType = cast<MemRefType>(padded.source.getType());
   int64_t rank = sourceType.getRank();
   AffineExpr d0;
@@ -239,13 +254,12 @@ Value readPaddedLanes(RewriterBase &rewriter, Location loc, Value view,
         rewriter, loc, d0 - padded.low[dim], {offsets[dim]});
     int64_t size = sourceType.getDimSize(dim);
     std::optional<int64_t> constant = getConstantIntValue(position);
+    Value index = getValueOrCreateConstantIndexOp(rewriter, loc, position);
     if (dim == rank - 1 || !padded.paddedDims[dim] ||
         (constant && *constant >= 0 && *constant < size)) {
-      indices.push_back(
-          getValueOrCreateConstantIndexOp(rewriter, loc, position));
+      indices.push_back(index);
       continue;
     }
-    Value index = getValueOrCreateConstantIndexOp(rewriter, loc, position);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value last = arith::ConstantIndexOp::create(rewriter, loc, size - 1);
     Value ok = arith::AndIOp::create(
