@@ -131,13 +131,9 @@ FailureOr<RankedTensorType> NodeContext::getOutputType(unsigned index) {
 bool NodeContext::hasInferredOutputType(unsigned index) const {
   if (!hasOutput(index))
     return false;
-  const onnx::TypeProto *type = findType(node.output(index));
-  if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape())
-    return false;
   // A partly inferred shape (symbolic dims where inference could not see
   // through a folded shape computation) leaves the lowering's own shape.
-  return llvm::all_of(type->tensor_type().shape().dim(),
-                      [](const auto &dim) { return dim.has_dim_value(); });
+  return isStaticTensorType(findType(node.output(index)));
 }
 
 FailureOr<RankedTensorType>

@@ -36,6 +36,9 @@ bool isUnsignedElementType(int32_t onnxType);
 int32_t getONNXElementType(const onnx::TypeProto *known,
                            mlir::Type elementType);
 
+// Whether `type` is a tensor whose every dimension has a static size.
+bool isStaticTensorType(const onnx::TypeProto *type);
+
 // Why a static tensor of `shape` and `elementType` does not fit `limits`: a
 // negative dimension, a rank past the limit, an element count or byte size
 // past 64 bits or past the limit. Empty when it fits.

@@ -111,13 +111,8 @@ bool addShapeInitializer(onnx::GraphProto &graph, StringRef name,
 // what that types is kept in `state`.
 void inferIncompleteOutputTypes(const onnx::NodeProto &node,
                                 GraphState &state) {
-  auto isCompleteType = [](const onnx::TypeProto *type) {
-    return type && type->has_tensor_type() && type->tensor_type().has_shape() &&
-           llvm::all_of(type->tensor_type().shape().dim(),
-                        [](const auto &dim) { return dim.has_dim_value(); });
-  };
   auto isComplete = [&](const std::string &name) {
-    return isCompleteType(state.types.lookup(name));
+    return isStaticTensorType(state.types.lookup(name));
   };
   if (llvm::all_of(node.output(), [&](const std::string &name) {
         return name.empty() || isComplete(name);
@@ -155,7 +150,7 @@ void inferIncompleteOutputTypes(const onnx::NodeProto &node,
   // What is still incomplete keeps the whole-model type, if any.
   auto keep = [&](const onnx::ValueInfoProto &info) {
     if (!llvm::is_contained(node.output(), info.name()) ||
-        isComplete(info.name()) || !isCompleteType(&info.type()))
+        isComplete(info.name()) || !isStaticTensorType(&info.type()))
       return;
     auto type = std::make_shared<const onnx::TypeProto>(info.type());
     state.types[info.name()] = type.get();
@@ -286,8 +281,7 @@ bool isCompatibleWithDeclared(RankedTensorType computed,
 // Whether `type` declares a tensor with a dimension of no static size.
 bool hasSymbolicDims(const onnx::TypeProto &type) {
   return type.has_tensor_type() && type.tensor_type().has_shape() &&
-         llvm::any_of(type.tensor_type().shape().dim(),
-                      [](const auto &dim) { return !dim.has_dim_value(); });
+         !isStaticTensorType(&type);
 }
 
 class GraphImporter {

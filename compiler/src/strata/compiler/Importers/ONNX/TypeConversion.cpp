@@ -39,6 +39,12 @@ Type convertElementType(MLIRContext *context, int32_t onnxType) {
   }
 }
 
+bool isStaticTensorType(const onnx::TypeProto *type) {
+  return type && type->has_tensor_type() && type->tensor_type().has_shape() &&
+         llvm::all_of(type->tensor_type().shape().dim(),
+                      [](const auto &dim) { return dim.has_dim_value(); });
+}
+
 int32_t getONNXElementType(const onnx::TypeProto *known, Type elementType) {
   if (known && known->has_tensor_type() && known->tensor_type().elem_type())
     return known->tensor_type().elem_type();
