@@ -22,6 +22,15 @@ Allocator::AllocateBufferWithData(MemoryTypeBitfield memory_type,
   return buffer;
 }
 
+Result<RefPtr<Buffer>> Allocator::ImportHostBytes(
+    MemoryTypeBitfield memory_type, BufferUsageBitfield usage,
+    std::span<const uint8_t> bytes, std::function<void()> release) {
+  return Buffer::WrapHostMemory(
+      const_cast<uint8_t *>(bytes.data()), bytes.size(),
+      memory_type | STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE, usage,
+      std::move(release));
+}
+
 // Owns one aligned heap block of `block_size` bytes (at least its byte
 // length) and gives it back to its allocator on death. Retains the
 // allocator so statistics outlive no buffer.

@@ -4,6 +4,7 @@
 #define STRATA_HAL_ALLOCATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <string>
@@ -53,6 +54,17 @@ public:
 
   // Releases cached memory, if any.
   virtual Status Trim() { return OkStatus(); }
+
+  // A buffer holding `bytes`, host memory owned by the caller (a module's
+  // constants): `release` (may be empty) runs once the allocator no longer
+  // needs them. The default wraps the bytes without a copy, as a
+  // HOST_VISIBLE buffer that runs `release` when it dies: for local devices
+  // host memory is device memory. Allocators of devices with memory of
+  // their own override it to copy the bytes in (and release them at once).
+  virtual Result<RefPtr<Buffer>> ImportHostBytes(MemoryTypeBitfield memory_type,
+                                                 BufferUsageBitfield usage,
+                                                 std::span<const uint8_t> bytes,
+                                                 std::function<void()> release);
 
   // Allocates and copies `initial_data` in (the buffer has its size).
   Result<RefPtr<Buffer>>

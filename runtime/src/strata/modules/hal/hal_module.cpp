@@ -272,8 +272,9 @@ Status AllocatorAllocate(Call &call) {
 }
 
 Status AllocatorImport(Call &call) {
-  STRATA_RETURN_IF_ERROR(call.Ref<hal::Allocator>("allocator").status());
-  call.I64(); // Queue affinity: host memory serves every queue.
+  STRATA_ASSIGN_OR_RETURN(hal::Allocator * allocator,
+                          call.Ref<hal::Allocator>("allocator"));
+  call.I64(); // Queue affinity: every allocator's memory serves every queue.
   auto memory_type = static_cast<hal::MemoryTypeBitfield>(call.I32());
   auto usage = static_cast<hal::BufferUsageBitfield>(call.I32());
   STRATA_ASSIGN_OR_RETURN(vm::ByteBuffer * source,
@@ -285,12 +286,15 @@ Status AllocatorImport(Call &call) {
     return OutOfRangeError(call.function(), ": ", length, " bytes at offset ",
                            offset, " are outside the ", bytes.size(),
                            "-byte source");
-  // The buffer borrows the bytes and holds a reference to their owner.
+  // Local allocators wrap the bytes, holding a reference to their owner
+  // until the buffer dies; device allocators copy them in.
   RefPtr<vm::ByteBuffer> owner = RefPtr<vm::ByteBuffer>::Retain(source);
-  call.ReturnRef(0, hal::Buffer::WrapHostMemory(
-                        const_cast<uint8_t *>(bytes.data() + offset), length,
-                        memory_type | STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE,
-                        usage, [owner]() mutable { owner.reset(); }));
+  STRATA_ASSIGN_OR_RETURN(
+      RefPtr<hal::Buffer> buffer,
+      allocator->ImportHostBytes(memory_type, usage,
+                                 bytes.subspan(size_t(offset), size_t(length)),
+                                 [owner]() mutable { owner.reset(); }));
+  call.ReturnRef(0, std::move(buffer));
   return OkStatus();
 }
 
