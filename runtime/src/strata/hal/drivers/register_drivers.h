@@ -6,7 +6,7 @@
 
 namespace strata::hal {
 
-// local-sync and local-task.
+// local-sync, local-task and (built with STRATA_HAL_DRIVER_CUDA) cuda.
 Status RegisterAllDrivers(DriverRegistry &registry);
 
 } // namespace strata::hal
