@@ -54,6 +54,9 @@ int Run(int argc, char **argv) {
                   "after the model ops it runs, e.g. "
                   "conv2d_relu:/layer1/layer1.0/conv1/Conv), queue "
                   "operation and transfer command");
+  bool list_devices = false;
+  flags.AddBool("list-devices", &list_devices,
+                "print the URI and name of every available device and exit");
   std::vector<std::string> positional;
   Status status = flags.Parse(argc, argv, &positional);
   if (flags.help_requested()) {
@@ -62,6 +65,13 @@ int Run(int argc, char **argv) {
   }
   if (!status.ok())
     return Fail(status);
+  if (list_devices) {
+    auto devices = tooling::FormatDeviceList();
+    if (!devices.ok())
+      return Fail(devices.status());
+    std::cout << *devices;
+    return 0;
+  }
   if (!positional.empty())
     return Fail(InvalidArgumentError("unexpected argument '", positional[0],
                                      "' (see --help)"));

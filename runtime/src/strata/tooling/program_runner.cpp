@@ -63,14 +63,25 @@ Result<Program> LoadProgram(const ProgramOptions &options) {
   return program;
 }
 
+Result<std::string> FormatDeviceList() {
+  STRATA_ASSIGN_OR_RETURN(RefPtr<session::Instance> instance,
+                          session::Instance::Create());
+  std::string text;
+  for (const hal::DriverRegistry::DeviceEntry &device :
+       instance->driver_registry().EnumerateDevices())
+    text += StrCat(device.uri, "  ", device.info.name, "\n");
+  return text;
+}
+
 void AddProgramFlags(FlagParser &flags, ProgramOptions &options) {
   flags.AddStringList("module", &options.modules,
                       "module file to load (repeatable, in order; - = stdin)");
   flags.AddString("function", &options.function,
                   "function to call: NAME or MODULE.NAME");
   flags.AddString("device", &options.device,
-                  "device: local-sync (default), local-task or a driver URI "
-                  "(local-task://0?workers=4)");
+                  "device: local-sync (default), local-task, cuda or a driver "
+                  "URI (local-task://0?workers=4, cuda://1; --list-devices "
+                  "shows them)");
   flags.AddString("loader", &options.loader,
                   "executable loaders for local devices, in order: embedded, "
                   "system, vmvx (default: all three)");

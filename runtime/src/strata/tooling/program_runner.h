@@ -53,6 +53,11 @@ void AddProgramFlags(FlagParser &flags, ProgramOptions &options);
 // options ("local-task" -> "local-task?loader=system&workers=2").
 std::string DeviceUri(const ProgramOptions &options);
 
+// Every device the built-in drivers find, one per line: its URI (what
+// --device takes) and its name. Drivers that find nothing (cuda without a
+// GPU or driver) list nothing.
+Result<std::string> FormatDeviceList();
+
 // One result as text: a tensor as "4xf32=5 12 21 32", a scalar as "i32=7".
 Result<std::string> FormatValue(const vm::Value &value);
 
