@@ -622,6 +622,11 @@ CASES = {
 
 # Cases the vmvx target cannot compile yet, with the reason (the compiler
 # rejects them with a clear error; see the vmvx notes in README).
+# Cases the cuda target refuses at compile time, with the refusal's text.
+CUDA_UNSUPPORTED = {
+    "portable_int128": "on integers wider than 64 bits is not supported by the cuda target",
+}
+
 VMVX_UNSUPPORTED = {
     "portable_int128": "i128 values are a compile error on vmvx",
 }

@@ -22,8 +22,9 @@ static cl::opt<std::string> outputFile("o",
                                        cl::cat(category));
 static cl::opt<std::string>
     target("target",
-           cl::desc("Executable target: cpu (native code for --cpu) or vmvx "
-                    "(portable VM bytecode + runtime microkernels)"),
+           cl::desc("Executable target: cpu (native code for --cpu), vmvx "
+                    "(portable VM bytecode + runtime microkernels) or cuda "
+                    "(PTX for NVIDIA GPUs of --cuda-arch or newer)"),
            cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
     cpu("cpu",
@@ -32,6 +33,11 @@ static cl::opt<std::string>
                  "comma-separated list compiles a variant for each and "
                  "loads the best one the running CPU supports"),
         cl::init("host"), cl::cat(category));
+static cl::opt<std::string>
+    cudaArch("cuda-arch",
+             cl::desc("Oldest GPU the cuda target's PTX runs on: sm_80, "
+                      "sm_86, sm_90, ..."),
+             cl::init("sm_80"), cl::cat(category));
 static cl::opt<std::string>
     moduleName("module-name",
                cl::desc("Name of the compiled module (functions are "
@@ -186,6 +192,7 @@ int main(int argc, char **argv) {
   strata::CompileOptions options;
   options.target = target;
   options.cpu = cpu;
+  options.cudaArch = cudaArch;
   options.moduleName = moduleName;
   if (mlir::failed(strata::compileModule(*module, options,
                                          dumpImport ? "" : dumpAfter.getValue(),

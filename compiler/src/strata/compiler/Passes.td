@@ -270,6 +270,38 @@ def LowerExecutablesToVMVXPass
                            "::strata::vm::VMDialect"];
 }
 
+def LowerExecutablesToCUDAPass
+    : Pass<"strata-lower-executables-cuda", "mlir::ModuleOp"> {
+  let summary = "Compiles every flow.executable for the cuda target (PTX, "
+                "one thread block per workgroup) into a hal.executable.binary";
+  let options = [
+    Option<"cudaArch", "cuda-arch", "std::string", /*default=*/"\"sm_80\"",
+           "The oldest GPU the PTX runs on, as sm_XY (sm_80, sm_90, ...)">,
+    Option<"printLoweredIR", "print-lowered-ir", "bool", "false",
+           "Print each executable's LLVM-dialect kernel to stdout">,
+  ];
+  let dependentDialects = ["::strata::hal::HALDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+def CUDADistributeToThreadsPass
+    : Pass<"strata-cuda-distribute-to-threads", "mlir::ModuleOp"> {
+  let summary = "Spreads each workgroup's outermost parallel loops over the "
+                "threads of its thread block";
+  let description = [{
+    For the public functions of a module (a cuda kernel on buffers): each
+    outermost scf.parallel becomes a loop over the flattened iterations
+    strided by the block's thread count, other writes run on thread 0, a
+    barrier follows each such phase, and allocas outside the loops move to
+    shared memory.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def VMVXLowerContractionsPass
     : Pass<"strata-vmvx-lower-contractions", "mlir::ModuleOp"> {
   let summary = "Rewrites f32 contractions on buffers into calls of the "

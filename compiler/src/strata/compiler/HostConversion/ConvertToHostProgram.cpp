@@ -82,7 +82,9 @@ private:
   LogicalResult convertReshape(Operation *reshape);
   LogicalResult convertReturn(func::ReturnOp ret);
   Value createCommandBuffer();
-  Value allocate(int64_t bytes);
+  // A new buffer. Only what the caller sees (results) must be host-visible;
+  // intermediates may stay in device memory on devices that have it.
+  Value allocate(int64_t bytes, bool hostVisible = true);
   SmallVector<Value> shapeValues(RankedTensorType type) {
     SmallVector<Value> dims;
     for (int64_t dim : type.getShape())
@@ -121,12 +123,12 @@ LogicalResult HostFunctionConverter::checkAbiType(Type type, StringRef what,
   return success();
 }
 
-Value HostFunctionConverter::allocate(int64_t bytes) {
+Value HostFunctionConverter::allocate(int64_t bytes, bool hostVisible) {
   return hal::AllocatorAllocateOp::create(
       builder, loc(), hal::BufferType::get(context()), allocator,
       constI64(STRATA_HAL_QUEUE_AFFINITY_ANY),
       constI32(STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL |
-               STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE),
+               (hostVisible ? STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE : 0)),
       constI32(STRATA_HAL_BUFFER_USAGE_DEFAULT), constI64(bytes));
 }
 
@@ -170,7 +172,7 @@ LogicalResult HostFunctionConverter::convert() {
       builder, loc(), hal::AllocatorType::get(context()), device);
   convertArguments();
   if (plan.slabBytes > 0)
-    slab = allocate(plan.slabBytes);
+    slab = allocate(plan.slabBytes, /*hostVisible=*/false);
 
   for (Operation &op : llvm::make_early_inc_range(entry)) {
     if (op.getDialect() && isa<hal::HALDialect>(op.getDialect()))

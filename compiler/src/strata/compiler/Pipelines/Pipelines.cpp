@@ -91,6 +91,13 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
       pm.addPass(createLowerExecutablesToVMVXPass(vmvxOptions));
       return success();
     }
+    if (options.target == "cuda") {
+      LowerExecutablesToCUDAPassOptions cudaOptions;
+      cudaOptions.cudaArch = options.cudaArch;
+      cudaOptions.printLoweredIR = printTargetIR;
+      pm.addPass(createLowerExecutablesToCUDAPass(cudaOptions));
+      return success();
+    }
     if (options.target != "cpu")
       return failure();
     LowerExecutablesPassOptions lowerOptions;
@@ -142,9 +149,10 @@ static LogicalResult verifySupportedInput(ModuleOp module) {
 LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
                             StringRef dumpAfter, llvm::raw_ostream &dumpStream,
                             bool stopAfterDump, llvm::raw_ostream *output) {
-  if (options.target != "cpu" && options.target != "vmvx")
+  if (options.target != "cpu" && options.target != "vmvx" &&
+      options.target != "cuda")
     return module.emitError("unknown target '")
-           << options.target << "' (supported: cpu, vmvx)";
+           << options.target << "' (supported: cpu, vmvx, cuda)";
   // A program that is already a vm.module (hand-written VM code, e.g. the
   // runtime's hostile-module tests) is serialized as it is: the phases
   // lower tensor programs and would replace it.

@@ -23,11 +23,13 @@
 namespace strata {
 
 struct CompileOptions {
-  // Executable target: "cpu" (native code via LLVM) or "vmvx" (portable VM
-  // bytecode calling runtime microkernels).
+  // Executable target: "cpu" (native code via LLVM), "vmvx" (portable VM
+  // bytecode calling runtime microkernels) or "cuda" (PTX for NVIDIA GPUs).
   std::string target = "cpu";
   // CPU for the cpu target: "host" or an LLVM CPU name.
   std::string cpu = "host";
+  // GPU for the cuda target: the oldest compute capability, as sm_XY.
+  std::string cudaArch = "sm_80";
   // Name of the VM module; functions are called as `<name>.<function>`.
   std::string moduleName = "module";
 };
