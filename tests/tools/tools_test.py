@@ -250,7 +250,7 @@ def main():
                      "vmvx module without the vmvx loader")
         expect_error(run([compile_, os.path.join(args.source_dir, "examples/simple_mul.mlir"),
                           "--target=gpu", "-o", vmvx_module]),
-                     "unknown target 'gpu' (supported: cpu, vmvx)", "unknown target")
+                     "unknown target 'gpu' (supported: cpu, vmvx, cuda)", "unknown target")
         expect_error(run(call + good_inputs + ["--device=local-task", "--workers=x"]),
                      "--workers expects an integer", "bad worker count")
         expect_error(run(call + good_inputs + ["--device=local-task?threads=2"]),

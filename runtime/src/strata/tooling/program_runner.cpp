@@ -20,6 +20,38 @@ std::string DeviceUri(const ProgramOptions &options) {
   return uri;
 }
 
+// Whether `allocator` keeps device-local memory apart from the host's (a
+// GPU): its device-local buffers then have no host pointer.
+static Result<bool> HasSeparateDeviceMemory(hal::Allocator &allocator) {
+  STRATA_ASSIGN_OR_RETURN(
+      RefPtr<hal::Buffer> probe,
+      allocator.AllocateBuffer(STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                               STRATA_HAL_BUFFER_USAGE_DEFAULT, 1));
+  return probe->host_data() == nullptr;
+}
+
+// A copy of `view` in device-local memory, written through the device's
+// queue: kernels then read their arguments at the device memory's speed,
+// not across the host bus, as an application that uploads its inputs once
+// would see them.
+static Result<RefPtr<hal::BufferView>>
+CopyToDeviceMemory(hal::Device &device, hal::Allocator &allocator,
+                   hal::BufferView &view) {
+  STRATA_ASSIGN_OR_RETURN(
+      RefPtr<hal::Buffer> buffer,
+      allocator.AllocateBuffer(STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                               STRATA_HAL_BUFFER_USAGE_DEFAULT,
+                               view.byte_length()));
+  STRATA_ASSIGN_OR_RETURN(hal::MappedRange source,
+                          view.buffer()->MapRange(0, view.byte_length()));
+  STRATA_RETURN_IF_ERROR(device.QueueWrite(STRATA_HAL_QUEUE_AFFINITY_ANY,
+                                           /*wait_fence=*/nullptr,
+                                           /*signal_fence=*/nullptr,
+                                           source.bytes(), buffer.get(), 0));
+  return hal::BufferView::Create(std::move(buffer), view.shape(),
+                                 view.element_type(), view.encoding_type());
+}
+
 Result<Program> LoadProgram(const ProgramOptions &options) {
   if (options.modules.empty())
     return InvalidArgumentError("no module given (--module=FILE.smod)");
@@ -53,9 +85,13 @@ Result<Program> LoadProgram(const ProgramOptions &options) {
   }
   STRATA_ASSIGN_OR_RETURN(program.function,
                           program.session->LookupFunction(options.function));
+  RefPtr<hal::Allocator> allocator_ref = program.session->device_allocator();
+  hal::Allocator &allocator = *allocator_ref;
+  STRATA_ASSIGN_OR_RETURN(bool upload, HasSeparateDeviceMemory(allocator));
   for (size_t i = 0; i < options.inputs.size(); ++i) {
-    auto view = ParseTensorArgument(options.inputs[i],
-                                    *program.session->device_allocator());
+    auto view = ParseTensorArgument(options.inputs[i], allocator);
+    if (upload && view.ok())
+      view = CopyToDeviceMemory(*program.device, allocator, **view);
     if (!view.ok())
       return view.status().Annotate("input ", i);
     program.inputs.push_back(vm::Value::Ref(std::move(*view)));
