@@ -96,6 +96,8 @@ int Run(int argc, char **argv) {
     if (status.ok())
       status = ended;
   }
+  if (status.ok())
+    status = tooling::CopyResultsToHost(*program, results);
   if (!status.ok())
     return Fail(status);
   if (outputs.size() > results.size())

@@ -285,6 +285,15 @@ def LowerExecutablesToCUDAPass
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def CUDAExpandFloatRemainderPass
+    : Pass<"strata-cuda-expand-float-remainder", "mlir::func::FuncOp"> {
+  let summary = "Expands scalar arith.remf into exact long division (fmod "
+                "without libdevice)";
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def CUDADistributeToThreadsPass
     : Pass<"strata-cuda-distribute-to-threads", "mlir::ModuleOp"> {
   let summary = "Spreads each workgroup's outermost parallel loops over the "

@@ -52,6 +52,33 @@ CopyToDeviceMemory(hal::Device &device, hal::Allocator &allocator,
                                  view.element_type(), view.encoding_type());
 }
 
+Status CopyResultsToHost(Program &program, std::vector<vm::Value> &results) {
+  RefPtr<hal::Allocator> allocator = program.session->device_allocator();
+  for (vm::Value &result : results) {
+    auto *view = result.is_ref() && result.ref()
+                     ? RefCast<hal::BufferView>(result.ref())
+                     : nullptr;
+    if (!view || view->buffer()->host_data())
+      continue;
+    STRATA_ASSIGN_OR_RETURN(
+        RefPtr<hal::Buffer> buffer,
+        allocator->AllocateBuffer(STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE,
+                                  STRATA_HAL_BUFFER_USAGE_DEFAULT,
+                                  view->byte_length()));
+    STRATA_ASSIGN_OR_RETURN(hal::MappedRange target,
+                            buffer->MapRange(0, view->byte_length()));
+    STRATA_RETURN_IF_ERROR(program.device->QueueRead(
+        STRATA_HAL_QUEUE_AFFINITY_ANY, /*wait_fence=*/nullptr,
+        /*signal_fence=*/nullptr, view->buffer().get(), 0, target.bytes()));
+    STRATA_ASSIGN_OR_RETURN(
+        RefPtr<hal::BufferView> copy,
+        hal::BufferView::Create(std::move(buffer), view->shape(),
+                                view->element_type(), view->encoding_type()));
+    result = vm::Value::Ref(std::move(copy));
+  }
+  return OkStatus();
+}
+
 Result<Program> LoadProgram(const ProgramOptions &options) {
   if (options.modules.empty())
     return InvalidArgumentError("no module given (--module=FILE.smod)");

@@ -44,6 +44,11 @@ struct Program {
 
 Result<Program> LoadProgram(const ProgramOptions &options);
 
+// Replaces each result the host cannot map (a view of device-only memory,
+// such as an argument the tools uploaded and the function returned
+// reshaped) with a host-visible copy read through the device's queue.
+Status CopyResultsToHost(Program &program, std::vector<vm::Value> &results);
+
 // Registers the flags that fill `options` (--module, --function, --device,
 // --loader, --workers, --input, --device-memory-limit, --timeout) for the
 // tools that run a program.

@@ -45,7 +45,7 @@ constexpr uint32_t kThreadsPerBlock = 256;
 // reproduce any step.
 constexpr const char *kToLLVMPipeline =
     "func.func(strata-memref-copy-to-linalg,convert-linalg-to-parallel-loops,"
-    "strata-expand-math),"
+    "strata-expand-math,strata-cuda-expand-float-remainder),"
     "strata-cuda-distribute-to-threads,"
     // Integer powers become small functions (no libdevice either).
     "convert-math-to-funcs,"
