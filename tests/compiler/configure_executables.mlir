@@ -1,5 +1,6 @@
 // RUN: strata-opt %s --strata-outline-dispatch-regions --strata-configure-executables | FileCheck %s
 // RUN: strata-opt %s --strata-outline-dispatch-regions "--strata-configure-executables=vector-bits=256" | FileCheck %s --check-prefix=AVX2
+// RUN: strata-opt %s --strata-outline-dispatch-regions "--strata-configure-executables=workgroup-grid=gpu" | FileCheck %s --check-prefix=GPU
 
 // Each executable gets its workgroup grid and its kernels' tiles once,
 // recorded as #flow.lowering_config on its entry function; the dispatches
@@ -23,6 +24,9 @@ func.func @big(%arg0: tensor<512x256xf32>) -> tensor<512x256xf32> {
 // CHECK: flow.executable @big_dispatch_0 {{.*}}workgroup_count = array<i64: 8, 1, 1>
 // CHECK:   func.func @big_dispatch_0({{.*}} attributes {flow.lowering_config = #flow.lowering_config<vector_bits = 512, workgroup_tile = [64, 0], kernels = []>}
 // CHECK: flow.dispatch @big_dispatch_0::@big_dispatch_0{{\[}}[8, 1, 1]]
+// GPU thread blocks take narrower tiles, from less work each.
+// GPU: flow.executable @big_dispatch_0 {{.*}}workgroup_count = array<i64: 32, 1, 1>
+// GPU:   func.func @big_dispatch_0({{.*}}workgroup_tile = [16, 0]
 
 // A contraction splits over whole cache tiles of its register-tiled loops:
 // 512 rows make 8 workgroups of 64 rows (512 lanes only 2 of 256).
@@ -34,6 +38,8 @@ func.func @matmul_grid(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>, %c: ten
   return %0 : tensor<512x512xf32>
 }
 // CHECK: flow.executable @matmul_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 8, 1, 1>
+// GPU: flow.executable @matmul_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 64, 1, 1>
+// GPU:   func.func @matmul_grid_dispatch_0({{.*}}workgroup_tile = [8, 0, 0]
 // CHECK-SAME: {
 // CHECK:   workgroup_tile = [64, 0, 0], kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [64, 256, 256], cache_order = [0, 1, 2], register_tiles = [8, 32, 1], roles = [0, 1, 2]>]
 // CHECK: flow.dispatch @matmul_grid_dispatch_0::@matmul_grid_dispatch_0{{\[}}[8, 1, 1]]

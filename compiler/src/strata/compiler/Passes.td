@@ -148,6 +148,10 @@ def ConfigureExecutablesPass : Pass<"strata-configure-executables",
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"512",
            "Width of the target's vector registers in bits">,
+    Option<"workgroupGrid", "workgroup-grid", "std::string",
+           /*default=*/"\"cpu\"",
+           "What runs the workgroups: cpu (a few cores: at most 64 wide "
+           "tiles) or gpu (thread blocks: up to 4096 narrow tiles)">,
   ];
   let dependentDialects = ["::strata::flow::FlowDialect",
                            "::mlir::scf::SCFDialect",

@@ -56,7 +56,8 @@ getWorkgroupTiling(flow::LoweringConfigAttr config, int64_t count) {
 
 LogicalResult configureExecutable(flow::ExecutableOp executable,
                                   unsigned vectorBits,
-                                  PipelineRunner runPipeline) {
+                                  PipelineRunner runPipeline,
+                                  WorkgroupGrid grid) {
   ModuleOp inner = executable.getInnerModule();
   if (!inner)
     return executable.emitOpError("has no module to configure");
@@ -66,7 +67,7 @@ LogicalResult configureExecutable(flow::ExecutableOp executable,
            << executable.getEntryPoint() << " not found";
   Operation *terminator = entry.getBody().front().getTerminator();
   std::optional<WorkgroupTiling> tiling =
-      chooseDispatchWorkgroupTiling(terminator, vectorBits);
+      chooseDispatchWorkgroupTiling(terminator, vectorBits, grid);
   if (tiling && tiling->count < 2)
     tiling.reset();
 

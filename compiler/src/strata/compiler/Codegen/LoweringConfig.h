@@ -22,9 +22,10 @@ namespace strata {
 // workgroup count. The split is tried on a copy first, and the kernels are
 // chosen on that copy as codegen will see them (split, generalized and
 // fused), so codegen can honour both.
-mlir::LogicalResult configureExecutable(flow::ExecutableOp executable,
-                                        unsigned vectorBits,
-                                        PipelineRunner runPipeline);
+mlir::LogicalResult
+configureExecutable(flow::ExecutableOp executable, unsigned vectorBits,
+                    PipelineRunner runPipeline,
+                    WorkgroupGrid grid = WorkgroupGrid::cpuCores);
 
 // The configuration recorded on `entry`, or null.
 flow::LoweringConfigAttr getLoweringConfig(mlir::func::FuncOp entry);

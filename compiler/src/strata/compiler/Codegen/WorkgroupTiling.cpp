@@ -17,6 +17,20 @@ namespace strata {
 // the core counts we target.
 static constexpr int64_t kMinIterationsPerWorkgroup = 1 << 14;
 static constexpr int64_t kMaxWorkgroups = 64;
+static constexpr int64_t kMaxGpuWorkgroups = 4096;
+
+// A thread block of 256 threads is worth launching from a few iterations
+// per thread; a CPU workgroup must pay for a worker's wake-up.
+static constexpr int64_t kMinGpuIterationsPerWorkgroup = 1 << 12;
+
+static int64_t getMaxWorkgroups(WorkgroupGrid grid) {
+  return grid == WorkgroupGrid::gpuBlocks ? kMaxGpuWorkgroups : kMaxWorkgroups;
+}
+
+static int64_t getMinIterations(WorkgroupGrid grid, int64_t cpuIterations) {
+  return grid == WorkgroupGrid::gpuBlocks ? kMinGpuIterationsPerWorkgroup
+                                          : cpuIterations;
+}
 // Tiles of the vectorized (output-innermost) loop narrower than this lose
 // the vector loop.
 static constexpr int64_t kMinVectorLoopTileSize = 64;
@@ -165,7 +179,8 @@ static std::optional<unsigned> mapToRootLoop(linalg::LinalgOp root,
 // (or one batch at a time), so each workgroup reuses what it loads: the
 // option that gives the most workgroups, at most kMaxWorkgroups.
 static std::optional<WorkgroupTiling>
-chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits) {
+chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits,
+                                 WorkgroupGrid grid) {
   linalg::LinalgOp contraction;
   std::optional<ContractionTiles> tiles;
   auto consider = [&](linalg::LinalgOp op) {
@@ -187,12 +202,13 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits) {
     iterations *= std::max<int64_t>(range, 1);
   // A broadcast kernel's multiply-add costs several times a matrix
   // product's (a load per FMA, short loops): it splits from less work.
-  int64_t minIterations = tiles->broadcast
-                              ? kMinBroadcastIterationsPerWorkgroup
-                              : kMinContractionIterationsPerWorkgroup;
-  int64_t wanted = std::min(kMaxWorkgroups, iterations / minIterations);
+  int64_t minIterations = getMinIterations(
+      grid, tiles->broadcast ? kMinBroadcastIterationsPerWorkgroup
+                             : kMinContractionIterationsPerWorkgroup);
+  int64_t wanted = std::min(getMaxWorkgroups(grid), iterations / minIterations);
   if (wanted < 2)
     return WorkgroupTiling();
+  bool narrow = grid == WorkgroupGrid::gpuBlocks;
 
   // The split of `loop` into tiles of a multiple of `smallest`, at most
   // `preferred` (or as few as `wanted` allows), that balances best over 2 and 4
@@ -206,6 +222,9 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits) {
     if (!rootLoop)
       return std::nullopt;
     int64_t range = ranges[loop];
+    // GPU blocks take the narrowest tiles: many blocks hide latency.
+    if (narrow)
+      preferred = smallest;
     // Wider than `preferred` only where that many workgroups are too many.
     int64_t widest = std::max(
         preferred,
@@ -289,7 +308,8 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits) {
 }
 
 std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root,
-                                                     unsigned vectorBits) {
+                                                     unsigned vectorBits,
+                                                     WorkgroupGrid grid) {
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return std::nullopt;
@@ -315,13 +335,14 @@ std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root,
         return std::nullopt;
   }
   if (std::optional<WorkgroupTiling> tiling =
-          chooseContractionWorkgroupTiling(root, vectorBits)) {
+          chooseContractionWorkgroupTiling(root, vectorBits, grid)) {
     if (tiling->count < 2)
       return std::nullopt;
     return tiling;
   }
   int64_t wanted =
-      std::min(kMaxWorkgroups, iterations / kMinIterationsPerWorkgroup);
+      std::min(getMaxWorkgroups(grid),
+               iterations / getMinIterations(grid, kMinIterationsPerWorkgroup));
   if (wanted < 2)
     return std::nullopt;
 
@@ -405,12 +426,14 @@ TilingInterface findTileableDispatchRoot(Operation *terminator) {
 // two or more that is not padded (channels), so every workgroup copies a
 // whole slab.
 static std::optional<WorkgroupTiling>
-choosePadWorkgroupTiling(tensor::PadOp pad) {
+choosePadWorkgroupTiling(tensor::PadOp pad, WorkgroupGrid grid) {
   RankedTensorType type = pad.getResultType();
   if (!type.hasStaticShape())
     return std::nullopt;
-  int64_t wanted = std::min(kMaxWorkgroups,
-                            type.getNumElements() / kMinIterationsPerWorkgroup);
+  int64_t wanted =
+      std::min(getMaxWorkgroups(grid),
+               type.getNumElements() /
+                   getMinIterations(grid, kMinIterationsPerWorkgroup));
   if (wanted < 2)
     return std::nullopt;
   ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
@@ -443,14 +466,15 @@ choosePadWorkgroupTiling(tensor::PadOp pad) {
 }
 
 std::optional<WorkgroupTiling>
-chooseDispatchWorkgroupTiling(Operation *terminator, unsigned vectorBits) {
+chooseDispatchWorkgroupTiling(Operation *terminator, unsigned vectorBits,
+                              WorkgroupGrid grid) {
   TilingInterface root = findTileableDispatchRoot(terminator);
   if (!root)
     return std::nullopt;
   if (auto linalgRoot = dyn_cast<linalg::LinalgOp>(root.getOperation()))
-    return chooseWorkgroupTiling(linalgRoot, vectorBits);
+    return chooseWorkgroupTiling(linalgRoot, vectorBits, grid);
   if (auto pad = dyn_cast<tensor::PadOp>(root.getOperation()))
-    return choosePadWorkgroupTiling(pad);
+    return choosePadWorkgroupTiling(pad, grid);
   return std::nullopt;
 }
 

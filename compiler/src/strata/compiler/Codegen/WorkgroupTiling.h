@@ -28,6 +28,16 @@ struct WorkgroupTiling {
   int64_t count = 1;
 };
 
+// What the workgroups run on, which shapes the grid.
+enum class WorkgroupGrid {
+  // A few CPU cores: up to 64 workgroups, wide tiles that reuse what they
+  // load from the caches, balanced over 2 and 4 workers.
+  cpuCores,
+  // A GPU's thread blocks: up to 4096 workgroups, as narrow as the kernels
+  // allow, so every multiprocessor gets several blocks.
+  gpuBlocks,
+};
+
 // Whether `pad` pads by a constant with static amounts to a static shape,
 // which a workgroup loop can write directly (fills plus an interior).
 bool isStaticConstantPad(mlir::tensor::PadOp pad);
@@ -47,7 +57,8 @@ mlir::linalg::LinalgOp findDispatchRoot(mlir::Operation *terminator);
 // root counts). A contraction splits along whole cache tiles of its kernel
 // for `vectorBits`-wide vectors.
 std::optional<WorkgroupTiling>
-chooseWorkgroupTiling(mlir::linalg::LinalgOp root, unsigned vectorBits);
+chooseWorkgroupTiling(mlir::linalg::LinalgOp root, unsigned vectorBits,
+                      WorkgroupGrid grid = WorkgroupGrid::cpuCores);
 
 // The op computing the only value `terminator` returns, when the dispatch
 // can split it over workgroups: a linalg op or a tensor.pad. Null otherwise.
@@ -56,7 +67,8 @@ mlir::TilingInterface findTileableDispatchRoot(mlir::Operation *terminator);
 // How to split the dispatch returning through `terminator`: the linalg
 // root's tiling, or a tensor.pad split along an unpadded dimension.
 std::optional<WorkgroupTiling>
-chooseDispatchWorkgroupTiling(mlir::Operation *terminator, unsigned vectorBits);
+chooseDispatchWorkgroupTiling(mlir::Operation *terminator, unsigned vectorBits,
+                              WorkgroupGrid grid = WorkgroupGrid::cpuCores);
 
 } // namespace strata
 

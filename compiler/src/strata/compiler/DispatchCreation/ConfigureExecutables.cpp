@@ -30,12 +30,20 @@ struct ConfigureExecutablesPass
           << vectorBits;
       return signalPassFailure();
     }
+    if (workgroupGrid != "cpu" && workgroupGrid != "gpu") {
+      module.emitError("workgroup-grid must be cpu or gpu, not ")
+          << workgroupGrid;
+      return signalPassFailure();
+    }
+    WorkgroupGrid grid = workgroupGrid == "gpu" ? WorkgroupGrid::gpuBlocks
+                                                : WorkgroupGrid::cpuCores;
     for (auto executable : module.getOps<flow::ExecutableOp>())
       if (failed(configureExecutable(
               executable, vectorBits,
               [&](OpPassManager &pipeline, ModuleOp scratch) {
                 return runPipeline(pipeline, scratch);
-              })))
+              },
+              grid)))
         return signalPassFailure();
 
     module.walk([&](flow::DispatchOp dispatch) {

@@ -75,6 +75,8 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     ConfigureExecutablesPassOptions configureOptions;
     if (unsigned vectorBits = getTargetVectorBits(options))
       configureOptions.vectorBits = vectorBits;
+    if (options.target == "cuda")
+      configureOptions.workgroupGrid = "gpu";
     pm.addPass(createConfigureExecutablesPass(configureOptions));
     return success();
   }
