@@ -455,7 +455,8 @@ std::string CudaDevice::DumpInfo() const {
   text << "  queues: 1 (one CUDA stream; queue operations wait for it)\n";
   text << "  allocator: " << current_allocator->name() << " (live "
        << stats.bytes_live << " bytes, peak " << stats.bytes_peak << " bytes, "
-       << stats.allocation_count << " allocations)\n";
+       << stats.allocation_count << " allocations, cached "
+       << stats.bytes_cached << " bytes)\n";
   text << "  executable formats:";
   for (const std::string &format : executable_cache_.SupportedFormats())
     text << " " << format;
