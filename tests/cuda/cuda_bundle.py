@@ -102,6 +102,12 @@ def make(args):
             path = os.path.join(args.models, model, "model.onnx")
             if os.path.exists(path):
                 items.append(("model", model, path, "main", None))
+    if args.multi_target:
+        for name in sorted(CASES):
+            if re.search(args.multi_target, name) and name not in CUDA_UNSUPPORTED:
+                source, function, make_case = CASES[name]
+                items.append(("case", f"cpu_cuda_{name}",
+                              os.path.join(args.source_dir, source), function, make_case))
     for spec in args.bench_program or []:
         name, _, path = spec.partition("=")
         items.append(("bench", name, os.path.join(args.source_dir, path), "main", None))
@@ -109,7 +115,8 @@ def make(args):
         folder = os.path.join(args.out, name)
         os.makedirs(folder, exist_ok=True)
         module = os.path.join(folder, "module.smod")
-        result = subprocess.run([compiler, source, "-o", module, "--target=cuda",
+        target = "cpu,cuda" if name.startswith("cpu_cuda_") else "cuda"
+        result = subprocess.run([compiler, source, "-o", module, f"--target={target}",
                                  f"--cuda-arch={args.cuda_arch}"],
                                 capture_output=True, text=True)
         refusal = CUDA_UNSUPPORTED.get(name) if kind == "case" else None
@@ -241,6 +248,8 @@ def main():
     m.add_argument("--models", help="../shared/models: also compile these")
     m.add_argument("--model-filter", help="regex on the model names")
     m.add_argument("--cases", help="regex on the case names")
+    m.add_argument("--multi-target",
+                   help="regex: these cases also compiled with --target=cpu,cuda (cpu_cuda_NAME)")
     m.add_argument("--bench-program", action="append",
                    help="NAME=PATH: also compile this program (timed, not checked)")
     m.add_argument("--cuda-arch", default="sm_80")

@@ -2,7 +2,9 @@
 # The GPU half of the cuda target's checks, as run on a lent GPU machine
 # (the `device` tool) over a bundle made here:
 #   tests/cuda/cuda_bundle.py make --bin build/bin --source-dir . \
-#       --models ../shared/models --out .cuda-bundle/modules
+#       --models ../shared/models --out .cuda-bundle/modules \
+#       --multi-target 'simple_mul|matmul_bias_relu|softmax' \
+#       --bench-program bench_matmul_4096=bench/cuda/matmul_4096.mlir
 #   cp build/bin/strata-run build/bin/strata-bench .cuda-bundle/bin/
 # then, there: bash tests/cuda/device_check.sh .cuda-bundle
 # Writes its log to $OUT/device_check.log when $OUT is set.

@@ -71,7 +71,7 @@ def main():
     parser.add_argument("--source-dir", required=True)
     parser.add_argument("--device", default="local-sync")
     parser.add_argument("--cache-dir", help="reuse compiled modules from here")
-    parser.add_argument("--target", default="cpu", choices=["cpu", "vmvx"],
+    parser.add_argument("--target", default="cpu", choices=["cpu", "vmvx", "cpu,cuda"],
                         help="executable target to compile for")
     args = parser.parse_args()
 

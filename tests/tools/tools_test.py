@@ -250,7 +250,21 @@ def main():
                      "vmvx module without the vmvx loader")
         expect_error(run([compile_, os.path.join(args.source_dir, "examples/simple_mul.mlir"),
                           "--target=gpu", "-o", vmvx_module]),
-                     "unknown target 'gpu' (supported: cpu, vmvx, cuda)", "unknown target")
+                     "unknown target 'gpu' (supported: cpu, vmvx, cuda, or a comma-separated list of them such as cpu,cuda)", "unknown target")
+        expect_error(run([compile_, os.path.join(args.source_dir, "examples/simple_mul.mlir"),
+                          "--target=cpu,cuda,cpu", "-o", vmvx_module]),
+                     "--target names 'cpu' twice", "target named twice")
+        expect_error(run([compile_, os.path.join(args.source_dir, "examples/simple_mul.mlir"),
+                          "--target=cuda", "--cuda-arch=sm80", "-o", vmvx_module]),
+                     "unknown CUDA architecture 'sm80'", "bad cuda arch")
+        cuda_module = os.path.join(tmp, "cuda.smod")
+        r = run([compile_, os.path.join(args.source_dir, "examples/simple_mul.mlir"),
+                 "--target=cuda", "-o", cuda_module])
+        expect(r.returncode == 0, "strata-compile --target=cuda", r)
+        expect_error(run([run_, f"--module={cuda_module}", "--function=simple_mul"]
+                         + good_inputs),
+                     "no executable loader supports format 'cuda-ptx-v1'",
+                     "cuda module on a CPU device")
         expect_error(run(call + good_inputs + ["--device=local-task", "--workers=x"]),
                      "--workers expects an integer", "bad worker count")
         expect_error(run(call + good_inputs + ["--device=local-task?threads=2"]),

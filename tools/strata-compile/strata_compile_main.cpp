@@ -23,8 +23,10 @@ static cl::opt<std::string> outputFile("o",
 static cl::opt<std::string>
     target("target",
            cl::desc("Executable target: cpu (native code for --cpu), vmvx "
-                    "(portable VM bytecode + runtime microkernels) or cuda "
-                    "(PTX for NVIDIA GPUs of --cuda-arch or newer)"),
+                    "(portable VM bytecode + runtime microkernels), cuda "
+                    "(PTX for NVIDIA GPUs of --cuda-arch or newer), or a "
+                    "comma-separated list (cpu,cuda): every executable for "
+                    "each, the device loading the first it can run"),
            cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
     cpu("cpu",

@@ -274,6 +274,16 @@ def LowerExecutablesToVMVXPass
                            "::strata::vm::VMDialect"];
 }
 
+def CloneExecutablesPerTargetPass
+    : Pass<"strata-clone-executables-per-target", "mlir::ModuleOp"> {
+  let summary = "Marks every flow.executable for the first target and clones "
+                "it for each other one (--target=cpu,cuda)";
+  let options = [
+    Option<"targets", "targets", "std::string", /*default=*/"\"cpu\"",
+           "Comma-separated targets, the first one preferred">,
+  ];
+}
+
 def LowerExecutablesToCUDAPass
     : Pass<"strata-lower-executables-cuda", "mlir::ModuleOp"> {
   let summary = "Compiles every flow.executable for the cuda target (PTX, "

@@ -11,6 +11,7 @@
 
 #include "strata/compiler/Codegen/BufferizeExecutable.h"
 #include "strata/compiler/Codegen/ExecutableLibraryBuilder.h"
+#include "strata/compiler/Codegen/ExecutableTargets.h"
 #include "strata/compiler/Codegen/LLVMCPUTarget.h"
 #include "strata/compiler/Codegen/LoweringConfig.h"
 #include "strata/compiler/Codegen/TileAndDistribute.h"
@@ -125,7 +126,8 @@ struct LowerExecutablesPass
     }
     for (auto executable :
          llvm::to_vector(getOperation().getOps<flow::ExecutableOp>()))
-      if (failed(lowerExecutable(executable, targets)))
+      if (!isForAnotherTarget(executable, "cpu") &&
+          failed(lowerExecutable(executable, targets)))
         return signalPassFailure();
   }
 };
@@ -190,6 +192,9 @@ LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
   // The LLVM IR is the same for every CPU: each variant optimizes its own
   // copy for its target machine.
   OpBuilder builder(executable);
+  // A clone for the cpu target of a multi-target module: all its CPU
+  // variants are variants of the original.
+  FlatSymbolRefAttr variantOf = getVariantOf(executable);
   for (auto [index, target] : llvm::enumerate(targets)) {
     std::unique_ptr<llvm::Module> copy = index + 1 < targets.size()
                                              ? llvm::CloneModule(*llvmModule)
@@ -212,8 +217,9 @@ LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
         STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64, data,
         builder.getDenseI64ArrayAttr({static_cast<int64_t>(bindingCount)}),
         builder.getStrArrayAttr(getRequiredCpuFeatures(*target.machine)),
-        index == 0 ? FlatSymbolRefAttr()
-                   : FlatSymbolRefAttr::get(builder.getContext(), name));
+        variantOf    ? variantOf
+        : index == 0 ? FlatSymbolRefAttr()
+                     : FlatSymbolRefAttr::get(builder.getContext(), name));
   }
   executable.erase();
   return success();

@@ -27,10 +27,30 @@ static constexpr const char *kInputPipeline =
     "func.func(convert-elementwise-to-linalg,strata-decompose-aggregate-ops),"
     "func.func(strata-fuse-elementwise-ops),canonicalize,cse";
 
-// The vector width of the cpu target's CPUs, or 0 (another target, or an
+// The targets of a comma-separated --target, in the order given.
+static SmallVector<StringRef> getTargets(const CompileOptions &options) {
+  SmallVector<StringRef> targets;
+  StringRef(options.target).split(targets, ',');
+  for (StringRef &target : targets)
+    target = target.trim();
+  return targets;
+}
+
+static bool hasTarget(const CompileOptions &options, StringRef target) {
+  return llvm::is_contained(getTargets(options), target);
+}
+
+// The CPU-only graph rewrites (blocked layouts, packed weights, pads and
+// small dispatches merged for CPU workers) are for modules that run on
+// the CPU alone.
+static bool isCpuOnly(const CompileOptions &options) {
+  return getTargets(options) == SmallVector<StringRef>{"cpu"};
+}
+
+// The vector width of the cpu target's CPUs, or 0 (no cpu target, or an
 // unknown CPU, which the target phase reports with its reason).
-static unsigned getTargetVectorBits(const CompileOptions &options) {
-  if (options.target != "cpu")
+static unsigned getCpuVectorBits(const CompileOptions &options) {
+  if (!hasTarget(options, "cpu"))
     return 0;
   llvm::Expected<unsigned> vectorBits = getVectorBitsForCPUs(options.cpu);
   if (vectorBits)
@@ -39,13 +59,40 @@ static unsigned getTargetVectorBits(const CompileOptions &options) {
   return 0;
 }
 
+// The CPU's vector width for the CPU-only rewrites, or 0.
+static unsigned getTargetVectorBits(const CompileOptions &options) {
+  if (!isCpuOnly(options))
+    return 0;
+  return getCpuVectorBits(options);
+}
+
+// Adds the target phase's passes of one target.
+static void addTargetPasses(OpPassManager &pm, StringRef target,
+                            const CompileOptions &options, bool printTargetIR) {
+  if (target == "vmvx") {
+    LowerExecutablesToVMVXPassOptions vmvxOptions;
+    vmvxOptions.printLoweredIR = printTargetIR;
+    pm.addPass(createLowerExecutablesToVMVXPass(vmvxOptions));
+  } else if (target == "cuda") {
+    LowerExecutablesToCUDAPassOptions cudaOptions;
+    cudaOptions.cudaArch = options.cudaArch;
+    cudaOptions.printLoweredIR = printTargetIR;
+    pm.addPass(createLowerExecutablesToCUDAPass(cudaOptions));
+  } else {
+    LowerExecutablesPassOptions lowerOptions;
+    lowerOptions.cpu = options.cpu;
+    lowerOptions.printLoweredIR = printTargetIR;
+    pm.addPass(createLowerExecutablesPass(lowerOptions));
+  }
+}
+
 LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
                                  const CompileOptions &options,
                                  bool printTargetIR) {
   if (phase == "input")
     return parsePassPipeline(kInputPipeline, pm);
   if (phase == "dispatch-regions") {
-    if (options.target == "cpu") {
+    if (isCpuOnly(options)) {
       // Blocks of one vector register's f32 lanes.
       BlockChannelsPassOptions blockOptions;
       blockOptions.block = getTargetVectorBits(options) / 32;
@@ -73,9 +120,10 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     pm.addPass(createOutlineDispatchRegionsPass());
     pm.addPass(createDeduplicateExecutablesPass());
     ConfigureExecutablesPassOptions configureOptions;
-    if (unsigned vectorBits = getTargetVectorBits(options))
+    if (unsigned vectorBits = getCpuVectorBits(options))
       configureOptions.vectorBits = vectorBits;
-    if (options.target == "cuda")
+    // The grid suits the first target (the one the module is mainly for).
+    if (getTargets(options).front() == "cuda")
       configureOptions.workgroupGrid = "gpu";
     pm.addPass(createConfigureExecutablesPass(configureOptions));
     return success();
@@ -87,25 +135,14 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     return success();
   }
   if (phase == "target") {
-    if (options.target == "vmvx") {
-      LowerExecutablesToVMVXPassOptions vmvxOptions;
-      vmvxOptions.printLoweredIR = printTargetIR;
-      pm.addPass(createLowerExecutablesToVMVXPass(vmvxOptions));
-      return success();
+    SmallVector<StringRef> targets = getTargets(options);
+    if (targets.size() > 1) {
+      CloneExecutablesPerTargetPassOptions cloneOptions;
+      cloneOptions.targets = options.target;
+      pm.addPass(createCloneExecutablesPerTargetPass(cloneOptions));
     }
-    if (options.target == "cuda") {
-      LowerExecutablesToCUDAPassOptions cudaOptions;
-      cudaOptions.cudaArch = options.cudaArch;
-      cudaOptions.printLoweredIR = printTargetIR;
-      pm.addPass(createLowerExecutablesToCUDAPass(cudaOptions));
-      return success();
-    }
-    if (options.target != "cpu")
-      return failure();
-    LowerExecutablesPassOptions lowerOptions;
-    lowerOptions.cpu = options.cpu;
-    lowerOptions.printLoweredIR = printTargetIR;
-    pm.addPass(createLowerExecutablesPass(lowerOptions));
+    for (StringRef target : targets)
+      addTargetPasses(pm, target, options, printTargetIR);
     return success();
   }
   if (phase == "vm") {
@@ -151,10 +188,15 @@ static LogicalResult verifySupportedInput(ModuleOp module) {
 LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
                             StringRef dumpAfter, llvm::raw_ostream &dumpStream,
                             bool stopAfterDump, llvm::raw_ostream *output) {
-  if (options.target != "cpu" && options.target != "vmvx" &&
-      options.target != "cuda")
-    return module.emitError("unknown target '")
-           << options.target << "' (supported: cpu, vmvx, cuda)";
+  SmallVector<StringRef> targets = getTargets(options);
+  for (auto [index, target] : llvm::enumerate(targets)) {
+    if (target != "cpu" && target != "vmvx" && target != "cuda")
+      return module.emitError("unknown target '")
+             << target << "' (supported: cpu, vmvx, cuda, or a "
+             << "comma-separated list of them such as cpu,cuda)";
+    if (llvm::is_contained(ArrayRef(targets).take_front(index), target))
+      return module.emitError("--target names '") << target << "' twice";
+  }
   // A program that is already a vm.module (hand-written VM code, e.g. the
   // runtime's hostile-module tests) is serialized as it is: the phases
   // lower tensor programs and would replace it.

@@ -94,6 +94,10 @@ private:
                             const std::set<std::string> &features);
   void emitExecutableCreation(vm::FuncOp func, OpBuilder &body, Value device,
                               size_t variant);
+  Value emitFormatSupported(vm::FuncOp func, OpBuilder &body, Value device,
+                            StringRef format);
+  void emitVariantSelection(vm::FuncOp func, OpBuilder &body, Value device,
+                            ArrayRef<size_t> variants);
 
   ModuleOp root;
   OpBuilder builder;
@@ -114,6 +118,9 @@ private:
   // The CPU features the code of each variant was compiled for (variant i
   // of every executable targets the same CPU).
   SmallVector<std::set<std::string>> variantCpuFeatures;
+  // The executable format of each variant (the same for variant i of every
+  // executable): a module for several targets has variants of several.
+  SmallVector<std::string> variantFormats;
   struct ConstantBuffer {
     FlatSymbolRefAttr global, data;
     int64_t size;
@@ -188,6 +195,13 @@ VMModuleBuilder::convertExecutable(hal::ExecutableBinaryOp binary) {
   }
   if (variantCpuFeatures.size() <= variantIndex)
     variantCpuFeatures.resize(variantIndex + 1);
+  if (variantFormats.size() <= variantIndex)
+    variantFormats.push_back(binary.getFormat().str());
+  else if (variantFormats[variantIndex] != binary.getFormat())
+    return binary.emitOpError("is variant ")
+           << variantIndex << " in format '" << binary.getFormat()
+           << "', where other executables have format '"
+           << variantFormats[variantIndex] << "'";
   if (ArrayAttr features = binary.getRequiredCpuFeaturesAttr())
     for (StringAttr feature : features.getAsRange<StringAttr>())
       variantCpuFeatures[variantIndex].insert(feature.str());
@@ -201,7 +215,7 @@ LogicalResult VMModuleBuilder::checkExecutableVariants() {
     if (executable.variants.size() != variantCpuFeatures.size())
       return root.emitError("executable ")
              << executable.global << " has " << executable.variants.size()
-             << " CPU variants, others " << variantCpuFeatures.size();
+             << " variants, others " << variantCpuFeatures.size();
   return success();
 }
 
@@ -355,6 +369,67 @@ void VMModuleBuilder::emitExecutableCreation(vm::FuncOp func, OpBuilder &body,
   }
 }
 
+// Whether device 0 loads executables of `format` (an i32, 0 or 1), asked
+// without failing ("hal.executable.format").
+Value VMModuleBuilder::emitFormatSupported(vm::FuncOp func, OpBuilder &body,
+                                           Value device, StringRef format) {
+  MLIRContext *context = root.getContext();
+  FlatSymbolRefAttr query = getCpuFeaturesQuery(func, body);
+  Value category = vm::ConstRefRodataOp::create(
+      body, loc(), bufferRefType(),
+      createRodata("__executable_format_category",
+                   StringAttr::get(context, "hal.executable.format"), 1));
+  Value key = vm::ConstRefRodataOp::create(
+      body, loc(), bufferRefType(),
+      createRodata("__executable_format", StringAttr::get(context, format), 1));
+  auto answer = vm::CallOp::create(
+      body, loc(), TypeRange{body.getI32Type(), body.getI64Type()}, query,
+      ValueRange{device, category, key});
+  Value zero = vm::ConstI64Op::create(body, loc(), body.getI64IntegerAttr(0));
+  return vm::CmpNeI64Op::create(body, loc(), body.getI32Type(),
+                                answer.getResult(1), zero);
+}
+
+// Creates every executable from one of `variants` (of one format): the
+// only one, or for several CPU variants the one needing the most features
+// the CPU has; the one needing the fewest is the last resort, refused
+// naming what the CPU lacks for it. Leaves `body` where loading is done.
+void VMModuleBuilder::emitVariantSelection(vm::FuncOp func, OpBuilder &body,
+                                           Value device,
+                                           ArrayRef<size_t> variants) {
+  if (variants.size() == 1) {
+    if (variants.front() < variantCpuFeatures.size())
+      emitCpuFeatureChecks(func, body, device,
+                           variantCpuFeatures[variants.front()]);
+    emitExecutableCreation(func, body, device, variants.front());
+    return;
+  }
+  SmallVector<size_t> order(variants);
+  llvm::stable_sort(order, [&](size_t a, size_t b) {
+    return variantCpuFeatures[a].size() > variantCpuFeatures[b].size();
+  });
+  Block *loaded = new Block();
+  for (size_t variant : ArrayRef(order).drop_back()) {
+    Value present =
+        emitCpuFeaturesPresent(func, body, device, variantCpuFeatures[variant]);
+    Block *load = new Block();
+    Block *next = new Block();
+    func.getBody().push_back(load);
+    func.getBody().push_back(next);
+    vm::CondBranchOp::create(body, loc(), present, ValueRange{}, ValueRange{},
+                             load, next);
+    body.setInsertionPointToStart(load);
+    emitExecutableCreation(func, body, device, variant);
+    vm::BranchOp::create(body, loc(), ValueRange{}, loaded);
+    body.setInsertionPointToStart(next);
+  }
+  emitCpuFeatureChecks(func, body, device, variantCpuFeatures[order.back()]);
+  emitExecutableCreation(func, body, device, order.back());
+  vm::BranchOp::create(body, loc(), ValueRange{}, loaded);
+  func.getBody().push_back(loaded);
+  body.setInsertionPointToStart(loaded);
+}
+
 // `__init` creates every executable on device 0 and wraps every constant's
 // rodata in a buffer, storing each in its global.
 void VMModuleBuilder::buildInitializer() {
@@ -375,38 +450,41 @@ void VMModuleBuilder::buildInitializer() {
   Value device = vm::CallOp::create(body, loc(), TypeRange{deviceType},
                                     getDevice, ValueRange{zero})
                      .getResult(0);
-  if (variantCpuFeatures.size() <= 1) {
-    if (!variantCpuFeatures.empty())
-      emitCpuFeatureChecks(func, body, device, variantCpuFeatures.front());
-    emitExecutableCreation(func, body, device, 0);
+  // Variants grouped by format, in the order of --target: the device loads
+  // the first group whose format it supports.
+  SmallVector<std::string> groupFormats;
+  SmallVector<SmallVector<size_t>> groups;
+  for (auto [variant, format] : llvm::enumerate(variantFormats)) {
+    auto it = llvm::find(groupFormats, format);
+    if (it == groupFormats.end()) {
+      groupFormats.push_back(format);
+      groups.emplace_back();
+      it = std::prev(groupFormats.end());
+    }
+    groups[it - groupFormats.begin()].push_back(variant);
+  }
+  if (groups.size() <= 1) {
+    emitVariantSelection(func, body, device,
+                         groups.empty() ? SmallVector<size_t>{0} : groups[0]);
   } else {
-    // Several CPU variants: the one needing the most features the CPU has;
-    // the one needing the fewest is the last resort, refused naming what
-    // the CPU lacks for it.
-    SmallVector<size_t> order(variantCpuFeatures.size());
-    std::iota(order.begin(), order.end(), 0);
-    llvm::sort(order, [&](size_t a, size_t b) {
-      size_t sizeA = variantCpuFeatures[a].size();
-      size_t sizeB = variantCpuFeatures[b].size();
-      return sizeA != sizeB ? sizeA > sizeB : a < b;
-    });
     Block *loaded = new Block();
-    for (size_t variant : ArrayRef(order).drop_back()) {
-      Value present = emitCpuFeaturesPresent(func, body, device,
-                                             variantCpuFeatures[variant]);
+    for (auto [format, variants] : llvm::zip(ArrayRef(groupFormats).drop_back(),
+                                             ArrayRef(groups).drop_back())) {
+      Value supported = emitFormatSupported(func, body, device, format);
       Block *load = new Block();
       Block *next = new Block();
       func.getBody().push_back(load);
       func.getBody().push_back(next);
-      vm::CondBranchOp::create(body, loc(), present, ValueRange{}, ValueRange{},
-                               load, next);
+      vm::CondBranchOp::create(body, loc(), supported, ValueRange{},
+                               ValueRange{}, load, next);
       body.setInsertionPointToStart(load);
-      emitExecutableCreation(func, body, device, variant);
+      emitVariantSelection(func, body, device, variants);
       vm::BranchOp::create(body, loc(), ValueRange{}, loaded);
       body.setInsertionPointToStart(next);
     }
-    emitCpuFeatureChecks(func, body, device, variantCpuFeatures[order.back()]);
-    emitExecutableCreation(func, body, device, order.back());
+    // The last target's executables: a device that cannot load them either
+    // fails in hal.executable.create, naming the formats it supports.
+    emitVariantSelection(func, body, device, groups.back());
     vm::BranchOp::create(body, loc(), ValueRange{}, loaded);
     func.getBody().push_back(loaded);
     body.setInsertionPointToStart(loaded);

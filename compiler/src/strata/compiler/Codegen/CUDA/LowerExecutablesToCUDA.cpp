@@ -13,6 +13,7 @@
 
 #include "strata/compiler/Codegen/BufferizeExecutable.h"
 #include "strata/compiler/Codegen/CUDA/NVPTXTarget.h"
+#include "strata/compiler/Codegen/ExecutableTargets.h"
 #include "strata/compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -187,7 +188,8 @@ struct LowerExecutablesToCUDAPass
     }
     for (auto executable :
          llvm::to_vector(getOperation().getOps<flow::ExecutableOp>()))
-      if (failed(lowerExecutable(executable, **machine, *capability)))
+      if (!isForAnotherTarget(executable, "cuda") &&
+          failed(lowerExecutable(executable, **machine, *capability)))
         return signalPassFailure();
   }
 };
@@ -261,7 +263,7 @@ LowerExecutablesToCUDAPass::lowerExecutable(flow::ExecutableOp executable,
       opBuilder, executable.getLoc(), executable.getSymName(),
       STRATA_HAL_EXECUTABLE_FORMAT_CUDA_PTX, data,
       opBuilder.getDenseI64ArrayAttr({static_cast<int64_t>(bindingCount)}),
-      opBuilder.getStrArrayAttr({}), /*variant_of=*/FlatSymbolRefAttr());
+      opBuilder.getStrArrayAttr({}), getVariantOf(executable));
   executable.erase();
   return success();
 }

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/compiler/Codegen/BufferizeExecutable.h"
+#include "strata/compiler/Codegen/ExecutableTargets.h"
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Serialization/ModuleWriter.h"
 
@@ -56,7 +57,8 @@ struct LowerExecutablesToVMVXPass
   void runOnOperation() override {
     for (auto executable :
          llvm::to_vector(getOperation().getOps<flow::ExecutableOp>()))
-      if (failed(lowerExecutable(executable)))
+      if (!isForAnotherTarget(executable, "vmvx") &&
+          failed(lowerExecutable(executable)))
         return signalPassFailure();
   }
 };
@@ -108,7 +110,7 @@ LowerExecutablesToVMVXPass::lowerExecutable(flow::ExecutableOp executable) {
       STRATA_HAL_EXECUTABLE_FORMAT_VMVX, data,
       builder.getDenseI64ArrayAttr(
           {static_cast<int64_t>(bufferized->bindingCount)}),
-      builder.getStrArrayAttr({}), /*variant_of=*/FlatSymbolRefAttr());
+      builder.getStrArrayAttr({}), getVariantOf(executable));
   executable.erase();
   return success();
 }
