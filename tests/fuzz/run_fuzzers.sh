@@ -18,7 +18,7 @@ shift $(($# >= 2 ? 2 : $#))
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] ||
   targets=(module_fuzzer module_bytecode_fuzzer tensor_input_fuzzer
-    elf_loader_fuzzer)
+    elf_loader_fuzzer cuda_executable_fuzzer)
 
 mkdir -p "$build/fuzz/artifacts"
 status=0
