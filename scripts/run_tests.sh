@@ -50,7 +50,7 @@ cmake -S . -B build-fuzz -G Ninja -DSTRATA_BUILD_COMPILER=OFF \
   -DSTRATA_ENABLE_ASAN=ON -DSTRATA_BUILD_FUZZERS=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-fuzz --target module_fuzzer module_bytecode_fuzzer \
-  tensor_input_fuzzer elf_loader_fuzzer
+  tensor_input_fuzzer elf_loader_fuzzer cuda_executable_fuzzer
 tests/fuzz/run_fuzzers.sh build-fuzz "${STRATA_FUZZ_SECONDS:-25}"
 # The ONNX importer's targets (byte-level and graph-aware) need a compiler
 # build: only the importer library and the targets are built, not the rest
