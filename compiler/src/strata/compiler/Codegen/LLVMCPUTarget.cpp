@@ -79,7 +79,7 @@ static void allowFloatReassociation(llvm::Module &module) {
       }
 }
 
-static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
   llvm::LoopAnalysisManager loopAM;
   llvm::FunctionAnalysisManager functionAM;
   llvm::CGSCCAnalysisManager cgsccAM;
@@ -109,7 +109,7 @@ compileToSharedObject(llvm::Module &module, llvm::TargetMachine &machine) {
   module.setDataLayout(machine.createDataLayout());
   module.setTargetTriple(machine.getTargetTriple());
   allowFloatReassociation(module);
-  optimize(module, machine);
+  optimizeModule(module, machine);
 
   llvm::SmallVector<char, 0> object;
   {

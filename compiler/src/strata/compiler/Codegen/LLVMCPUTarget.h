@@ -38,6 +38,10 @@ llvm::Expected<unsigned> getVectorBitsForCPUs(llvm::StringRef cpus);
 llvm::Expected<std::vector<uint8_t>>
 compileToSharedObject(llvm::Module &module, llvm::TargetMachine &targetMachine);
 
+// LLVM's O3 pipeline for `machine` (any target: the cuda target's PTX
+// goes through it too).
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine);
+
 } // namespace strata
 
 #endif // STRATA_COMPILER_CODEGEN_LLVMCPUTARGET_H_

@@ -204,19 +204,14 @@ LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
       return executable.emitOpError("native code generation for ")
              << target.cpu
              << " failed: " << llvm::toString(library.takeError());
-    auto dataType = VectorType::get({static_cast<int64_t>(library->size())},
-                                    builder.getIntegerType(8));
-    auto data = DenseElementsAttr::getFromRawBuffer(
-        dataType,
-        ArrayRef<char>(reinterpret_cast<const char *>(library->data()),
-                       library->size()));
     StringRef name = executable.getSymName();
     std::string variantName = getVariantName(name, target.cpu);
     hal::ExecutableBinaryOp::create(
         builder, executable.getLoc(), index == 0 ? name.str() : variantName,
-        STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64, data,
-        builder.getDenseI64ArrayAttr({static_cast<int64_t>(bindingCount)}),
-        builder.getStrArrayAttr(getRequiredCpuFeatures(*target.machine)),
+        STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64,
+        ArrayRef<char>(reinterpret_cast<const char *>(library->data()),
+                       library->size()),
+        bindingCount, getRequiredCpuFeatures(*target.machine),
         variantOf    ? variantOf
         : index == 0 ? FlatSymbolRefAttr()
                      : FlatSymbolRefAttr::get(builder.getContext(), name));

@@ -255,15 +255,11 @@ LowerExecutablesToCUDAPass::lowerExecutable(flow::ExecutableOp executable,
   std::string bytes =
       packExecutable(kernelName, bindingCount, *ptx, capability);
   OpBuilder opBuilder(executable);
-  auto dataType = VectorType::get({static_cast<int64_t>(bytes.size())},
-                                  opBuilder.getIntegerType(8));
-  auto data = DenseElementsAttr::getFromRawBuffer(
-      dataType, ArrayRef<char>(bytes.data(), bytes.size()));
   hal::ExecutableBinaryOp::create(
       opBuilder, executable.getLoc(), executable.getSymName(),
-      STRATA_HAL_EXECUTABLE_FORMAT_CUDA_PTX, data,
-      opBuilder.getDenseI64ArrayAttr({static_cast<int64_t>(bindingCount)}),
-      opBuilder.getStrArrayAttr({}), getVariantOf(executable));
+      STRATA_HAL_EXECUTABLE_FORMAT_CUDA_PTX,
+      ArrayRef<char>(bytes.data(), bytes.size()), bindingCount,
+      /*requiredCpuFeatures=*/{}, getVariantOf(executable));
   executable.erase();
   return success();
 }

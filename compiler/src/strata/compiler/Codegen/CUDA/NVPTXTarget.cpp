@@ -1,10 +1,11 @@
 //===- NVPTXTarget.cpp ----------------------------------------------------===//
 #include "strata/compiler/Codegen/CUDA/NVPTXTarget.h"
 
+#include "strata/compiler/Codegen/LLVMCPUTarget.h"
+
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Triple.h"
 
@@ -57,26 +58,11 @@ createNVPTXTargetMachine(llvm::StringRef arch) {
   return machine;
 }
 
-static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
-  llvm::LoopAnalysisManager loopAM;
-  llvm::FunctionAnalysisManager functionAM;
-  llvm::CGSCCAnalysisManager cgsccAM;
-  llvm::ModuleAnalysisManager moduleAM;
-  llvm::PassBuilder builder(&machine);
-  builder.registerModuleAnalyses(moduleAM);
-  builder.registerCGSCCAnalyses(cgsccAM);
-  builder.registerFunctionAnalyses(functionAM);
-  builder.registerLoopAnalyses(loopAM);
-  builder.crossRegisterProxies(loopAM, functionAM, cgsccAM, moduleAM);
-  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
-      .run(module, moduleAM);
-}
-
 llvm::Expected<std::string> compileToPTX(llvm::Module &module,
                                          llvm::TargetMachine &machine) {
   module.setDataLayout(machine.createDataLayout());
   module.setTargetTriple(machine.getTargetTriple());
-  optimize(module, machine);
+  optimizeModule(module, machine);
   llvm::SmallString<0> ptx;
   {
     llvm::raw_svector_ostream stream(ptx);

@@ -101,16 +101,11 @@ LowerExecutablesToVMVXPass::lowerExecutable(flow::ExecutableOp executable) {
     return executable.emitOpError("cannot serialize its VM module");
 
   OpBuilder builder(executable);
-  auto dataType = VectorType::get({static_cast<int64_t>(bytes.size())},
-                                  builder.getIntegerType(8));
-  auto data = DenseElementsAttr::getFromRawBuffer(
-      dataType, ArrayRef<char>(bytes.data(), bytes.size()));
   hal::ExecutableBinaryOp::create(
       builder, executable.getLoc(), executable.getSymName(),
-      STRATA_HAL_EXECUTABLE_FORMAT_VMVX, data,
-      builder.getDenseI64ArrayAttr(
-          {static_cast<int64_t>(bufferized->bindingCount)}),
-      builder.getStrArrayAttr({}), getVariantOf(executable));
+      STRATA_HAL_EXECUTABLE_FORMAT_VMVX,
+      ArrayRef<char>(bytes.data(), bytes.size()), bufferized->bindingCount,
+      /*requiredCpuFeatures=*/{}, getVariantOf(executable));
   executable.erase();
   return success();
 }

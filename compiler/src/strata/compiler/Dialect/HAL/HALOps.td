@@ -169,6 +169,22 @@ def HAL_ExecutableBinaryOp : HAL_Op<"executable.binary", [Symbol]> {
                        OptionalAttr<StrArrayAttr>:$required_cpu_features,
                        OptionalAttr<FlatSymbolRefAttr>:$variant_of);
   let assemblyFormat = "$sym_name `format` `(` $format `)` attr-dict";
+  let builders = [
+    // The binary of a target's compiled bytes (stored as vector<Nxi8>),
+    // with one export.
+    OpBuilder<(ins "::llvm::StringRef":$symName, "::llvm::StringRef":$format,
+                   "::llvm::ArrayRef<char>":$bytes, "int64_t":$bindingCount,
+                   "::llvm::ArrayRef<::llvm::StringRef>":$requiredCpuFeatures,
+                   "::mlir::FlatSymbolRefAttr":$variantOf), [{
+      auto type = ::mlir::VectorType::get(
+          {static_cast<int64_t>(bytes.size())}, $_builder.getIntegerType(8));
+      build($_builder, $_state, $_builder.getStringAttr(symName),
+            $_builder.getStringAttr(format),
+            ::mlir::DenseElementsAttr::getFromRawBuffer(type, bytes),
+            $_builder.getDenseI64ArrayAttr({bindingCount}),
+            $_builder.getStrArrayAttr(requiredCpuFeatures), variantOf);
+    }]>
+  ];
 }
 
 def HAL_ConstantBufferOp : HAL_Op<"constant_buffer", [Pure]> {
