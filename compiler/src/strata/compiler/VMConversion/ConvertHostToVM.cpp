@@ -96,6 +96,9 @@ private:
                               size_t variant);
   Value emitFormatSupported(vm::FuncOp func, OpBuilder &body, Value device,
                             StringRef format);
+  Value emitQueryNonZero(vm::FuncOp func, OpBuilder &body, Value device,
+                         StringRef categoryName, StringRef category,
+                         StringRef keyName, StringRef key);
   void emitVariantSelection(vm::FuncOp func, OpBuilder &body, Value device,
                             ArrayRef<size_t> variants);
 
@@ -275,27 +278,36 @@ FlatSymbolRefAttr VMModuleBuilder::getCpuFeaturesQuery(vm::FuncOp func,
                            {body.getI32Type(), body.getI64Type()}));
 }
 
-// Whether the device has every one of `features` (an i32, 0 or 1), asked
-// without failing ("hal.cpu.features.present"): picks a CPU variant.
-Value VMModuleBuilder::emitCpuFeaturesPresent(
-    vm::FuncOp func, OpBuilder &body, Value device,
-    const std::set<std::string> &features) {
+// Whether device.query.i64(category, key) answers non-zero (an i32, 0 or
+// 1), asked without failing; the strings go to rodata named as given.
+Value VMModuleBuilder::emitQueryNonZero(vm::FuncOp func, OpBuilder &body,
+                                        Value device, StringRef categoryName,
+                                        StringRef category, StringRef keyName,
+                                        StringRef key) {
   MLIRContext *context = root.getContext();
   FlatSymbolRefAttr query = getCpuFeaturesQuery(func, body);
-  Value category = vm::ConstRefRodataOp::create(
+  Value categoryRef = vm::ConstRefRodataOp::create(
       body, loc(), bufferRefType(),
-      createRodata("__cpu_features_present_category",
-                   StringAttr::get(context, "hal.cpu.features.present"), 1));
-  Value key = vm::ConstRefRodataOp::create(
+      createRodata(categoryName, StringAttr::get(context, category), 1));
+  Value keyRef = vm::ConstRefRodataOp::create(
       body, loc(), bufferRefType(),
-      createRodata("__cpu_features",
-                   StringAttr::get(context, llvm::join(features, ",")), 1));
+      createRodata(keyName, StringAttr::get(context, key), 1));
   auto answer = vm::CallOp::create(
       body, loc(), TypeRange{body.getI32Type(), body.getI64Type()}, query,
-      ValueRange{device, category, key});
+      ValueRange{device, categoryRef, keyRef});
   Value zero = vm::ConstI64Op::create(body, loc(), body.getI64IntegerAttr(0));
   return vm::CmpNeI64Op::create(body, loc(), body.getI32Type(),
                                 answer.getResult(1), zero);
+}
+
+// Whether the device has every one of `features` ("hal.cpu.features.present"):
+// picks a CPU variant.
+Value VMModuleBuilder::emitCpuFeaturesPresent(
+    vm::FuncOp func, OpBuilder &body, Value device,
+    const std::set<std::string> &features) {
+  return emitQueryNonZero(func, body, device, "__cpu_features_present_category",
+                          "hal.cpu.features.present", "__cpu_features",
+                          llvm::join(features, ","));
 }
 
 // Before any executable is loaded, `__init` asks the device whether it has
@@ -369,25 +381,12 @@ void VMModuleBuilder::emitExecutableCreation(vm::FuncOp func, OpBuilder &body,
   }
 }
 
-// Whether device 0 loads executables of `format` (an i32, 0 or 1), asked
-// without failing ("hal.executable.format").
+// Whether device 0 loads executables of `format` ("hal.executable.format").
 Value VMModuleBuilder::emitFormatSupported(vm::FuncOp func, OpBuilder &body,
                                            Value device, StringRef format) {
-  MLIRContext *context = root.getContext();
-  FlatSymbolRefAttr query = getCpuFeaturesQuery(func, body);
-  Value category = vm::ConstRefRodataOp::create(
-      body, loc(), bufferRefType(),
-      createRodata("__executable_format_category",
-                   StringAttr::get(context, "hal.executable.format"), 1));
-  Value key = vm::ConstRefRodataOp::create(
-      body, loc(), bufferRefType(),
-      createRodata("__executable_format", StringAttr::get(context, format), 1));
-  auto answer = vm::CallOp::create(
-      body, loc(), TypeRange{body.getI32Type(), body.getI64Type()}, query,
-      ValueRange{device, category, key});
-  Value zero = vm::ConstI64Op::create(body, loc(), body.getI64IntegerAttr(0));
-  return vm::CmpNeI64Op::create(body, loc(), body.getI32Type(),
-                                answer.getResult(1), zero);
+  return emitQueryNonZero(func, body, device, "__executable_format_category",
+                          "hal.executable.format", "__executable_format",
+                          format);
 }
 
 // Creates every executable from one of `variants` (of one format): the
