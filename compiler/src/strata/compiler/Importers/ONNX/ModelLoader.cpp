@@ -7,6 +7,7 @@
 #include "strata/compiler/Importers/ONNX/ModelLoader.h"
 
 #include "strata/compiler/Importers/ONNX/ExternalData.h"
+#include "strata/compiler/Importers/ONNX/OpsetAdapters.h"
 
 #include <climits>
 #include <deque>
@@ -315,6 +316,11 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
       error = "not a valid ONNX model: it has no graph";
       return result;
     }
+    // Newer IR versions and opsets are adapted to what libonnx checks; the
+    // lowerings read each node at the opset the model was written for.
+    int64_t writtenOpset = 0;
+    if (!adaptNewerVersions(*model, writtenOpset, error))
+      return result;
     ExternalDataOptions externalData;
     externalData.modelDirectory =
         std::filesystem::path(modelPath).parent_path();
@@ -340,7 +346,9 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
         llvm::any_of(model->graph().node(), [](const onnx::NodeProto &node) {
           return node.op_type() == "Scan";
         });
-    if (opset != 0 && opset != targetOpset && !hasOpset8Scan) {
+    if (writtenOpset > kLibonnxNewestOpset) {
+      opset = writtenOpset;
+    } else if (opset != 0 && opset != targetOpset && !hasOpset8Scan) {
       // Without an adapter for some node the model keeps its own opset;
       // lowerings accept the older forms of the attributes they read.
       try {
@@ -380,9 +388,7 @@ bool inferGraphShapes(onnx::GraphProto &graph, int64_t opset,
                       std::string &error, bool strict) {
   onnx::ModelProto model;
   model.set_ir_version(onnx::IR_VERSION);
-  auto *import = model.add_opset_import();
-  import->set_domain("");
-  import->set_version(opset);
+  addLibonnxOpsetImports(model, opset);
   *model.mutable_graph() = std::move(graph);
   // Strict: an inference error (an axis or rank out of range) throws.
   // Either way a node inference cannot type keeps no type (its lowering then

@@ -3,6 +3,7 @@
 
 #include "strata/compiler/Importers/ONNX/ModelLoader.h"
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
+#include "strata/compiler/Importers/ONNX/OpsetAdapters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -167,7 +168,7 @@ LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
   Location loc = getNodeLoc(builder.getContext(), state.path, node);
   NodeContext ctx(node, builder, loc, state);
   // Which opset the node was read at: an op may be known at another.
-  if (!node.domain().empty() && node.domain() != "ai.onnx")
+  if (!isDefaultDomain(node.domain()))
     return ctx.fail("unsupported op: domain '" + node.domain() +
                     "' is not supported (op " + node.op_type() + ")");
   const LoweringTable &table = getLoweringTable();
