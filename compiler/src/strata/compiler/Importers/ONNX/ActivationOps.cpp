@@ -56,6 +56,12 @@ Value sigmoid(OpBuilder &b, Location loc, Value x) {
   return arith::DivFOp::create(b, loc, one, d);
 }
 
+// x * sigmoid(alpha x)
+Value swish(OpBuilder &b, Location loc, Value x, double alpha) {
+  Value scaled = arith::MulFOp::create(b, loc, cst(b, loc, x, alpha), x);
+  return arith::MulFOp::create(b, loc, x, sigmoid(b, loc, scaled));
+}
+
 // log(1 + exp(x)), stable for large x: max(x, 0) + log1p(exp(-|x|)).
 Value softplus(OpBuilder &b, Location loc, Value x) {
   Value zero = cst(b, loc, x, 0);
@@ -272,6 +278,59 @@ void addActivationLowerings(LoweringTable &t) {
       Value t = math::TanhOp::create(b, loc, softplus(b, loc, x));
       return arith::MulFOp::create(b, loc, x, t);
     });
+  };
+  t["Gelu"] = [](NodeContext &ctx) {
+    std::string approximate = ctx.getStringAttr("approximate", "none");
+    if (approximate != "none" && approximate != "tanh")
+      return ctx.fail("unknown approximate '" + approximate + "'");
+    bool useTanh = approximate == "tanh";
+    return lowerUnary(ctx, [=](OpBuilder &b, Location loc, Value x) -> Value {
+      // 0.5 x (1 + erf(x / sqrt 2)), or with tanh(sqrt(2/pi) (x + 0.044715
+      // x^3)) in place of the erf.
+      Value inner;
+      if (useTanh) {
+        Value x3 = arith::MulFOp::create(b, loc, x,
+                                         arith::MulFOp::create(b, loc, x, x));
+        Value sum = arith::AddFOp::create(
+            b, loc, x,
+            arith::MulFOp::create(b, loc, cst(b, loc, x, 0.044715), x3));
+        inner = math::TanhOp::create(
+            b, loc,
+            arith::MulFOp::create(
+                b, loc, cst(b, loc, x, 0.79788456080286535587989), sum));
+      } else {
+        inner = math::ErfOp::create(
+            b, loc,
+            arith::MulFOp::create(b, loc, x,
+                                  cst(b, loc, x, 0.70710678118654752440)));
+      }
+      Value halfX = arith::MulFOp::create(b, loc, cst(b, loc, x, 0.5), x);
+      return arith::MulFOp::create(
+          b, loc, halfX,
+          arith::AddFOp::create(b, loc, cst(b, loc, x, 1), inner));
+    });
+  };
+  t["Swish"] = [](NodeContext &ctx) {
+    double alpha = ctx.getFloatAttr("alpha", 1.0f);
+    return lowerUnary(ctx, [=](OpBuilder &b, Location loc, Value x) -> Value {
+      return swish(b, loc, x, alpha);
+    });
+  };
+  // SwiGLU: Swish(A) * B, A and B of one shape.
+  t["SwiGLU"] = [](NodeContext &ctx) -> LogicalResult {
+    FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+    if (failed(type))
+      return failure();
+    if (ctx.getInputType(0) != ctx.getInputType(1))
+      return ctx.fail("A and B must have the same type and shape");
+    double alpha = ctx.getFloatAttr("alpha", 1.0f);
+    Value y = createElementwise(
+        ctx.getBuilder(), ctx.getLoc(), {ctx.getInput(0), ctx.getInput(1)},
+        *type, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          return arith::MulFOp::create(b, loc, swish(b, loc, a[0], alpha),
+                                       a[1]);
+        });
+    return ctx.setOutput(0, y);
   };
   t["Shrink"] = [](NodeContext &ctx) {
     double bias = ctx.getFloatAttr("bias", 0.0f);

@@ -515,6 +515,61 @@ void registerElementwise() {
                     /*optionalFrom=*/2);
 }
 
+// GridSample-20: X [N, C, D1..Dr], grid [N, O1..Or, r] -> [N, C, O1..Or].
+void inferGridSample(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasNInputShapes(ctx, 2))
+    return;
+  const TensorShapeProto &x = onnx::getInputShape(ctx, 0);
+  const TensorShapeProto &grid = onnx::getInputShape(ctx, 1);
+  if (x.dim_size() < 3 || grid.dim_size() != x.dim_size())
+    fail_shape_inference("X must be [N, C, D1, ...] and grid [N, O1, ..., r] "
+                         "of the same rank");
+  TensorShapeProto *out = onnx::getOutputShape(ctx, 0);
+  *out->add_dim() = x.dim(0);
+  *out->add_dim() = x.dim(1);
+  for (int i = 1; i + 1 < grid.dim_size(); ++i)
+    *out->add_dim() = grid.dim(i);
+}
+
+// BitCast-26: the same shape, element type `to`.
+void inferBitCast(InferenceContext &ctx) {
+  onnx::updateOutputElemType(
+      ctx, 0, static_cast<int32_t>(onnx::getAttribute(ctx, "to", 0)));
+  if (onnx::hasInputShape(ctx, 0))
+    onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+}
+
+void registerOthers() {
+  OpSchema gridSample = makeSchema("GridSample");
+  addInput(gridSample, 0, "X");
+  addInput(gridSample, 1, "grid");
+  addOutput(gridSample, 0, "Y");
+  gridSample.Attr("align_corners", "", AttributeProto::INT, int64_t(0));
+  gridSample.Attr("mode", "", AttributeProto::STRING, std::string("linear"));
+  gridSample.Attr("padding_mode", "", AttributeProto::STRING,
+                  std::string("zeros"));
+  gridSample.TypeAndShapeInferenceFunction(inferGridSample);
+  onnx::RegisterSchema(std::move(gridSample));
+
+  OpSchema bitCast = makeSchema("BitCast");
+  addInput(bitCast, 0, "input");
+  addOutput(bitCast, 0, "output");
+  bitCast.Attr("to", "", AttributeProto::INT, /*required=*/true);
+  bitCast.TypeAndShapeInferenceFunction(inferBitCast);
+  onnx::RegisterSchema(std::move(bitCast));
+
+  // Range-27 adds stash_type (the precision of the running value).
+  OpSchema range = makeSchema("Range");
+  addInput(range, 0, "start");
+  addInput(range, 1, "limit");
+  addInput(range, 2, "delta");
+  addOutput(range, 0, "output");
+  range.Attr("stash_type", "", AttributeProto::INT, int64_t(1));
+  range.TypeAndShapeInferenceFunction(getOpset17Inference("Range"));
+  onnx::RegisterSchema(std::move(range));
+}
+
 std::once_flag registered;
 
 } // namespace
@@ -531,6 +586,7 @@ void registerAdaptedOpSchemas() {
     registerCasts();
     registerQuantization();
     registerElementwise();
+    registerOthers();
   });
 }
 

@@ -431,6 +431,40 @@ void addElementwiseLowerings(LoweringTable &t) {
         });
   };
   t["BitwiseNot"] = t["Not"];
+  // BitCast: the same bits read as another type of the width (bool is a
+  // byte).
+  t["BitCast"] = [](NodeContext &ctx) -> LogicalResult {
+    FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+    if (failed(type))
+      return failure();
+    Type from = ctx.getInputType(0).getElementType();
+    Type to = type->getElementType();
+    auto width = [](Type t) {
+      return t.isInteger(1) ? 8u : t.getIntOrFloatBitWidth();
+    };
+    if (!from.isIntOrFloat() || !to.isIntOrFloat() || width(from) != width(to))
+      return ctx.fail("BitCast needs element types of one bit width");
+    Value y = createElementwise(
+        ctx.getBuilder(), ctx.getLoc(), {ctx.getInput(0)}, *type,
+        [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          if (from == to)
+            return a[0];
+          if (from.isInteger(1))
+            return arith::BitcastOp::create(
+                b, loc, to,
+                arith::ExtUIOp::create(b, loc, b.getI8Type(), a[0]));
+          Value bits = a[0];
+          if (isa<FloatType>(from))
+            bits = arith::BitcastOp::create(
+                b, loc, b.getIntegerType(width(from)), bits);
+          if (to.isInteger(1))
+            return arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ne, bits,
+                createScalar(b, loc, bits.getType(), 0));
+          return arith::BitcastOp::create(b, loc, to, bits);
+        });
+    return ctx.setOutput(0, y);
+  };
   t["Equal"] = [](NodeContext &ctx) {
     LogicalResult folded = success();
     if (tryFoldIntEqual(ctx, folded))

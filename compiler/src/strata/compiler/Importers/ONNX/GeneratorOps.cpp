@@ -109,6 +109,15 @@ LogicalResult lowerRange(NodeContext &ctx) {
   Location loc = ctx.getLoc();
   if (type->getNumElements() == 0)
     return ctx.setOutput(0, createZeroElements(b, loc, *type));
+  // Integer ranges of compile-time operands (axes lists) fold, so the
+  // shape computations they feed do too.
+  if (s && l && d && isa<IntegerType>(et) && type->getNumElements() <= 1024) {
+    APInt start = s->getValues<APInt>()[0], delta = d->getValues<APInt>()[0];
+    SmallVector<APInt> values;
+    for (int64_t i = 0; i < type->getNumElements(); ++i)
+      values.push_back(start + delta * APInt(et.getIntOrFloatBitWidth(), i));
+    return ctx.setConstantOutput(0, DenseElementsAttr::get(*type, values));
+  }
   Value start = extractFirst(b, loc, ctx.getInput(0));
   Value delta = extractFirst(b, loc, ctx.getInput(2));
   bool isFloat = isa<FloatType>(et);

@@ -214,6 +214,7 @@ void addTfIdfLowerings(LoweringTable &table);
 void addRoiAlignLowerings(LoweringTable &table);
 void addControlFlowLowerings(LoweringTable &table);
 void addNonMaxSuppressionLowerings(LoweringTable &table);
+void addTransformerLowerings(LoweringTable &table);
 
 } // namespace strata::onnx_importer
 

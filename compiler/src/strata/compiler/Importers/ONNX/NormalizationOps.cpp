@@ -340,12 +340,133 @@ LogicalResult lowerMVN(NodeContext &ctx) {
 
 } // namespace
 
+// The type statistics are computed in: f32 for narrower floats when
+// stash_type is 1 (FLOAT), else the input's.
+Type getStashType(NodeContext &ctx, Type elementType) {
+  if (ctx.getIntAttr("stash_type", 1) == 1 &&
+      elementType.getIntOrFloatBitWidth() < 32)
+    return Float32Type::get(ctx.getContext());
+  return elementType;
+}
+
+// RMSNormalization: x / sqrt(mean(x^2 over [axis, rank)) + epsilon) * scale.
+LogicalResult lowerRMSNorm(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType xt = ctx.getInputType(0);
+  if (!isa<FloatType>(xt.getElementType()) ||
+      xt.getElementType() != type->getElementType() ||
+      xt.getShape() != type->getShape())
+    return ctx.fail("the input and the result must be floats of one shape");
+  int64_t rank = xt.getRank();
+  FailureOr<int64_t> axis = ctx.getAxis(ctx.getIntAttr("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t i = *axis; i < rank; ++i)
+    axes.push_back(i);
+  double eps = ctx.getFloatAttr("epsilon", 1e-5f);
+  Type et = xt.getElementType();
+  Type st = getStashType(ctx, et);
+  Value x = createCast(b, loc, ctx.getInput(0), st, false, false);
+  auto stashed = RankedTensorType::get(xt.getShape(), st);
+  Value squares = createElementwise(
+      b, loc, {x}, stashed, [](OpBuilder &nb, Location nl, ValueRange a) {
+        return arith::MulFOp::create(nb, nl, a[0], a[0]).getResult();
+      });
+  Value meanSquare = meanOver(b, loc, squares, axes);
+  Value normalized = createElementwise(
+      b, loc, {x, meanSquare}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value v =
+            arith::AddFOp::create(nb, nl, a[1], createScalar(nb, nl, st, eps));
+        Value r = arith::DivFOp::create(nb, nl, a[0],
+                                        math::SqrtOp::create(nb, nl, v));
+        return createScalarCast(nb, nl, r, et, false, false);
+      });
+  if (ctx.getInputType(1).getElementType() != et)
+    return ctx.fail("scale must have the input's element type");
+  Value y = createElementwise(
+      b, loc, {normalized, ctx.getInput(1)}, *type,
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        return arith::MulFOp::create(nb, nl, a[0], a[1]).getResult();
+      });
+  return ctx.setOutput(0, y);
+}
+
+// GroupNormalization: the channels of X [N, C, ...] in num_groups groups,
+// each normalized over its channels and all spatial positions; then scale
+// and bias, per channel (opset 21) or per group (opset 18).
+LogicalResult lowerGroupNorm(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType xt = ctx.getInputType(0);
+  int64_t rank = xt.getRank();
+  if (rank < 2 || !isa<FloatType>(xt.getElementType()) ||
+      xt.getElementType() != type->getElementType() ||
+      xt.getShape() != type->getShape())
+    return ctx.fail("X must be a float tensor [N, C, ...] of the result's "
+                    "type");
+  int64_t groups = ctx.getIntAttr("num_groups", 0);
+  int64_t channels = xt.getDimSize(1);
+  if (groups <= 0 || channels % groups != 0)
+    return ctx.fail("num_groups " + Twine(groups) +
+                    " must be positive and divide the " + Twine(channels) +
+                    " channels");
+  bool perChannel = ctx.getOpset() >= 21;
+  int64_t paramSize = perChannel ? channels : groups;
+  for (unsigned i = 1; i <= 2; ++i)
+    if (ctx.getInputType(i).getNumElements() != paramSize ||
+        ctx.getInputType(i).getElementType() != xt.getElementType())
+      return ctx.fail(Twine(i == 1 ? "scale" : "bias") + " must have " +
+                      Twine(paramSize) + " values of X's type (one per " +
+                      (perChannel ? "channel" : "group") + ")");
+  Type et = xt.getElementType();
+  Type st = getStashType(ctx, et);
+  int64_t perGroup = xt.getNumElements() / xt.getDimSize(0) / groups;
+  Value grouped = createReshape(
+      b, loc, createCast(b, loc, ctx.getInput(0), st, false, false),
+      {xt.getDimSize(0), groups, perGroup});
+  auto [mean, var] = moments(b, loc, grouped, {2});
+  auto groupedType = cast<RankedTensorType>(grouped.getType());
+  Value normalized = normalize(b, loc, groupedType, grouped, mean, var, Value(),
+                               Value(), ctx.getFloatAttr("epsilon", 1e-5f));
+  normalized =
+      createCast(b, loc, createReshape(b, loc, normalized, xt.getShape()), et,
+                 false, false);
+  auto perChannelParam = [&](Value v) {
+    if (!perChannel) {
+      v = createBroadcast(b, loc, createReshape(b, loc, v, {groups, 1}),
+                          {groups, channels / groups});
+      v = createReshape(b, loc, v, {channels});
+    }
+    return channelVector(b, loc, createReshape(b, loc, v, {channels}), rank);
+  };
+  Value y = createElementwise(
+      b, loc,
+      {normalized, perChannelParam(ctx.getInput(1)),
+       perChannelParam(ctx.getInput(2))},
+      *type, [](OpBuilder &nb, Location nl, ValueRange a) {
+        Value scaled = arith::MulFOp::create(nb, nl, a[0], a[1]);
+        return arith::AddFOp::create(nb, nl, scaled, a[2]).getResult();
+      });
+  return ctx.setOutput(0, y);
+}
+
 void addNormalizationLowerings(LoweringTable &t) {
   t["LRN"] = lowerLRN;
   t["MeanVarianceNormalization"] = lowerMVN;
   t["BatchNormalization"] = lowerBatchNorm;
   t["LayerNormalization"] = lowerLayerNorm;
   t["InstanceNormalization"] = lowerInstanceNorm;
+  t["RMSNormalization"] = lowerRMSNorm;
+  t["GroupNormalization"] = lowerGroupNorm;
 }
 
 } // namespace strata::onnx_importer

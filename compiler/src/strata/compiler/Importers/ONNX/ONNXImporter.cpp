@@ -65,6 +65,7 @@ const LoweringTable &getLoweringTable() {
     addRoiAlignLowerings(t);
     addControlFlowLowerings(t);
     addNonMaxSuppressionLowerings(t);
+    addTransformerLowerings(t);
     return t;
   }();
   return table;

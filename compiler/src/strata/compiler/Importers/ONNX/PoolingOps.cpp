@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
 
@@ -153,7 +154,9 @@ SmallVector<Value> createPoolGeneric(OpBuilder &b, Location loc, PoolKind kind,
   return SmallVector<Value>(generic.getResults());
 }
 
-LogicalResult lowerPool(NodeContext &ctx, PoolKind kind) {
+// Max and average pools; with `lpPool`, an average pool's sum over |x|^p
+// raised to 1/p (LpPool).
+LogicalResult lowerPool(NodeContext &ctx, PoolKind kind, bool lpPool = false) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
     return failure();
@@ -173,6 +176,18 @@ LogicalResult lowerPool(NodeContext &ctx, PoolKind kind) {
   if (failed(p))
     return failure();
   Value x = ctx.getInput(0);
+  double power = ctx.getIntAttr("p", 2);
+  if (lpPool) {
+    if (power <= 0)
+      return ctx.fail("p must be positive");
+    x = createElementwise(
+        b, loc, {x}, xt, [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value magnitude = math::AbsFOp::create(nb, nl, a[0]);
+          return math::PowFOp::create(nb, nl, magnitude,
+                                      createScalar(nb, nl, et, power))
+              .getResult();
+        });
+  }
   SmallVector<int64_t> inShape(xt.getShape()), outShape(type->getShape());
   // 1-D and 2-D float pools use linalg's named NCHW ops (1-D over a height
   // of 1); 3-D and more, integer max and max with indices the generic.
@@ -215,7 +230,15 @@ LogicalResult lowerPool(NodeContext &ctx, PoolKind kind) {
   };
   SmallVector<Value> results = pool(padded, outType);
   Value result = results[0];
-  if (kind == PoolKind::Average) {
+  if (lpPool) {
+    result = createElementwise(
+        b, loc, {result}, outType,
+        [&](OpBuilder &nb, Location nl, ValueRange a) {
+          return math::PowFOp::create(nb, nl, a[0],
+                                      createScalar(nb, nl, et, 1.0 / power))
+              .getResult();
+        });
+  } else if (kind == PoolKind::Average) {
     // Divide by the number of counted elements in each window: pool a
     // tensor of ones padded like the input.
     bool countPads = ctx.getIntAttr("count_include_pad", 0) != 0;
@@ -278,6 +301,9 @@ void addPoolingLowerings(LoweringTable &t) {
   t["MaxPool"] = [](NodeContext &ctx) { return lowerPool(ctx, PoolKind::Max); };
   t["AveragePool"] = [](NodeContext &ctx) {
     return lowerPool(ctx, PoolKind::Average);
+  };
+  t["LpPool"] = [](NodeContext &ctx) {
+    return lowerPool(ctx, PoolKind::Average, /*lpPool=*/true);
   };
   t["GlobalMaxPool"] = [](NodeContext &ctx) {
     return lowerGlobalPool(ctx, PoolKind::Max);

@@ -65,13 +65,21 @@ Value addValues(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::AddIOp::create(b, loc, x, y);
 }
 
-// Inclusive/exclusive, forward/reverse running sum along a static axis.
+Value mulValues(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::MulFOp::create(b, loc, x, y);
+  return arith::MulIOp::create(b, loc, x, y);
+}
+
+// Inclusive/exclusive, forward/reverse running sum (or product) along a
+// static axis.
 Value createCumSum(OpBuilder &b, Location loc, Value x, int64_t axis,
-                   bool exclusive, bool reverse) {
+                   bool exclusive, bool reverse, bool product) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
   Type et = type.getElementType();
-  Value init = createFilled(b, loc, type, createScalar(b, loc, et, 0));
+  double identity = product ? 1 : 0;
+  Value init = createFilled(b, loc, type, createScalar(b, loc, et, identity));
   using P = arith::CmpIPredicate;
   P pred =
       reverse ? (exclusive ? P::ugt : P::uge) : (exclusive ? P::ult : P::ule);
@@ -81,12 +89,13 @@ Value createCumSum(OpBuilder &b, Location loc, Value x, int64_t axis,
           Value j) -> SmallVector<Value> {
         Value take = arith::CmpIOp::create(nb, nl, pred, j, i);
         Value v = arith::SelectOp::create(nb, nl, take, args[0],
-                                          createScalar(nb, nl, et, 0));
-        return {addValues(nb, nl, args[1], v)};
+                                          createScalar(nb, nl, et, identity));
+        return {product ? mulValues(nb, nl, args[1], v)
+                        : addValues(nb, nl, args[1], v)};
       })[0];
 }
 
-LogicalResult lowerCumSum(NodeContext &ctx) {
+LogicalResult lowerCumSum(NodeContext &ctx, bool product) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
     return failure();
@@ -106,7 +115,7 @@ LogicalResult lowerCumSum(NodeContext &ctx) {
       return ctx.fail("axis must be one value in [-rank, rank)");
     return ctx.setOutput(0, createCumSum(b, loc, x,
                                          normalizeAxis((*axis)[0], rank),
-                                         exclusive, reverse));
+                                         exclusive, reverse, product));
   }
   // A run-time axis: one sum per candidate axis, the right one selected at
   // run time (ranks are small; a constant axis gets just one).
@@ -119,9 +128,9 @@ LogicalResult lowerCumSum(NodeContext &ctx) {
       arith::AddIOp::create(b, loc, axis,
                             createScalar(b, loc, b.getI64Type(), rank)),
       axis);
-  Value result = createCumSum(b, loc, x, 0, exclusive, reverse);
+  Value result = createCumSum(b, loc, x, 0, exclusive, reverse, product);
   for (int64_t a = 1; a < rank; ++a) {
-    Value sum = createCumSum(b, loc, x, a, exclusive, reverse);
+    Value sum = createCumSum(b, loc, x, a, exclusive, reverse, product);
     Value isA = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, axis,
                                       createScalar(b, loc, b.getI64Type(), a));
     result = arith::SelectOp::create(b, loc, isA, sum, result);
@@ -262,7 +271,8 @@ Value createSelectedPositions(OpBuilder &b, Location loc, Value mask,
                               int64_t count) {
   Type i64 = b.getI64Type();
   Value ones = createCast(b, loc, mask, i64, /*fromUnsigned=*/true, false);
-  Value before = createCumSum(b, loc, ones, 0, /*exclusive=*/true, false);
+  Value before = createCumSum(b, loc, ones, 0, /*exclusive=*/true, false,
+                              /*product=*/false);
   auto resultType = RankedTensorType::get({count}, i64);
   Value init = createFilled(b, loc, resultType, createScalar(b, loc, i64, 0));
   AffineMap alongMask = AffineMap::get(2, 0, b.getAffineDimExpr(1));
@@ -547,7 +557,8 @@ void addScanSortLowerings(LoweringTable &t) {
   t["Unique"] = lowerUnique;
   t["Compress"] = lowerCompress;
   t["NonZero"] = lowerNonZero;
-  t["CumSum"] = lowerCumSum;
+  t["CumSum"] = [](NodeContext &ctx) { return lowerCumSum(ctx, false); };
+  t["CumProd"] = [](NodeContext &ctx) { return lowerCumSum(ctx, true); };
   t["TopK"] = lowerTopK;
   t["Hardmax"] = lowerHardmax;
 }
