@@ -143,6 +143,56 @@ bool tryFoldIntEqual(NodeContext &ctx, LogicalResult &result) {
   return true;
 }
 
+// Logic on small bool constants (the conditions of expanded functions,
+// e.g. Attention's grouped-query test: Not(Equal(heads, kv_heads))); one
+// operand for Not. Returns false when it does not apply.
+bool tryFoldBoolLogic(NodeContext &ctx, LogicalResult &result,
+                      llvm::function_ref<bool(bool, bool)> fn) {
+  unsigned arity = ctx.getNumInputs();
+  SmallVector<SmallVector<bool>> operands;
+  SmallVector<int64_t> shape;
+  int64_t count = 1;
+  for (unsigned i = 0; i < arity; ++i) {
+    std::optional<DenseElementsAttr> c = ctx.getConstantInput(i);
+    if (!c || !c->getElementType().isInteger(1) || c->getNumElements() > 64)
+      return false;
+    operands.push_back(llvm::to_vector(c->getValues<bool>()));
+    if (c->getNumElements() >= count) {
+      count = c->getNumElements();
+      shape = llvm::to_vector(cast<RankedTensorType>(c->getType()).getShape());
+    }
+  }
+  if (llvm::any_of(operands, [&](const SmallVector<bool> &v) {
+        return static_cast<int64_t>(v.size()) != count && v.size() != 1;
+      }))
+    return false;
+  SmallVector<bool> values;
+  for (int64_t i = 0; i < count; ++i) {
+    bool x = operands[0][operands[0].size() == 1 ? 0 : i];
+    bool y = arity > 1 ? operands[1][operands[1].size() == 1 ? 0 : i] : false;
+    values.push_back(fn(x, y));
+  }
+  FailureOr<RankedTensorType> type = ctx.getOutputTypeOr(
+      0, RankedTensorType::get(shape, ctx.getBuilder().getI1Type()));
+  if (failed(type) || type->getNumElements() != count ||
+      !type->getElementType().isInteger(1))
+    return false;
+  result = ctx.setConstantOutput(0, DenseElementsAttr::get(*type, values));
+  return true;
+}
+
+template <typename IntOp> OpLowering logic(bool (*fold)(bool, bool)) {
+  return [fold](NodeContext &ctx) {
+    LogicalResult folded = success();
+    if (tryFoldBoolLogic(ctx, folded, fold))
+      return folded;
+    return lowerElementwise(
+        ctx, [](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
+          return IntOp::create(b, loc, a[0], a[1]);
+        });
+  };
+}
+
 // Where of small constants (the other half of that pattern).
 bool tryFoldWhere(NodeContext &ctx, LogicalResult &result) {
   SmallVector<DenseElementsAttr> inputs;
@@ -417,13 +467,16 @@ void addElementwiseLowerings(LoweringTable &t) {
           return arith::ShRUIOp::create(b, loc, a[0], a[1]);
         });
   };
-  t["And"] = binary<arith::AndIOp, arith::AndIOp>();
-  t["Or"] = binary<arith::OrIOp, arith::OrIOp>();
-  t["Xor"] = binary<arith::XOrIOp, arith::XOrIOp>();
+  t["And"] = logic<arith::AndIOp>([](bool x, bool y) { return x && y; });
+  t["Or"] = logic<arith::OrIOp>([](bool x, bool y) { return x || y; });
+  t["Xor"] = logic<arith::XOrIOp>([](bool x, bool y) { return x != y; });
   t["BitwiseAnd"] = t["And"];
   t["BitwiseOr"] = t["Or"];
   t["BitwiseXor"] = t["Xor"];
   t["Not"] = [](NodeContext &ctx) {
+    LogicalResult folded = success();
+    if (tryFoldBoolLogic(ctx, folded, [](bool x, bool) { return !x; }))
+      return folded;
     return lowerElementwise(
         ctx, [](OpBuilder &b, Location loc, ValueRange a, bool) -> Value {
           Value ones = createScalar(b, loc, a[0].getType(), -1);
