@@ -540,6 +540,70 @@ void inferBitCast(InferenceContext &ctx) {
     onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
 }
 
+// Attention-23..25: Y like Q with V's head size; the caches and the QK
+// output over past + current keys.
+void inferAttention(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  for (size_t i = 1; i < ctx.getNumOutputs(); ++i)
+    onnx::propagateElemTypeFromInputToOutput(ctx, i == 2 ? 2 : 0, i);
+  if (!onnx::hasNInputShapes(ctx, 3))
+    return;
+  const TensorShapeProto &q = onnx::getInputShape(ctx, 0);
+  const TensorShapeProto &k = onnx::getInputShape(ctx, 1);
+  const TensorShapeProto &v = onnx::getInputShape(ctx, 2);
+  int rank = q.dim_size();
+  if ((rank != 3 && rank != 4) || k.dim_size() != rank || v.dim_size() != rank)
+    fail_shape_inference("Q, K and V must all be 3-D or all 4-D");
+  auto value = [](const TensorShapeProto &shape, int d) -> int64_t {
+    return shape.dim(d).has_dim_value() ? shape.dim(d).dim_value() : -1;
+  };
+  int64_t batch = value(q, 0), qHeads, kvHeads, qLength, kvLength, headSize,
+          valueHeadSize;
+  if (rank == 4) {
+    qHeads = value(q, 1);
+    kvHeads = value(k, 1);
+    qLength = value(q, 2);
+    kvLength = value(k, 2);
+    headSize = value(k, 3);
+    valueHeadSize = value(v, 3);
+  } else {
+    qHeads = onnx::getAttribute(ctx, "q_num_heads", 0);
+    kvHeads = onnx::getAttribute(ctx, "kv_num_heads", 0);
+    if (qHeads <= 0 || kvHeads <= 0)
+      fail_shape_inference("3-D inputs need q_num_heads and kv_num_heads");
+    qLength = value(q, 1);
+    kvLength = value(k, 1);
+    headSize = value(k, 2) < 0 ? -1 : value(k, 2) / kvHeads;
+    valueHeadSize = value(v, 2) < 0 ? -1 : value(v, 2) / kvHeads;
+  }
+  int64_t past = 0;
+  if (hasInput(ctx, 4)) {
+    if (!onnx::hasInputShape(ctx, 4))
+      return;
+    const TensorShapeProto &pastKey = onnx::getInputShape(ctx, 4);
+    past = pastKey.dim_size() == 4 ? value(pastKey, 2) : -1;
+  }
+  int64_t total = past < 0 || kvLength < 0 ? -1 : past + kvLength;
+  auto setShape = [&](size_t output, std::initializer_list<int64_t> dims) {
+    if (output >= ctx.getNumOutputs())
+      return;
+    TensorShapeProto *shape = onnx::getOutputShape(ctx, output);
+    for (int64_t d : dims) {
+      auto *dim = shape->add_dim();
+      if (d >= 0)
+        dim->set_dim_value(d);
+    }
+  };
+  if (rank == 4)
+    setShape(0, {batch, qHeads, qLength, valueHeadSize});
+  else
+    setShape(0,
+             {batch, qLength, valueHeadSize < 0 ? -1 : qHeads * valueHeadSize});
+  setShape(1, {batch, kvHeads, total, headSize});
+  setShape(2, {batch, kvHeads, total, valueHeadSize});
+  setShape(3, {batch, qHeads, qLength, total});
+}
+
 void registerOthers() {
   OpSchema gridSample = makeSchema("GridSample");
   addInput(gridSample, 0, "X");
@@ -551,6 +615,31 @@ void registerOthers() {
                   std::string("zeros"));
   gridSample.TypeAndShapeInferenceFunction(inferGridSample);
   onnx::RegisterSchema(std::move(gridSample));
+
+  OpSchema attention = makeSchema("Attention");
+  addInput(attention, 0, "Q");
+  addInput(attention, 1, "K");
+  addInput(attention, 2, "V");
+  addInput(attention, 3, "attn_mask", OpSchema::Optional);
+  addInput(attention, 4, "past_key", OpSchema::Optional);
+  addInput(attention, 5, "past_value", OpSchema::Optional);
+  addInput(attention, 6, "nonpad_kv_seqlen", OpSchema::Optional);
+  addOutput(attention, 0, "Y");
+  addOutput(attention, 1, "present_key", OpSchema::Optional);
+  addOutput(attention, 2, "present_value", OpSchema::Optional);
+  addOutput(attention, 3, "qk_matmul_output", OpSchema::Optional);
+  attention.Attr("is_causal", "", AttributeProto::INT, int64_t(0));
+  attention.Attr("kv_num_heads", "", AttributeProto::INT, /*required=*/false);
+  attention.Attr("q_num_heads", "", AttributeProto::INT, /*required=*/false);
+  attention.Attr("qk_matmul_output_mode", "", AttributeProto::INT, int64_t(0));
+  attention.Attr("scale", "", AttributeProto::FLOAT, /*required=*/false);
+  attention.Attr("softcap", "", AttributeProto::FLOAT, 0.0f);
+  attention.Attr("softmax_precision", "", AttributeProto::INT,
+                 /*required=*/false);
+  attention.Attr("left_window_size", "", AttributeProto::INT, int64_t(-1));
+  attention.Attr("right_window_size", "", AttributeProto::INT, int64_t(-1));
+  attention.TypeAndShapeInferenceFunction(inferAttention);
+  onnx::RegisterSchema(std::move(attention));
 
   OpSchema bitCast = makeSchema("BitCast");
   addInput(bitCast, 0, "input");
