@@ -283,10 +283,14 @@ void inferResize(InferenceContext &ctx) {
       onnx::getAttribute(ctx, "keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
     fail_shape_inference("unknown keep_aspect_ratio_policy '", policy, "'");
+  // Resized dims stay unknown unless constant scales or sizes give them.
   TensorShapeProto *out = onnx::getOutputShape(ctx, 0);
   out->clear_dim();
-  for (int64_t d = 0; d < rank; ++d)
-    *out->add_dim() = shape.dim(d);
+  for (int64_t d = 0; d < rank; ++d) {
+    auto *dim = out->add_dim();
+    if (std::find(axes.begin(), axes.end(), d) == axes.end())
+      *dim = shape.dim(d);
+  }
   auto known = [&](int64_t axis) { return shape.dim(axis).has_dim_value(); };
   bool hasScales = hasInput(ctx, 2) && ctx.getInputData(2) &&
                    ctx.getInputData(2)->dims_size() == 1 &&
@@ -314,8 +318,10 @@ void inferResize(InferenceContext &ctx) {
           scale * static_cast<double>(shape.dim(axis).dim_value()) + 0.5)));
     return;
   }
+  // With tf_crop_and_resize the roi scales the output too: left unknown.
   auto scales = getConstantFloats(ctx, 2);
-  if (!scales)
+  if (!scales || onnx::getAttribute(ctx, "coordinate_transformation_mode",
+                                    "half_pixel") == "tf_crop_and_resize")
     return;
   if (scales->size() != axes.size())
     fail_shape_inference("scales has ", scales->size(), " values for ",

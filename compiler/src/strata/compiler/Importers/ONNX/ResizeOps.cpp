@@ -57,8 +57,8 @@ struct ResizeBuilder {
   // The source coordinate of output index `i` along a dim of `inSize`
   // input elements with `scale` (f64); roiStart/roiEnd for
   // tf_crop_and_resize.
-  Value sourceCoord(Value i, int64_t inSize, Value scale, Value roiStart,
-                    Value roiEnd) {
+  Value sourceCoord(Value i, int64_t inSize, int64_t outSize, Value scale,
+                    Value roiStart, Value roiEnd) {
     Value x = arith::SIToFPOp::create(
         b, loc, b.getF64Type(),
         arith::IndexCastOp::create(b, loc, b.getI64Type(), i));
@@ -83,6 +83,11 @@ struct ResizeBuilder {
       return add(r, mul(roiStart, f64(inSize - 1)));
     }
     Value r = sub(div(add(x, f64(0.5)), scale), f64(0.5));
+    if (m == "half_pixel_symmetric") {
+      // Centred: shifted by (inSize / 2) (1 - outSize / (scale inSize)).
+      Value adjustment = div(f64(outSize), outLength);
+      return add(r, mul(f64(inSize / 2.0), sub(f64(1), adjustment)));
+    }
     if (m == "pytorch_half_pixel")
       return arith::SelectOp::create(b, loc, isOne, f64(-0.5), r);
     return r; // half_pixel
@@ -173,9 +178,11 @@ LogicalResult lowerResize(NodeContext &ctx) {
     return failure();
   if (ctx.getOpset() < 11)
     return ctx.fail("Resize before opset 11 is not supported");
-  for (const char *name : {"antialias", "axes", "keep_aspect_ratio_policy"})
-    if (ctx.hasAttr(name))
-      return ctx.fail(std::string("attribute '") + name + "' is not supported");
+  if (ctx.getIntAttr("antialias", 0) != 0)
+    return ctx.fail("antialias is not supported");
+  std::string policy = ctx.getStringAttr("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return ctx.fail("unknown keep_aspect_ratio_policy '" + policy + "'");
   ResizeAttrs attrs;
   attrs.mode = ctx.getStringAttr("mode", "nearest");
   attrs.coordMode =
@@ -187,9 +194,9 @@ LogicalResult lowerResize(NodeContext &ctx) {
   if (attrs.mode != "nearest" && attrs.mode != "linear" &&
       attrs.mode != "cubic")
     return ctx.fail("unknown mode '" + attrs.mode + "'");
-  if (!llvm::is_contained({"half_pixel", "pytorch_half_pixel", "align_corners",
-                           "asymmetric", "tf_half_pixel_for_nn",
-                           "tf_crop_and_resize"},
+  if (!llvm::is_contained({"half_pixel", "half_pixel_symmetric",
+                           "pytorch_half_pixel", "align_corners", "asymmetric",
+                           "tf_half_pixel_for_nn", "tf_crop_and_resize"},
                           attrs.coordMode))
     return ctx.fail("unknown coordinate_transformation_mode '" +
                     attrs.coordMode + "'");
@@ -210,22 +217,59 @@ LogicalResult lowerResize(NodeContext &ctx) {
   bool hasScales = ctx.hasInput(2) && ctx.getInputType(2).getNumElements() > 0;
   if (!hasSizes && !hasScales)
     return ctx.fail("one of scales and sizes must be given");
-  if ((hasSizes ? ctx.getInputType(3) : ctx.getInputType(2)).getNumElements() !=
-      rank)
-    return ctx.fail("scales/sizes must have one value per input dim");
-  SmallVector<std::optional<double>> staticScales(rank);
-  if (hasSizes) {
+  // The dims scales, sizes and roi name (opset 18's `axes`; all by
+  // default): position[d] is dim d's place in them, -1 when not named.
+  SmallVector<int64_t> axes = ctx.getIntsAttr("axes");
+  if (axes.empty())
     for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  SmallVector<int64_t> position(rank, -1);
+  for (auto [k, axis] : llvm::enumerate(axes)) {
+    FailureOr<int64_t> d = ctx.getAxis(axis, rank);
+    if (failed(d))
+      return failure();
+    if (position[*d] >= 0)
+      return ctx.fail("axes names a dim twice");
+    position[*d] = k;
+    axis = *d;
+  }
+  int64_t named = axes.size();
+  if ((hasSizes ? ctx.getInputType(3) : ctx.getInputType(2)).getNumElements() !=
+      named)
+    return ctx.fail("scales/sizes must have one value per resized dim");
+  // Sizes give out / in per dim, or with an aspect policy one scale for all
+  // (the smallest or largest sizes[k] / in), known here when they are.
+  SmallVector<std::optional<double>> staticScales(rank);
+  bool runtimePolicyScale = false;
+  if (hasSizes && policy != "stretch") {
+    if (std::optional<DenseElementsAttr> c = ctx.getConstantInput(3)) {
+      double scale = policy == "not_larger" ? INFINITY : 0.0;
+      for (auto [k, v] : llvm::enumerate(c->getValues<APInt>())) {
+        double ratio = static_cast<double>(v.getSExtValue()) /
+                       static_cast<double>(xt.getDimSize(axes[k]));
+        scale = policy == "not_larger" ? std::min(scale, ratio)
+                                       : std::max(scale, ratio);
+      }
+      for (int64_t d : axes)
+        staticScales[d] = scale;
+    } else {
+      runtimePolicyScale = true;
+    }
+  } else if (hasSizes) {
+    for (int64_t d : axes)
       staticScales[d] = static_cast<double>(type->getDimSize(d)) /
                         static_cast<double>(xt.getDimSize(d));
   } else if (std::optional<DenseElementsAttr> c = ctx.getConstantInput(2)) {
-    int64_t d = 0;
-    for (const APFloat &v : c->getValues<APFloat>())
-      staticScales[d++] = v.convertToDouble();
+    for (auto [k, v] : llvm::enumerate(c->getValues<APFloat>()))
+      staticScales[axes[k]] = v.convertToDouble();
   }
+  for (int64_t d = 0; d < rank; ++d)
+    if (position[d] < 0)
+      staticScales[d] = 1.0;
   if (cropMode &&
-      (!ctx.hasInput(1) || ctx.getInputType(1).getNumElements() != 2 * rank))
-    return ctx.fail("tf_crop_and_resize needs an roi of 2 * rank values");
+      (!ctx.hasInput(1) || ctx.getInputType(1).getNumElements() != 2 * named))
+    return ctx.fail("tf_crop_and_resize needs an roi of 2 values per resized "
+                    "dim");
 
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
@@ -234,10 +278,11 @@ LogicalResult lowerResize(NodeContext &ctx) {
   SmallVector<bool> resized(rank);
   for (int64_t d = 0; d < rank; ++d) {
     bool sameSize = xt.getDimSize(d) == type->getDimSize(d);
-    resized[d] =
-        !(sameSize && xt.getDimSize(d) == 1) &&
-        (!sameSize || cropMode || (staticScales[d] && *staticScales[d] != 1.0));
+    resized[d] = position[d] >= 0 && !(sameSize && xt.getDimSize(d) == 1) &&
+                 (!sameSize || cropMode || runtimePolicyScale ||
+                  (staticScales[d] && *staticScales[d] != 1.0));
   }
+  Value sizes = runtimePolicyScale ? ctx.getInput(3) : Value();
   Value x = ctx.getInput(0);
   Value scales = hasScales && !hasSizes ? ctx.getInput(2) : Value();
   Value roi = cropMode ? ctx.getInput(1) : Value();
@@ -253,17 +298,34 @@ LogicalResult lowerResize(NodeContext &ctx) {
         };
         SmallVector<SmallVector<Tap>> perDim(rank);
         Value outside = createScalar(nb, nl, nb.getI1Type(), 0);
+        Value policyScale;
+        if (runtimePolicyScale) {
+          for (int64_t k = 0; k < named; ++k) {
+            Value ratio =
+                rb.div(readF64(sizes, k), rb.f64(xt.getDimSize(axes[k])));
+            policyScale =
+                !policyScale ? ratio
+                : policy == "not_larger"
+                    ? arith::MinimumFOp::create(nb, nl, policyScale, ratio)
+                          .getResult()
+                    : arith::MaximumFOp::create(nb, nl, policyScale, ratio)
+                          .getResult();
+          }
+        }
         for (int64_t d = 0; d < rank; ++d) {
           if (!resized[d]) {
             perDim[d] = {{ivs[d], Value()}};
             continue;
           }
           int64_t inSize = xt.getDimSize(d);
-          Value scale =
-              staticScales[d] ? rb.f64(*staticScales[d]) : readF64(scales, d);
-          Value roiStart = cropMode ? readF64(roi, d) : Value();
-          Value roiEnd = cropMode ? readF64(roi, rank + d) : Value();
-          Value coord = rb.sourceCoord(ivs[d], inSize, scale, roiStart, roiEnd);
+          int64_t k = position[d];
+          Value scale = staticScales[d] ? rb.f64(*staticScales[d])
+                        : policyScale   ? policyScale
+                                        : readF64(scales, k);
+          Value roiStart = cropMode ? readF64(roi, k) : Value();
+          Value roiEnd = cropMode ? readF64(roi, named + k) : Value();
+          Value coord = rb.sourceCoord(ivs[d], inSize, type->getDimSize(d),
+                                       scale, roiStart, roiEnd);
           if (cropMode) {
             using P = arith::CmpFPredicate;
             Value lo = arith::CmpFOp::create(nb, nl, P::OLT, coord, rb.f64(0));
