@@ -162,11 +162,14 @@ LogicalResult lowerReduce(NodeContext &ctx, Reduce kind) {
   RankedTensorType xt = ctx.getInputType(0);
   Type et = xt.getElementType();
   bool isFloat = isa<FloatType>(et);
-  bool isUnsigned = ctx.isInputUnsigned(0);
+  // Bools reduce as unsigned bits (max: any, min: all).
+  bool isUnsigned = ctx.isInputUnsigned(0) || et.isInteger(1);
   bool noop;
   auto candidates = getReduceAxes(ctx, xt, *type, noop);
   if (failed(candidates))
     return failure();
+  if (type->getNumElements() == 0)
+    return ctx.setOutput(0, createZeroElements(b, loc, *type));
   Value x = ctx.getInput(0);
   // Elementwise prologue.
   if (kind == Reduce::L1 || kind == Reduce::L2 || kind == Reduce::SumSquare ||
@@ -202,28 +205,38 @@ LogicalResult lowerReduce(NodeContext &ctx, Reduce kind) {
     initValue = 1;
   auto reduceOver = [&](ArrayRef<int64_t> axes) -> Value {
     Value init = createScalar(b, loc, et, initValue);
-    Value r = createReduction(
-        b, loc, x, axes, keepDims, init,
-        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          switch (kind) {
-          case Reduce::Max:
-            if (isFloat)
-              return arith::MaximumFOp::create(nb, nl, a[0], a[1]);
-            return isUnsigned
-                       ? arith::MaxUIOp::create(nb, nl, a[0], a[1]).getResult()
-                       : arith::MaxSIOp::create(nb, nl, a[0], a[1]).getResult();
-          case Reduce::Min:
-            if (isFloat)
-              return arith::MinimumFOp::create(nb, nl, a[0], a[1]);
-            return isUnsigned
-                       ? arith::MinUIOp::create(nb, nl, a[0], a[1]).getResult()
-                       : arith::MinSIOp::create(nb, nl, a[0], a[1]).getResult();
-          case Reduce::Prod:
-            return mul(nb, nl, a[0], a[1]);
-          default:
-            return add(nb, nl, a[0], a[1]);
-          }
-        });
+    // Over no elements each result is the initial value (a reduction
+    // generic with an empty reduction loop would read nothing).
+    Value r =
+        xt.getNumElements() == 0
+            ? createFilled(b, loc, RankedTensorType::get(type->getShape(), et),
+                           init)
+            : createReduction(
+                  b, loc, x, axes, keepDims, init,
+                  [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                    switch (kind) {
+                    case Reduce::Max:
+                      if (isFloat)
+                        return arith::MaximumFOp::create(nb, nl, a[0], a[1]);
+                      return isUnsigned
+                                 ? arith::MaxUIOp::create(nb, nl, a[0], a[1])
+                                       .getResult()
+                                 : arith::MaxSIOp::create(nb, nl, a[0], a[1])
+                                       .getResult();
+                    case Reduce::Min:
+                      if (isFloat)
+                        return arith::MinimumFOp::create(nb, nl, a[0], a[1]);
+                      return isUnsigned
+                                 ? arith::MinUIOp::create(nb, nl, a[0], a[1])
+                                       .getResult()
+                                 : arith::MinSIOp::create(nb, nl, a[0], a[1])
+                                       .getResult();
+                    case Reduce::Prod:
+                      return mul(nb, nl, a[0], a[1]);
+                    default:
+                      return add(nb, nl, a[0], a[1]);
+                    }
+                  });
     int64_t count = 1;
     for (int64_t axis : axes)
       count *= xt.getDimSize(axis);
