@@ -79,7 +79,7 @@ def bfloat16_inputs(model_path):
 def bfloat16_text(bits):
     """A bfloat16 tensor (its 16-bit patterns) as strata-run tensor text:
     each value widened to f32 exactly, printed so it parses back exactly."""
-    values = (bits.astype(np.uint32) << 16).view(np.float32).reshape(-1)
+    values = (bits.astype(np.uint32).reshape(-1) << 16).view(np.float32)
     shape = "x".join(str(d) for d in bits.shape)
     prefix = f"{shape}xbf16" if shape else "bf16"
     return prefix + "=" + " ".join(repr(float(v)) for v in values)
@@ -193,8 +193,12 @@ def run_case(case, args):
                     return dict(result, ok=False, category="import: sequence/optional value",
                                 detail=os.path.basename(p))
                 if i < len(bf16_inputs) and bf16_inputs[i]:
-                    # .npy has no bfloat16; tensor text does.
-                    command.append("--input=" + bfloat16_text(value.view(np.uint16)))
+                    # .npy has no bfloat16; tensor text does. Debian's onnx
+                    # reads bfloat16 tensors as their float32 values (exact).
+                    bits = value.view(np.uint16) if value.dtype == np.uint16 \
+                        else (value.astype(np.float32).reshape(-1).view(np.uint32)
+                              >> 16).astype(np.uint16).reshape(value.shape)
+                    command.append("--input=" + bfloat16_text(bits))
                     continue
                 path = os.path.join(tmp, f"in{i}.npy")
                 np.save(path, as_signed(value.copy(order="C")))  # keeps rank 0

@@ -26,6 +26,16 @@ TEST_F(NumpyIoTest, RoundTripsShapesAndTypes) {
   }
 }
 
+TEST_F(NumpyIoTest, WritesBFloat16AsItsFloat32Values) {
+  // bf16 1.5 is 0x3FC0, -2.0 is 0xC000: as float32 0x3FC00000, 0xC0000000.
+  auto view = *ParseTensorArgument("2xbf16=1.5 -2", *allocator);
+  auto bytes = SerializeNumpy(*view);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  auto parsed = ParseNumpy(*bytes, *allocator);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(*FormatBufferView(**parsed), "2xf32=1.5 -2");
+}
+
 TEST_F(NumpyIoTest, ReadsAHandWrittenFile) {
   std::string header = "{'descr': '<i4', 'fortran_order': False, "
                        "'shape': (2, 2), }";

@@ -153,8 +153,14 @@ Result<RefPtr<hal::BufferView>> LoadNumpyFile(const std::string &path,
 }
 
 Result<std::vector<uint8_t>> SerializeNumpy(const hal::BufferView &view) {
-  STRATA_ASSIGN_OR_RETURN(std::string descr,
-                          hal::ElementTypeToNumpyDtype(view.element_type()));
+  // numpy has no bfloat16: its values are written as float32, each widened
+  // exactly (the 16 bits become the high half).
+  bool widenBF16 = view.element_type() == STRATA_HAL_ELEMENT_TYPE_BFLOAT_16;
+  std::string descr = "<f4";
+  if (!widenBF16) {
+    STRATA_ASSIGN_OR_RETURN(descr,
+                            hal::ElementTypeToNumpyDtype(view.element_type()));
+  }
   std::string header =
       "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (";
   for (int64_t dim : view.shape())
@@ -178,7 +184,14 @@ Result<std::vector<uint8_t>> SerializeNumpy(const hal::BufferView &view) {
   out.insert(out.end(), header.begin(), header.end());
   STRATA_ASSIGN_OR_RETURN(auto mapping,
                           view.buffer()->MapRange(0, view.byte_length()));
-  out.insert(out.end(), mapping.data, mapping.data + mapping.length);
+  if (!widenBF16) {
+    out.insert(out.end(), mapping.data, mapping.data + mapping.length);
+    return out;
+  }
+  for (size_t i = 0; i + 1 < mapping.length; i += 2) {
+    uint8_t widened[4] = {0, 0, mapping.data[i], mapping.data[i + 1]};
+    out.insert(out.end(), widened, widened + 4);
+  }
   return out;
 }
 
