@@ -610,6 +610,27 @@ void inferAttention(InferenceContext &ctx) {
   setShape(3, {batch, qHeads, qLength, total});
 }
 
+// CausalConvWithState-27: output like the input; present_state
+// [B, C, k - 1] from the weight's [C, 1, k].
+void inferCausalConvWithState(InferenceContext &ctx) {
+  onnx::propagateShapeAndTypeFromFirstInput(ctx);
+  if (ctx.getNumOutputs() < 2)
+    return;
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 1);
+  if (!onnx::hasNInputShapes(ctx, 2))
+    return;
+  const TensorShapeProto &x = onnx::getInputShape(ctx, 0);
+  const TensorShapeProto &w = onnx::getInputShape(ctx, 1);
+  if (x.dim_size() != 3 || w.dim_size() != 3)
+    fail_shape_inference("input must be [B, C, L] and weight [C, 1, k]");
+  TensorShapeProto *state = onnx::getOutputShape(ctx, 1);
+  *state->add_dim() = x.dim(0);
+  *state->add_dim() = x.dim(1);
+  auto *length = state->add_dim();
+  if (w.dim(2).has_dim_value())
+    length->set_dim_value(w.dim(2).dim_value() - 1);
+}
+
 void registerOthers() {
   OpSchema gridSample = makeSchema("GridSample");
   addInput(gridSample, 0, "X");
@@ -646,6 +667,18 @@ void registerOthers() {
   attention.Attr("right_window_size", "", AttributeProto::INT, int64_t(-1));
   attention.TypeAndShapeInferenceFunction(inferAttention);
   onnx::RegisterSchema(std::move(attention));
+
+  OpSchema causalConv = makeSchema("CausalConvWithState");
+  addInput(causalConv, 0, "input");
+  addInput(causalConv, 1, "weight");
+  addInput(causalConv, 2, "bias", OpSchema::Optional);
+  addInput(causalConv, 3, "past_state", OpSchema::Optional);
+  addOutput(causalConv, 0, "output");
+  addOutput(causalConv, 1, "present_state", OpSchema::Optional);
+  causalConv.Attr("activation", "", AttributeProto::STRING,
+                  std::string("none"));
+  causalConv.TypeAndShapeInferenceFunction(inferCausalConvWithState);
+  onnx::RegisterSchema(std::move(causalConv));
 
   OpSchema bitCast = makeSchema("BitCast");
   addInput(bitCast, 0, "input");

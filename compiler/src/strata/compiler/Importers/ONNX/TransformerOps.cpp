@@ -607,10 +607,101 @@ LogicalResult lowerAttention(NodeContext &ctx) {
   return ctx.setOutput(3, qk);
 }
 
+// CausalConvWithState: a depthwise causal 1-D convolution over
+// [past_state (or zeros), input] along the length, with an optional bias
+// and SiLU; present_state is the last k - 1 positions of that sequence.
+LogicalResult lowerCausalConvWithState(NodeContext &ctx) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType xt = ctx.getInputType(0), wt = ctx.getInputType(1);
+  Type et = xt.getElementType();
+  if (xt.getRank() != 3 || wt.getRank() != 3 || !isa<FloatType>(et) ||
+      wt.getElementType() != et || wt.getDimSize(0) != xt.getDimSize(1) ||
+      wt.getDimSize(1) != 1 || wt.getDimSize(2) < 1)
+    return ctx.fail("input must be [B, C, L] and weight [C, 1, k] floats of "
+                    "one type");
+  int64_t batch = xt.getDimSize(0), channels = xt.getDimSize(1),
+          length = xt.getDimSize(2), kernel = wt.getDimSize(2);
+  if (kernel > 64)
+    return ctx.fail("kernels longer than 64 are not supported");
+  std::string activation = ctx.getStringAttr("activation", "none");
+  if (activation != "none" && activation != "silu" && activation != "swish")
+    return ctx.fail("unknown activation '" + activation + "'");
+  bool hasBias = ctx.hasInput(2), hasPast = ctx.hasInput(3);
+  auto stateType = RankedTensorType::get({batch, channels, kernel - 1}, et);
+  if ((hasBias &&
+       ctx.getInputType(2) != RankedTensorType::get({channels}, et)) ||
+      (hasPast && ctx.getInputType(3) != stateType))
+    return ctx.fail("bias must be [C] and past_state [B, C, k - 1]");
+  Value x = ctx.getInput(0), w = ctx.getInput(1);
+  Value bias = hasBias ? ctx.getInput(2) : Value();
+  Value past = hasPast ? ctx.getInput(3) : Value();
+  // Element p of the padded sequence of (batch, channel) ivs.
+  auto padded = [&](OpBuilder &nb, Location nl, Value batchIv, Value channel,
+                    int64_t offsetFromPosition, Value position) -> Value {
+    Value p = arith::AddIOp::create(nb, nl, position,
+                                    indexConstant(nb, nl, offsetFromPosition));
+    Value inPast = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, p,
+                                         indexConstant(nb, nl, kernel - 1));
+    Value zero = indexConstant(nb, nl, 0);
+    Value xAt = arith::SelectOp::create(
+        nb, nl, inPast, zero,
+        arith::SubIOp::create(nb, nl, p, indexConstant(nb, nl, kernel - 1)));
+    Value current =
+        tensor::ExtractOp::create(nb, nl, x, ValueRange{batchIv, channel, xAt});
+    Value before = createScalar(nb, nl, et, 0);
+    if (past)
+      before = tensor::ExtractOp::create(
+          nb, nl, past,
+          ValueRange{batchIv, channel,
+                     arith::SelectOp::create(nb, nl, inPast, p, zero)});
+    return arith::SelectOp::create(nb, nl, inPast, before, current);
+  };
+  Value y = createIndexedGeneric(
+      b, loc, {}, {}, xt,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        Value acc =
+            bias ? tensor::ExtractOp::create(nb, nl, bias, ivs[1]).getResult()
+                 : createScalar(nb, nl, et, 0);
+        for (int64_t i = 0; i < kernel; ++i) {
+          Value weight = tensor::ExtractOp::create(
+              nb, nl, w,
+              ValueRange{ivs[1], indexConstant(nb, nl, 0),
+                         indexConstant(nb, nl, i)});
+          Value v = padded(nb, nl, ivs[0], ivs[1], i, ivs[2]);
+          acc = arith::AddFOp::create(nb, nl, acc,
+                                      arith::MulFOp::create(nb, nl, weight, v));
+        }
+        if (activation == "none")
+          return acc;
+        Value one = createScalar(nb, nl, et, 1);
+        Value sigmoid = arith::DivFOp::create(
+            nb, nl, one,
+            arith::AddFOp::create(
+                nb, nl, one,
+                math::ExpOp::create(nb, nl,
+                                    arith::NegFOp::create(nb, nl, acc))));
+        return arith::MulFOp::create(nb, nl, acc, sigmoid).getResult();
+      });
+  if (failed(ctx.setOutput(0, y)))
+    return failure();
+  if (!ctx.hasOutput(1))
+    return success();
+  if (kernel == 1)
+    return ctx.setOutput(1, createZeroElements(b, loc, stateType));
+  Value state = createIndexedGeneric(
+      b, loc, {}, {}, stateType,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        return padded(nb, nl, ivs[0], ivs[1], length, ivs[2]);
+      });
+  return ctx.setOutput(1, state);
+}
+
 } // namespace
 
 void addTransformerLowerings(LoweringTable &t) {
   t["Attention"] = lowerAttention;
+  t["CausalConvWithState"] = lowerCausalConvWithState;
   t["RotaryEmbedding"] = lowerRotaryEmbedding;
   t["TensorScatter"] = lowerTensorScatter;
 }
