@@ -631,6 +631,58 @@ void inferCausalConvWithState(InferenceContext &ctx) {
     length->set_dim_value(w.dim(2).dim_value() - 1);
 }
 
+// CenterCropPad-18: the dims `axes` names take the values of `shape` (when
+// known).
+void inferCenterCropPad(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0))
+    return;
+  const TensorShapeProto &x = onnx::getInputShape(ctx, 0);
+  int64_t rank = x.dim_size();
+  std::vector<int64_t> axes;
+  if (!onnx::getRepeatedAttribute(ctx, "axes", axes))
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  for (int64_t &axis : axes)
+    axis = normalizeAxis(axis, rank, "axis");
+  auto sizes = getConstantInts(ctx, 1);
+  if (sizes && sizes->size() != axes.size())
+    fail_shape_inference("shape has ", sizes->size(), " values for ",
+                         axes.size(), " axes");
+  TensorShapeProto *out = onnx::getOutputShape(ctx, 0);
+  for (int64_t d = 0; d < rank; ++d)
+    *out->add_dim() = x.dim(d);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    out->mutable_dim(axes[k])->Clear();
+    if (sizes)
+      out->mutable_dim(axes[k])->set_dim_value((*sizes)[k]);
+  }
+}
+
+// AffineGrid-20: [N, H, W, 2] or [N, D, H, W, 3] from theta and `size`.
+void inferAffineGrid(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0))
+    return;
+  const TensorShapeProto &theta = onnx::getInputShape(ctx, 0);
+  if (theta.dim_size() != 3 || !theta.dim(1).has_dim_value())
+    return;
+  int64_t spatial = theta.dim(1).dim_value();
+  if (spatial != 2 && spatial != 3)
+    fail_shape_inference("theta must be [N, 2, 3] or [N, 3, 4]");
+  auto size = getConstantInts(ctx, 1);
+  if (size && static_cast<int64_t>(size->size()) != spatial + 2)
+    fail_shape_inference("size must have ", spatial + 2, " values");
+  TensorShapeProto *out = onnx::getOutputShape(ctx, 0);
+  *out->add_dim() = theta.dim(0);
+  for (int64_t k = 0; k < spatial; ++k) {
+    auto *dim = out->add_dim();
+    if (size)
+      dim->set_dim_value((*size)[2 + k]);
+  }
+  out->add_dim()->set_dim_value(spatial);
+}
+
 void registerOthers() {
   OpSchema gridSample = makeSchema("GridSample");
   addInput(gridSample, 0, "X");
@@ -679,6 +731,22 @@ void registerOthers() {
                   std::string("none"));
   causalConv.TypeAndShapeInferenceFunction(inferCausalConvWithState);
   onnx::RegisterSchema(std::move(causalConv));
+
+  OpSchema centerCropPad = makeSchema("CenterCropPad");
+  addInput(centerCropPad, 0, "input_data");
+  addInput(centerCropPad, 1, "shape");
+  addOutput(centerCropPad, 0, "output_data");
+  centerCropPad.Attr("axes", "", AttributeProto::INTS, /*required=*/false);
+  centerCropPad.TypeAndShapeInferenceFunction(inferCenterCropPad);
+  onnx::RegisterSchema(std::move(centerCropPad));
+
+  OpSchema affineGrid = makeSchema("AffineGrid");
+  addInput(affineGrid, 0, "theta");
+  addInput(affineGrid, 1, "size");
+  addOutput(affineGrid, 0, "grid");
+  affineGrid.Attr("align_corners", "", AttributeProto::INT, int64_t(0));
+  affineGrid.TypeAndShapeInferenceFunction(inferAffineGrid);
+  onnx::RegisterSchema(std::move(affineGrid));
 
   OpSchema bitCast = makeSchema("BitCast");
   addInput(bitCast, 0, "input");

@@ -366,11 +366,86 @@ static LogicalResult lowerReverseSequence(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+// CenterCropPad: each dim `axes` names (all by default) cropped around its
+// centre (the window starting at floor((in - out) / 2)) or zero-padded
+// around it (floor((out - in) / 2) before). The sizes are the result's,
+// which inference takes from the `shape` input.
+LogicalResult lowerCenterCropPad(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  RankedTensorType xt = ctx.getInputType(0);
+  int64_t rank = xt.getRank();
+  if (type->getRank() != rank || type->getElementType() != xt.getElementType())
+    return ctx.fail("the result must have the input's rank and type");
+  SmallVector<int64_t> axes = ctx.getIntsAttr("axes");
+  SmallVector<bool> named(rank, axes.empty());
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> d = ctx.getAxis(axis, rank);
+    if (failed(d))
+      return failure();
+    named[*d] = true;
+  }
+  if (ctx.getInputType(1).getNumElements() !=
+      (axes.empty() ? rank : static_cast<int64_t>(axes.size())))
+    return ctx.fail("shape must have one value per named axis");
+  // Source index = result index + shift (negative: padding before).
+  SmallVector<int64_t> shift(rank, 0);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t in = xt.getDimSize(d), out = type->getDimSize(d);
+    if (!named[d] && in != out)
+      return ctx.fail("dim " + Twine(d) +
+                      " is not named in axes but changes "
+                      "size");
+    shift[d] = in >= out ? (in - out) / 2 : -((out - in) / 2);
+  }
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  if (type->getNumElements() == 0)
+    return ctx.setOutput(0, createZeroElements(b, loc, *type));
+  if (xt.getNumElements() == 0)
+    return ctx.setOutput(
+        0, createFilled(b, loc, *type,
+                        createScalar(b, loc, xt.getElementType(), 0)));
+  Value x = ctx.getInput(0);
+  Value y = createIndexedGeneric(
+      b, loc, {}, {}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        Type i64 = nb.getI64Type();
+        Value inside = createScalar(nb, nl, nb.getI1Type(), 1);
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < rank; ++d) {
+          Value source = arith::AddIOp::create(
+              nb, nl, arith::IndexCastOp::create(nb, nl, i64, ivs[d]),
+              createScalar(nb, nl, i64, shift[d]));
+          Value ok = arith::AndIOp::create(
+              nb, nl,
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, source,
+                                    createScalar(nb, nl, i64, 0)),
+              arith::CmpIOp::create(
+                  nb, nl, arith::CmpIPredicate::slt, source,
+                  createScalar(nb, nl, i64, xt.getDimSize(d))));
+          inside = arith::AndIOp::create(nb, nl, inside, ok);
+          at.push_back(arith::IndexCastOp::create(
+              nb, nl, nb.getIndexType(),
+              arith::SelectOp::create(nb, nl, ok, source,
+                                      createScalar(nb, nl, i64, 0))));
+        }
+        Value v = tensor::ExtractOp::create(nb, nl, x, at);
+        return arith::SelectOp::create(
+                   nb, nl, inside, v,
+                   createScalar(nb, nl, xt.getElementType(), 0))
+            .getResult();
+      });
+  return ctx.setOutput(0, y);
+}
+
 void addIndexingLowerings(LoweringTable &t) {
   t["ReverseSequence"] = lowerReverseSequence;
   t["Gather"] = lowerGather;
   t["GatherElements"] = lowerGatherElements;
   t["Pad"] = lowerPad;
+  t["CenterCropPad"] = lowerCenterCropPad;
 }
 
 } // namespace strata::onnx_importer

@@ -459,6 +459,51 @@ LogicalResult lowerGroupNorm(NodeContext &ctx) {
   return ctx.setOutput(0, y);
 }
 
+// LpNormalization: x / ||x||_p along `axis` (p 1 or 2); 0 where the norm
+// is 0.
+LogicalResult lowerLpNorm(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  RankedTensorType xt = ctx.getInputType(0);
+  if (!isa<FloatType>(xt.getElementType()) || xt != *type)
+    return ctx.fail("the input and the result must be floats of one type");
+  FailureOr<int64_t> axis =
+      ctx.getAxis(ctx.getIntAttr("axis", -1), xt.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t p = ctx.getIntAttr("p", 2);
+  if (p != 1 && p != 2)
+    return ctx.fail("p must be 1 or 2");
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Type et = xt.getElementType();
+  Value x = ctx.getInput(0);
+  Value magnitudes = createElementwise(
+      b, loc, {x}, xt, [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        if (p == 1)
+          return math::AbsFOp::create(nb, nl, a[0]);
+        return arith::MulFOp::create(nb, nl, a[0], a[0]);
+      });
+  Value sums = createReduction(
+      b, loc, magnitudes, {*axis}, true, createScalar(b, loc, et, 0),
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        return arith::AddFOp::create(nb, nl, a[0], a[1]).getResult();
+      });
+  Value y = createElementwise(
+      b, loc, {x, sums}, xt, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value norm = p == 1 ? a[1] : math::SqrtOp::create(nb, nl, a[1]);
+        Value zero = createScalar(nb, nl, et, 0);
+        Value isZero = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                                             norm, zero);
+        return arith::SelectOp::create(
+                   nb, nl, isZero, zero,
+                   arith::DivFOp::create(nb, nl, a[0], norm))
+            .getResult();
+      });
+  return ctx.setOutput(0, y);
+}
+
 void addNormalizationLowerings(LoweringTable &t) {
   t["LRN"] = lowerLRN;
   t["MeanVarianceNormalization"] = lowerMVN;
@@ -467,6 +512,7 @@ void addNormalizationLowerings(LoweringTable &t) {
   t["InstanceNormalization"] = lowerInstanceNorm;
   t["RMSNormalization"] = lowerRMSNorm;
   t["GroupNormalization"] = lowerGroupNorm;
+  t["LpNormalization"] = lowerLpNorm;
 }
 
 } // namespace strata::onnx_importer

@@ -534,9 +534,79 @@ LogicalResult lowerGridSample(NodeContext &ctx) {
 
 } // namespace
 
+// AffineGrid: for each output position, theta [N, r, r + 1] applied to its
+// normalized coordinates (x fastest, in [-1, 1]: pixel centres with
+// align_corners, else edges) and 1. The grid's sizes are the result's.
+LogicalResult lowerAffineGrid(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  RankedTensorType tt = ctx.getInputType(0);
+  int64_t rank = type->getRank();
+  int64_t spatial = rank - 2;
+  Type et = tt.getElementType();
+  if ((spatial != 2 && spatial != 3) || !isa<FloatType>(et) ||
+      tt.getRank() != 3 || tt.getDimSize(1) != spatial ||
+      tt.getDimSize(2) != spatial + 1 ||
+      type->getDimSize(0) != tt.getDimSize(0) ||
+      type->getDimSize(rank - 1) != spatial || type->getElementType() != et)
+    return ctx.fail("theta must be [N, 2, 3] (or [N, 3, 4]) and the grid "
+                    "[N, H, W, 2] (or [N, D, H, W, 3]) of its type");
+  bool alignCorners = ctx.getIntAttr("align_corners", 0) != 0;
+  Value theta = ctx.getInput(0);
+  Value grid = createIndexedGeneric(
+      ctx.getBuilder(), ctx.getLoc(), {}, {}, *type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        Type f64 = nb.getF64Type();
+        auto f = [&](double v) { return createScalar(nb, nl, f64, v); };
+        // Coordinate k (0 = x) of this position: dim rank - 2 - k.
+        SmallVector<Value> coords;
+        for (int64_t k = 0; k < spatial; ++k) {
+          int64_t d = rank - 2 - k;
+          int64_t size = type->getDimSize(d);
+          Value i = arith::SIToFPOp::create(
+              nb, nl, f64,
+              arith::IndexCastOp::create(nb, nl, nb.getI64Type(), ivs[d]));
+          Value c;
+          if (alignCorners)
+            c = size <= 1
+                    ? f(0)
+                    : arith::SubFOp::create(
+                          nb, nl,
+                          arith::MulFOp::create(nb, nl, i, f(2.0 / (size - 1))),
+                          f(1));
+          else
+            c = arith::SubFOp::create(
+                nb, nl,
+                arith::DivFOp::create(
+                    nb, nl,
+                    arith::AddFOp::create(
+                        nb, nl, arith::MulFOp::create(nb, nl, i, f(2)), f(1)),
+                    f(size)),
+                f(1));
+          coords.push_back(c);
+        }
+        coords.push_back(f(1));
+        Value row = ivs[rank - 1];
+        Value acc = f(0);
+        for (int64_t k = 0; k <= spatial; ++k) {
+          Value t = tensor::ExtractOp::create(
+              nb, nl, theta,
+              ValueRange{ivs[0], row,
+                         arith::ConstantIndexOp::create(nb, nl, k)});
+          t = createScalarCast(nb, nl, t, f64, false, false);
+          acc = arith::AddFOp::create(
+              nb, nl, acc, arith::MulFOp::create(nb, nl, t, coords[k]));
+        }
+        return createScalarCast(nb, nl, acc, et, false, false);
+      });
+  return ctx.setOutput(0, grid);
+}
+
 void addResizeLowerings(LoweringTable &t) {
   t["Resize"] = lowerResize;
   t["GridSample"] = lowerGridSample;
+  t["AffineGrid"] = lowerAffineGrid;
 }
 
 } // namespace strata::onnx_importer
