@@ -683,6 +683,37 @@ void inferAffineGrid(InferenceContext &ctx) {
   out->add_dim()->set_dim_value(spatial);
 }
 
+// LinearAttention-27: output [B, T, q_heads * dv]; present_state
+// [B, kv_heads, dk, dv].
+void inferLinearAttention(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (ctx.getNumOutputs() > 1)
+    onnx::propagateElemTypeFromInputToOutput(ctx, hasInput(ctx, 3) ? 3 : 0, 1);
+  if (!onnx::hasNInputShapes(ctx, 3))
+    return;
+  const TensorShapeProto &q = onnx::getInputShape(ctx, 0);
+  const TensorShapeProto &v = onnx::getInputShape(ctx, 2);
+  int64_t qHeads = onnx::getAttribute(ctx, "q_num_heads", 0);
+  int64_t kvHeads = onnx::getAttribute(ctx, "kv_num_heads", 0);
+  if (q.dim_size() != 3 || v.dim_size() != 3 || qHeads <= 0 || kvHeads <= 0)
+    fail_shape_inference("query and value must be [B, T, H*D] with "
+                         "q_num_heads and kv_num_heads positive");
+  if (!q.dim(2).has_dim_value() || !v.dim(2).has_dim_value())
+    return;
+  int64_t dk = q.dim(2).dim_value() / qHeads;
+  int64_t dv = v.dim(2).dim_value() / kvHeads;
+  TensorShapeProto *out = onnx::getOutputShape(ctx, 0);
+  *out->add_dim() = q.dim(0);
+  *out->add_dim() = q.dim(1);
+  out->add_dim()->set_dim_value(qHeads * dv);
+  if (ctx.getNumOutputs() < 2)
+    return;
+  TensorShapeProto *state = onnx::getOutputShape(ctx, 1);
+  *state->add_dim() = q.dim(0);
+  for (int64_t d : {kvHeads, dk, dv})
+    state->add_dim()->set_dim_value(d);
+}
+
 void registerOthers() {
   OpSchema gridSample = makeSchema("GridSample");
   addInput(gridSample, 0, "X");
@@ -747,6 +778,26 @@ void registerOthers() {
   affineGrid.Attr("align_corners", "", AttributeProto::INT, int64_t(0));
   affineGrid.TypeAndShapeInferenceFunction(inferAffineGrid);
   onnx::RegisterSchema(std::move(affineGrid));
+
+  OpSchema linearAttention = makeSchema("LinearAttention");
+  addInput(linearAttention, 0, "query");
+  addInput(linearAttention, 1, "key");
+  addInput(linearAttention, 2, "value");
+  addInput(linearAttention, 3, "past_state", OpSchema::Optional);
+  addInput(linearAttention, 4, "decay", OpSchema::Optional);
+  addInput(linearAttention, 5, "beta", OpSchema::Optional);
+  addOutput(linearAttention, 0, "output");
+  addOutput(linearAttention, 1, "present_state", OpSchema::Optional);
+  linearAttention.Attr("chunk_size", "", AttributeProto::INT, int64_t(64));
+  linearAttention.Attr("kv_num_heads", "", AttributeProto::INT,
+                       /*required=*/true);
+  linearAttention.Attr("q_num_heads", "", AttributeProto::INT,
+                       /*required=*/true);
+  linearAttention.Attr("scale", "", AttributeProto::FLOAT, 0.0f);
+  linearAttention.Attr("update_rule", "", AttributeProto::STRING,
+                       std::string("gated_delta"));
+  linearAttention.TypeAndShapeInferenceFunction(inferLinearAttention);
+  onnx::RegisterSchema(std::move(linearAttention));
 
   OpSchema bitCast = makeSchema("BitCast");
   addInput(bitCast, 0, "input");

@@ -697,11 +697,240 @@ LogicalResult lowerCausalConvWithState(NodeContext &ctx) {
   return ctx.setOutput(1, state);
 }
 
+// A generic over `resultType` plus one reduction loop of `size`: each
+// result element starts at 0 and adds `term(ivs, k)` for k in [0, size)
+// (the operands are read with tensor.extract in `term`).
+Value createIndexedSum(
+    OpBuilder &b, Location loc, RankedTensorType resultType, int64_t size,
+    llvm::function_ref<Value(OpBuilder &, Location, ArrayRef<Value>, Value)>
+        term) {
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < rank; ++d)
+    exprs.push_back(b.getAffineDimExpr(d));
+  AffineMap outMap = AffineMap::get(rank + 1, 0, exprs, b.getContext());
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  // The reduction loop needs an operand of its extent to be well formed.
+  Value extent = createEmpty(
+      b, loc, RankedTensorType::get({size}, resultType.getElementType()));
+  AffineMap extentMap =
+      AffineMap::get(rank + 1, 0, {b.getAffineDimExpr(rank)}, b.getContext());
+  Value init = createFilled(
+      b, loc, resultType, createScalar(b, loc, resultType.getElementType(), 0));
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{extent},
+             ValueRange{init}, ArrayRef<AffineMap>{extentMap, outMap},
+             iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               SmallVector<Value> ivs;
+               for (int64_t d = 0; d < rank; ++d)
+                 ivs.push_back(linalg::IndexOp::create(nb, nl, d));
+               Value k = linalg::IndexOp::create(nb, nl, rank);
+               Value sum =
+                   arith::AddFOp::create(nb, nl, a[1], term(nb, nl, ivs, k));
+               linalg::YieldOp::create(nb, nl, sum);
+             })
+      .getResult(0);
+}
+
+// LinearAttention (opset 27): a recurrent state S [B, Hkv, dk, dv] per
+// token t: decayed by exp(g_t) (gated rules), updated by k_t (x) v_t, where
+// delta rules use beta_t (v_t - S^T k_t); o_t = scale q_t^T S, query heads
+// sharing their group's state. Computed in f32, one step per token.
+LogicalResult lowerLinearAttention(NodeContext &ctx) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType qt = ctx.getInputType(0), kt = ctx.getInputType(1),
+                   vt = ctx.getInputType(2);
+  Type et = qt.getElementType();
+  if (qt.getRank() != 3 || kt.getRank() != 3 || vt.getRank() != 3 ||
+      !isa<FloatType>(et) || kt.getElementType() != et ||
+      vt.getElementType() != et)
+    return ctx.fail("query, key and value must be [B, T, H*D] floats of one "
+                    "type");
+  std::string rule = ctx.getStringAttr("update_rule", "gated_delta");
+  if (rule != "linear" && rule != "gated" && rule != "delta" &&
+      rule != "gated_delta")
+    return ctx.fail("unknown update_rule '" + rule + "'");
+  bool gated = rule == "gated" || rule == "gated_delta";
+  bool delta = rule == "delta" || rule == "gated_delta";
+  int64_t qHeads = ctx.getIntAttr("q_num_heads", 0);
+  int64_t kvHeads = ctx.getIntAttr("kv_num_heads", 0);
+  if (qHeads <= 0 || kvHeads <= 0 || qHeads % kvHeads != 0 ||
+      qt.getDimSize(2) % qHeads != 0 || vt.getDimSize(2) % kvHeads != 0)
+    return ctx.fail("q_num_heads must be a positive multiple of kv_num_heads, "
+                    "each dividing its hidden size");
+  int64_t batch = qt.getDimSize(0), steps = qt.getDimSize(1);
+  int64_t dk = qt.getDimSize(2) / qHeads, dv = vt.getDimSize(2) / kvHeads;
+  int64_t group = qHeads / kvHeads;
+  if (kt.getShape() != ArrayRef<int64_t>{batch, steps, kvHeads * dk} ||
+      vt.getDimSize(0) != batch || vt.getDimSize(1) != steps)
+    return ctx.fail("key must be [B, T, kv_heads * dk] and value [B, T, ...]");
+  if (gated != ctx.hasInput(4) || delta != ctx.hasInput(5))
+    return ctx.fail("update_rule '" + rule + "' " +
+                    (gated ? "needs" : "forbids") + " decay and " +
+                    (delta ? "needs" : "forbids") + " beta");
+  bool decayPerKey = false;
+  if (gated) {
+    RankedTensorType gt = ctx.getInputType(4);
+    decayPerKey = gt.getRank() == 3 && gt.getDimSize(2) == kvHeads * dk;
+    if (gt.getRank() != 3 || gt.getDimSize(0) != batch ||
+        gt.getDimSize(1) != steps ||
+        (!decayPerKey && gt.getDimSize(2) != kvHeads))
+      return ctx.fail("decay must be [B, T, kv_heads] or [B, T, kv_heads * "
+                      "dk]");
+  }
+  bool betaPerHead = false;
+  if (delta) {
+    RankedTensorType bt = ctx.getInputType(5);
+    betaPerHead = bt.getRank() == 3 && bt.getDimSize(2) == kvHeads;
+    if (bt.getRank() != 3 || bt.getDimSize(0) != batch ||
+        bt.getDimSize(1) != steps || (!betaPerHead && bt.getDimSize(2) != 1))
+      return ctx.fail("beta must be [B, T, kv_heads] or [B, T, 1]");
+  }
+  auto stateType =
+      RankedTensorType::get({batch, kvHeads, dk, dv}, b.getF32Type());
+  if (ctx.hasInput(3) && ctx.getInputType(3).getShape() != stateType.getShape())
+    return ctx.fail("past_state must be [B, kv_heads, dk, dv]");
+  double scale = ctx.getFloatAttr("scale", 0.0f);
+  if (scale == 0)
+    scale = 1.0 / std::sqrt(static_cast<double>(dk));
+  Type f32 = b.getF32Type();
+  auto toF32 = [&](Value v) {
+    return createCast(b, loc, v, f32, false, false);
+  };
+  Value query = toF32(ctx.getInput(0)), key = toF32(ctx.getInput(1)),
+        value = toF32(ctx.getInput(2));
+  Value decay = gated ? toF32(ctx.getInput(4)) : Value();
+  Value beta = delta ? toF32(ctx.getInput(5)) : Value();
+  Value state = ctx.hasInput(3) ? toF32(ctx.getInput(3))
+                                : createFilled(b, loc, stateType,
+                                               createScalar(b, loc, f32, 0));
+  auto outType = RankedTensorType::get({batch, steps, qHeads * dv}, f32);
+  Value out = createFilled(b, loc, outType, createScalar(b, loc, f32, 0));
+  auto idx = [](OpBuilder &nb, Location nl, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(nb, nl, v);
+  };
+  auto mulAdd = [](OpBuilder &nb, Location nl, Value base, int64_t stride,
+                   Value offset) -> Value {
+    return arith::AddIOp::create(
+        nb, nl,
+        arith::MulIOp::create(nb, nl, base,
+                              arith::ConstantIndexOp::create(nb, nl, stride)),
+        offset);
+  };
+  // One step per token, unrolled: a step's dispatches cannot take the
+  // token index from a run-time loop.
+  constexpr int64_t kMaxSteps = 256;
+  if (steps > kMaxSteps)
+    return ctx.fail("sequences longer than " + Twine(kMaxSteps) +
+                    " tokens are not supported (the recurrence is unrolled "
+                    "per token)");
+  OpBuilder &lb = b;
+  Location ll = loc;
+  for (int64_t step = 0; step < steps; ++step) {
+    Value t = idx(lb, ll, step);
+    Value s = state;
+    auto read = [&](OpBuilder &nb, Location nl, Value tensor, Value bIv,
+                    Value channel) -> Value {
+      return tensor::ExtractOp::create(nb, nl, tensor,
+                                       ValueRange{bIv, t, channel});
+    };
+    if (gated) {
+      s = createIndexedGeneric(
+          lb, ll, {s}, {lb.getMultiDimIdentityMap(4)}, stateType,
+          [&](OpBuilder &nb, Location nl, ValueRange a, ArrayRef<Value> ivs) {
+            Value channel =
+                decayPerKey ? mulAdd(nb, nl, ivs[1], dk, ivs[2]) : ivs[1];
+            Value g = math::ExpOp::create(nb, nl,
+                                          read(nb, nl, decay, ivs[0], channel));
+            return arith::MulFOp::create(nb, nl, a[0], g).getResult();
+          });
+    }
+    // The value each state column moves toward: v_t, or with the delta
+    // rule beta_t (v_t - S^T k_t).
+    auto updateType = RankedTensorType::get({batch, kvHeads, dv}, f32);
+    Value retrieved;
+    if (delta)
+      retrieved = createIndexedSum(
+          lb, ll, updateType, dk,
+          [&](OpBuilder &nb, Location nl, ArrayRef<Value> ivs, Value d) {
+            Value sv = tensor::ExtractOp::create(
+                nb, nl, s, ValueRange{ivs[0], ivs[1], d, ivs[2]});
+            Value kv = read(nb, nl, key, ivs[0], mulAdd(nb, nl, ivs[1], dk, d));
+            return arith::MulFOp::create(nb, nl, sv, kv).getResult();
+          });
+    Value update = createIndexedGeneric(
+        lb, ll, {}, {}, updateType,
+        [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+          Value v =
+              read(nb, nl, value, ivs[0], mulAdd(nb, nl, ivs[1], dv, ivs[2]));
+          if (!delta)
+            return v;
+          Value r = tensor::ExtractOp::create(nb, nl, retrieved, ivs);
+          Value rate =
+              read(nb, nl, beta, ivs[0], betaPerHead ? ivs[1] : idx(nb, nl, 0));
+          return arith::MulFOp::create(nb, nl, rate,
+                                       arith::SubFOp::create(nb, nl, v, r))
+              .getResult();
+        });
+    s = createIndexedGeneric(
+        lb, ll, {s}, {lb.getMultiDimIdentityMap(4)}, stateType,
+        [&](OpBuilder &nb, Location nl, ValueRange a, ArrayRef<Value> ivs) {
+          Value k =
+              read(nb, nl, key, ivs[0], mulAdd(nb, nl, ivs[1], dk, ivs[2]));
+          Value u = tensor::ExtractOp::create(
+              nb, nl, update, ValueRange{ivs[0], ivs[1], ivs[3]});
+          return arith::AddFOp::create(nb, nl, a[0],
+                                       arith::MulFOp::create(nb, nl, k, u))
+              .getResult();
+        });
+    // o_t [B, 1, Hq * dv]: query head h reads state head h / group.
+    auto stepType = RankedTensorType::get({batch, 1, qHeads * dv}, f32);
+    Value o = createIndexedSum(
+        lb, ll, stepType, dk,
+        [&](OpBuilder &nb, Location nl, ArrayRef<Value> ivs, Value d) {
+          Value dvIdx = idx(nb, nl, dv);
+          Value head = arith::DivUIOp::create(nb, nl, ivs[2], dvIdx);
+          Value m = arith::RemUIOp::create(nb, nl, ivs[2], dvIdx);
+          Value kvHead =
+              arith::DivUIOp::create(nb, nl, head, idx(nb, nl, group));
+          Value q = read(nb, nl, query, ivs[0], mulAdd(nb, nl, head, dk, d));
+          Value sv = tensor::ExtractOp::create(
+              nb, nl, s, ValueRange{ivs[0], kvHead, d, m});
+          return arith::MulFOp::create(nb, nl,
+                                       arith::MulFOp::create(nb, nl, q, sv),
+                                       createScalar(nb, nl, f32, scale))
+              .getResult();
+        });
+    SmallVector<OpFoldResult> offsets{lb.getIndexAttr(0), t,
+                                      lb.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{lb.getIndexAttr(batch), lb.getIndexAttr(1),
+                                    lb.getIndexAttr(qHeads * dv)};
+    SmallVector<OpFoldResult> strides(3, lb.getIndexAttr(1));
+    out =
+        tensor::InsertSliceOp::create(lb, ll, o, out, offsets, sizes, strides);
+    state = s;
+  }
+  Value y = createCast(b, loc, out, et, false, false);
+  if (failed(ctx.setOutput(0, y)))
+    return failure();
+  if (!ctx.hasOutput(1))
+    return success();
+  Type stateElement =
+      ctx.hasInput(3) ? ctx.getInputType(3).getElementType() : et;
+  return ctx.setOutput(1,
+                       createCast(b, loc, state, stateElement, false, false));
+}
+
 } // namespace
 
 void addTransformerLowerings(LoweringTable &t) {
   t["Attention"] = lowerAttention;
   t["CausalConvWithState"] = lowerCausalConvWithState;
+  t["LinearAttention"] = lowerLinearAttention;
   t["RotaryEmbedding"] = lowerRotaryEmbedding;
   t["TensorScatter"] = lowerTensorScatter;
 }
