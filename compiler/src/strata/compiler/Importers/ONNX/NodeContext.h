@@ -215,6 +215,7 @@ void addRoiAlignLowerings(LoweringTable &table);
 void addControlFlowLowerings(LoweringTable &table);
 void addNonMaxSuppressionLowerings(LoweringTable &table);
 void addTransformerLowerings(LoweringTable &table);
+void addAttentionLowerings(LoweringTable &table);
 
 } // namespace strata::onnx_importer
 

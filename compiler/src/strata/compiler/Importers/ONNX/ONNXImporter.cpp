@@ -66,6 +66,7 @@ const LoweringTable &getLoweringTable() {
     addControlFlowLowerings(t);
     addNonMaxSuppressionLowerings(t);
     addTransformerLowerings(t);
+    addAttentionLowerings(t);
     return t;
   }();
   return table;
