@@ -136,10 +136,8 @@ LogicalResult lowerPad(NodeContext &ctx) {
     // Pads known only at run time are read in the general form's body
     // (the result shape is static all the same).
     if (ctx.hasInput(1) && !ctx.getConstantInput(1)) {
-      if (ctx.hasInput(3))
-        return ctx.fail("run-time pads with axes are not supported");
       runtimePads = ctx.getInput(1);
-      pads.assign(2 * rank, 0);
+      pads.assign(ctx.getInputType(1).getNumElements(), 0);
     } else {
       auto p = ctx.getConstantInts(1);
       if (failed(p))
@@ -167,14 +165,20 @@ LogicalResult lowerPad(NodeContext &ctx) {
   if (pads.size() != 2 * axes.size())
     return ctx.fail("pads has the wrong length");
   SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  // Where each dim's low pad is in `pads` (-1: not padded).
+  SmallVector<int64_t> position(rank, -1);
   for (size_t i = 0; i < axes.size(); ++i) {
     FailureOr<int64_t> axis = ctx.getAxis(axes[i], rank);
     if (failed(axis))
       return failure();
     low[*axis] = pads[i];
     high[*axis] = pads[axes.size() + i];
+    position[*axis] = i;
   }
   std::string mode = ctx.getStringAttr("mode", "constant");
+  if (mode != "constant" && mode != "edge" && mode != "reflect" &&
+      mode != "wrap")
+    return ctx.fail("unknown mode '" + mode + "'");
   if (mode == "constant" && !runtimePads &&
       llvm::all_of(low, [](int64_t v) { return v >= 0; }) &&
       llvm::all_of(high, [](int64_t v) { return v >= 0; })) {
@@ -196,13 +200,13 @@ LogicalResult lowerPad(NodeContext &ctx) {
         for (int64_t d = 0; d < rank; ++d) {
           int64_t dim = xt.getDimSize(d);
           Value lowD =
-              runtimePads
+              runtimePads && position[d] >= 0
                   ? arith::IndexCastOp::create(
                         nb, nl, nb.getIndexType(),
                         tensor::ExtractOp::create(
                             nb, nl, runtimePads,
-                            ValueRange{
-                                arith::ConstantIndexOp::create(nb, nl, d)}))
+                            ValueRange{arith::ConstantIndexOp::create(
+                                nb, nl, position[d])}))
                         .getResult()
                   : arith::ConstantIndexOp::create(nb, nl, low[d]).getResult();
           Value i = arith::SubIOp::create(nb, nl, ivs[d], lowD);
@@ -211,6 +215,14 @@ LogicalResult lowerPad(NodeContext &ctx) {
           if (mode == "edge") {
             i = arith::MinSIOp::create(
                 nb, nl, arith::MaxSIOp::create(nb, nl, i, zero), last);
+          } else if (mode == "wrap") {
+            // Periodic: ((i mod dim) + dim) mod dim.
+            Value size = arith::ConstantIndexOp::create(nb, nl, dim);
+            i = arith::RemSIOp::create(
+                nb, nl,
+                arith::AddIOp::create(
+                    nb, nl, arith::RemSIOp::create(nb, nl, i, size), size),
+                size);
           } else if (mode == "reflect") {
             // Reflect about 0 and dim-1 (period 2*(dim-1)).
             Value period = arith::ConstantIndexOp::create(
@@ -237,7 +249,7 @@ LogicalResult lowerPad(NodeContext &ctx) {
           coords.push_back(i);
         }
         Value v = tensor::ExtractOp::create(nb, nl, data, coords);
-        if (mode == "edge" || mode == "reflect")
+        if (mode == "edge" || mode == "reflect" || mode == "wrap")
           return v;
         return arith::SelectOp::create(nb, nl, inBounds, v, padValue)
             .getResult();

@@ -15,21 +15,55 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 
 namespace strata::onnx_importer {
 namespace {
 
-// A scale or zero point of shape [] or [1] as is, or a 1-D one reshaped to
-// broadcast along `axis` of a rank-`rank` tensor.
+// A blocked scale or zero point (opset 21's block_size): x's shape but
+// ceil(n / block) along `axis`, each value repeated over its block.
+FailureOr<Value> repeatBlocks(NodeContext &ctx, Value v, RankedTensorType t,
+                              int64_t axis, int64_t block,
+                              ArrayRef<int64_t> shape) {
+  int64_t rank = shape.size();
+  if (t.getRank() != rank)
+    return ctx.fail("a blocked scale or zero point must have x's rank");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d == axis ? t.getDimSize(d) != (shape[d] + block - 1) / block
+                  : t.getDimSize(d) != shape[d])
+      return ctx.fail("a blocked scale or zero point must be x's shape with "
+                      "ceil(n / block_size) along axis");
+  return createIndexedGeneric(
+      ctx.getBuilder(), ctx.getLoc(), {}, {},
+      RankedTensorType::get(shape, t.getElementType()),
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        SmallVector<Value> at(ivs);
+        at[axis] = arith::DivUIOp::create(
+            nb, nl, ivs[axis], arith::ConstantIndexOp::create(nb, nl, block));
+        return tensor::ExtractOp::create(nb, nl, v, at).getResult();
+      });
+}
+
+// A scale or zero point of shape [] or [1] as is, a 1-D one reshaped to
+// broadcast along `axis` of a rank-`rank` tensor, or a blocked one
+// repeated over its blocks.
 FailureOr<Value> alongAxis(NodeContext &ctx, unsigned input, int64_t rank,
                            ArrayRef<int64_t> shape) {
   Value v = ctx.getInput(input);
   RankedTensorType t = ctx.getInputType(input);
-  if (t.getNumElements() == 1)
+  int64_t block = ctx.getIntAttr("block_size", 0);
+  if (block < 0)
+    return ctx.fail("block_size must not be negative");
+  if (t.getNumElements() == 1 && block == 0)
     return createReshape(ctx.getBuilder(), ctx.getLoc(), v, {});
   int64_t axis = ctx.getIntAttr("axis", 1);
+  if (block > 0) {
+    if (axis < -rank || axis >= rank)
+      return ctx.fail("axis is out of range");
+    return repeatBlocks(ctx, v, t, normalizeAxis(axis, rank), block, shape);
+  }
   if (t.getRank() != 1 || axis < -rank || axis >= rank)
     return ctx.fail("scale and zero point must be scalars or 1-D along a "
                     "valid axis");
@@ -41,7 +75,7 @@ FailureOr<Value> alongAxis(NodeContext &ctx, unsigned input, int64_t rank,
   return createReshape(ctx.getBuilder(), ctx.getLoc(), v, broadcastShape);
 }
 
-// saturate(round_half_even(x / scale) + zp) into `to` (8-bit here).
+// saturate(round_half_even(x / scale) + zp) into `to` (8 or 16 bits).
 Value quantize(OpBuilder &b, Location loc, Value x, Value scale, Value zp,
                Type to, bool toUnsigned) {
   Type f32 = b.getF32Type();
@@ -66,8 +100,9 @@ LogicalResult lowerQuantizeLinear(NodeContext &ctx) {
   if (failed(type))
     return failure();
   Type to = type->getElementType();
-  if (!isa<IntegerType>(to) || to.getIntOrFloatBitWidth() != 8)
-    return ctx.fail("only 8-bit quantization is supported");
+  if (!isa<IntegerType>(to) ||
+      (to.getIntOrFloatBitWidth() != 8 && to.getIntOrFloatBitWidth() != 16))
+    return ctx.fail("only 8- and 16-bit integer quantization is supported");
   int64_t rank = type->getRank();
   SmallVector<Value> inputs{ctx.getInput(0)};
   FailureOr<Value> scale = alongAxis(ctx, 1, rank, type->getShape());
