@@ -235,6 +235,30 @@ def select_subset(cases, fraction, seed=20240601):
     return [c for c in cases if c.real_model or rng.random() < fraction]
 
 
+def failure_reason(result):
+    """A failure's reason without the per-case parts (paths, names)."""
+    detail = result.get("detail", "")
+    detail = re.sub(r"^\S*model\.onnx:\d+:\d+: error: ", "", detail)
+    detail = re.sub(r"node '[^']*' ", "", detail)
+    detail = re.sub(r"'[^']*_(expanded|function)_[^']*'", "'...'", detail)
+    detail = re.sub(r"test_data_set_0 output \d+: ", "", detail)
+    detail = re.sub(r"\(\d+ of \d+ elements\)", "", detail)
+    detail = re.sub(r"max error [0-9.e+-]+", "max error above tolerance", detail)
+    return f"{result['category']}: {detail.strip()}"[:160]
+
+
+def write_failures_markdown(path, results):
+    groups = {}
+    for r in results:
+        if not r["ok"]:
+            groups.setdefault(failure_reason(r), []).append(
+                f"{r['suite']}/{r['name']}")
+    with open(path, "w") as f:
+        for reason, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            f.write(f"- **{len(names)}** {reason}\n")
+            f.write("  " + ", ".join(f"`{n.split('/', 1)[1]}`" for n in sorted(names)) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -252,6 +276,9 @@ def main():
     parser.add_argument("--update-expected", action="store_true",
                         help="raise the counts in --expected to this run's")
     parser.add_argument("--json", help="write per-case results here")
+    parser.add_argument("--failures-markdown",
+                        help="write the failures, grouped by reason, as a "
+                             "markdown list here (for tests/onnx/README.md)")
     args = parser.parse_args()
 
     suites = args.suites.split(",")
@@ -299,6 +326,8 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
+    if args.failures_markdown:
+        write_failures_markdown(args.failures_markdown, results)
 
     status = 0
     if args.expected:
