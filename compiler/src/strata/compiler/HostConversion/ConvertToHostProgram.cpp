@@ -101,6 +101,8 @@ private:
   DenseMap<Value, Storage> storages;
   // Converted ops still used by later ones; erased at the end.
   SmallVector<Operation *> deadOps;
+  // The boundary's tensor types as callers see them (kUnsignedAbiAttr).
+  SmallVector<RankedTensorType> abiArguments, abiResults;
 };
 
 LogicalResult HostFunctionConverter::checkAbiType(Type type, StringRef what,
@@ -136,13 +138,14 @@ void HostFunctionConverter::convertArguments() {
   auto viewType = hal::BufferViewType::get(context());
   for (BlockArgument arg : func.getBody().front().getArguments()) {
     auto tensorType = cast<RankedTensorType>(arg.getType());
+    RankedTensorType abiType = abiArguments[arg.getArgNumber()];
     arg.setType(viewType);
     std::string message =
         ("argument " + Twine(arg.getArgNumber()) + " of @" + func.getSymName())
             .str();
     hal::BufferViewAssertOp::create(
         builder, loc(), arg, builder.getStringAttr(message),
-        constI32(*getElementTypeValue(tensorType.getElementType())),
+        constI32(*getElementTypeValue(abiType.getElementType())),
         constI32(STRATA_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR),
         shapeValues(tensorType));
     Value buffer = hal::BufferViewBufferOp::create(
@@ -162,6 +165,14 @@ LogicalResult HostFunctionConverter::convert() {
   for (auto [index, type] : llvm::enumerate(oldType.getResults()))
     if (failed(checkAbiType(type, "result", index)))
       return failure();
+  for (auto [index, type] : llvm::enumerate(oldType.getInputs()))
+    abiArguments.push_back(
+        getAbiTensorType(cast<RankedTensorType>(type),
+                         func.getArgAttr(index, kUnsignedAbiAttr) != nullptr));
+  for (auto [index, type] : llvm::enumerate(oldType.getResults()))
+    abiResults.push_back(getAbiTensorType(
+        cast<RankedTensorType>(type),
+        func.getResultAttr(index, kUnsignedAbiAttr) != nullptr));
   plan = planTransients(func);
 
   Block &entry = func.getBody().front();
@@ -208,14 +219,14 @@ LogicalResult HostFunctionConverter::convert() {
   func.setFunctionType(FunctionType::get(
       context(), SmallVector<Type>(oldType.getNumInputs(), viewType),
       SmallVector<Type>(oldType.getNumResults(), viewType)));
-  auto typeArray = [&](ArrayRef<Type> types) {
+  auto typeArray = [&](ArrayRef<RankedTensorType> types) {
     SmallVector<Attribute> attrs;
     for (Type type : types)
       attrs.push_back(TypeAttr::get(type));
     return builder.getArrayAttr(attrs);
   };
-  func->setAttr("strata.abi.arguments", typeArray(oldType.getInputs()));
-  func->setAttr("strata.abi.results", typeArray(oldType.getResults()));
+  func->setAttr("strata.abi.arguments", typeArray(abiArguments));
+  func->setAttr("strata.abi.results", typeArray(abiResults));
   func->setAttr("strata.transient_bytes",
                 builder.getI64IntegerAttr(plan.slabBytes));
   return success();
@@ -406,11 +417,11 @@ LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
                               ValueRange{fence});
   }
   SmallVector<Value> views;
-  for (const Storage &storage : results)
+  for (auto [index, storage] : llvm::enumerate(results))
     views.push_back(hal::BufferViewCreateOp::create(
         builder, loc(), hal::BufferViewType::get(context()), storage.buffer,
         constI64(storage.offset), constI64(getStaticByteSize(storage.type)),
-        constI32(*getElementTypeValue(storage.type.getElementType())),
+        constI32(*getElementTypeValue(abiResults[index].getElementType())),
         constI32(STRATA_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR),
         shapeValues(storage.type)));
   func::ReturnOp::create(builder, ret.getLoc(), views);

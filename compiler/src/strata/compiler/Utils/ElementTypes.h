@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "strata/hal/element_type.h"
+#include "llvm/ADT/StringRef.h"
 
 namespace strata {
 
@@ -35,6 +36,24 @@ inline std::optional<uint32_t> getElementTypeValue(mlir::Type type) {
     return STRATA_HAL_ELEMENT_TYPE_VALUE(numerical, width);
   }
   return std::nullopt;
+}
+
+// The argument/result attribute marking a function boundary value whose
+// signless integers are unsigned (ONNX uint8..uint64): its ABI element type
+// is the unsigned one, so callers pass and read it as stored.
+inline constexpr llvm::StringLiteral kUnsignedAbiAttr = "strata.unsigned";
+
+// `type` as the function boundary declares it: the unsigned integer type of
+// the same width when `isUnsigned` (bools stay bools).
+inline mlir::RankedTensorType getAbiTensorType(mlir::RankedTensorType type,
+                                               bool isUnsigned) {
+  auto intType = mlir::dyn_cast<mlir::IntegerType>(type.getElementType());
+  if (!isUnsigned || !intType || intType.getWidth() == 1)
+    return type;
+  return mlir::RankedTensorType::get(
+      type.getShape(),
+      mlir::IntegerType::get(type.getContext(), intType.getWidth(),
+                             mlir::IntegerType::Unsigned));
 }
 
 // Bytes one element of `type` takes in a buffer (i1 takes a byte).

@@ -4,6 +4,7 @@
 #include "strata/compiler/Importers/ONNX/ModelLoader.h"
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 #include "strata/compiler/Importers/ONNX/OpsetAdapters.h"
+#include "strata/compiler/Utils/ElementTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -414,6 +415,17 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
     results.push_back(value);
   }
   func.setFunctionType(builder.getFunctionType(argumentTypes, resultTypes));
+  // Unsigned inputs and outputs keep their type at the boundary.
+  auto isUnsigned = [](const onnx::ValueInfoProto &info) {
+    return info.type().has_tensor_type() &&
+           isUnsignedElementType(info.type().tensor_type().elem_type());
+  };
+  for (auto [index, info] : llvm::enumerate(arguments))
+    if (isUnsigned(*info))
+      func.setArgAttr(index, kUnsignedAbiAttr, builder.getUnitAttr());
+  for (auto [index, info] : llvm::enumerate(graph.output()))
+    if (isUnsigned(info))
+      func.setResultAttr(index, kUnsignedAbiAttr, builder.getUnitAttr());
   func::ReturnOp::create(builder, fileLoc, results);
   if (failed(checkIndexingMaps(*module)) || failed(mlir::verify(*module)))
     return {};
