@@ -2,7 +2,8 @@
 // magic go to ParseNumpy, anything else to ParseTensorArgument as tensor
 // text ("2x2xf32=1 2 3 4"; "@file" forms are skipped: they name files).
 // A parsed tensor is printed back (FormatBufferView) and must survive a
-// .npy round trip unchanged: same shape, element type and bytes.
+// .npy round trip unchanged: same shape, element type and bytes (bf16, which
+// numpy lacks, comes back as its exact float32 values).
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -28,7 +29,7 @@ void CheckRoundTrip(const hal::BufferView &view) {
   CheckError(formatted.status());
   auto serialized = tooling::SerializeNumpy(view);
   if (!serialized.ok()) {
-    // Some element types (bf16, i4) have no numpy dtype.
+    // Some element types (i4) have no numpy dtype.
     CheckError(serialized.status());
     return;
   }
@@ -36,6 +37,24 @@ void CheckRoundTrip(const hal::BufferView &view) {
   if (!reparsed.ok())
     Fail("a serialized tensor does not parse: " + reparsed.status().ToString());
   const hal::BufferView &again = **reparsed;
+  // bf16 is written as its float32 values (numpy has none): each element's
+  // 16 bits become the high half of a float32.
+  if (view.element_type() == STRATA_HAL_ELEMENT_TYPE_BFLOAT_16) {
+    if (again.element_type() != STRATA_HAL_ELEMENT_TYPE_FLOAT_32 ||
+        again.rank() != view.rank() ||
+        !std::equal(view.shape().begin(), view.shape().end(),
+                    again.shape().begin()))
+      Fail("the .npy of a bf16 tensor is not its float32 values: " +
+           view.FormatShape() + " became " + again.FormatShape());
+    std::span<const uint8_t> narrow = Contents(view), wide = Contents(again);
+    if (wide.size() != 2 * narrow.size())
+      Fail("the .npy of a bf16 tensor has the wrong size");
+    for (size_t i = 0; i + 1 < narrow.size(); i += 2)
+      if (wide[2 * i] != 0 || wide[2 * i + 1] != 0 ||
+          wide[2 * i + 2] != narrow[i] || wide[2 * i + 3] != narrow[i + 1])
+        Fail("the .npy of a bf16 tensor changed a value");
+    return;
+  }
   if (again.element_type() != view.element_type() ||
       again.rank() != view.rank() ||
       !std::equal(view.shape().begin(), view.shape().end(),

@@ -97,6 +97,16 @@ int64_t normalizeAxis(int64_t axis, int64_t rank, const char *what) {
   return axis < 0 ? axis + rank : axis;
 }
 
+std::vector<int64_t> getAxesAttribute(InferenceContext &ctx, int64_t rank) {
+  std::vector<int64_t> axes;
+  if (!onnx::getRepeatedAttribute(ctx, "axes", axes))
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  for (int64_t &axis : axes)
+    axis = normalizeAxis(axis, rank, "axis");
+  return axes;
+}
+
 void inferLikeFirstInput(InferenceContext &ctx) {
   onnx::propagateShapeAndTypeFromFirstInput(ctx);
 }
@@ -277,12 +287,7 @@ void inferResize(InferenceContext &ctx) {
     return;
   const TensorShapeProto &shape = onnx::getInputShape(ctx, 0);
   int64_t rank = shape.dim_size();
-  std::vector<int64_t> axes;
-  if (!onnx::getRepeatedAttribute(ctx, "axes", axes))
-    for (int64_t i = 0; i < rank; ++i)
-      axes.push_back(i);
-  for (int64_t &axis : axes)
-    axis = normalizeAxis(axis, rank, "axis");
+  std::vector<int64_t> axes = getAxesAttribute(ctx, rank);
   std::string policy =
       onnx::getAttribute(ctx, "keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")

@@ -43,6 +43,9 @@ std::optional<std::vector<float>> getConstantFloats(onnx::InferenceContext &ctx,
 bool hasInput(onnx::InferenceContext &ctx, size_t index);
 // `axis` in [0, rank), or an inference error naming `what`.
 int64_t normalizeAxis(int64_t axis, int64_t rank, const char *what);
+// The dims the `axes` attribute names, normalized; all `rank` by default.
+std::vector<int64_t> getAxesAttribute(onnx::InferenceContext &ctx,
+                                      int64_t rank);
 
 // Same type and shape as input 0.
 void inferLikeFirstInput(onnx::InferenceContext &ctx);

@@ -183,12 +183,7 @@ void inferCenterCropPad(InferenceContext &ctx) {
     return;
   const TensorShapeProto &x = onnx::getInputShape(ctx, 0);
   int64_t rank = x.dim_size();
-  std::vector<int64_t> axes;
-  if (!onnx::getRepeatedAttribute(ctx, "axes", axes))
-    for (int64_t d = 0; d < rank; ++d)
-      axes.push_back(d);
-  for (int64_t &axis : axes)
-    axis = normalizeAxis(axis, rank, "axis");
+  std::vector<int64_t> axes = getAxesAttribute(ctx, rank);
   auto sizes = getConstantInts(ctx, 1);
   if (sizes && sizes->size() != axes.size())
     fail_shape_inference("shape has ", sizes->size(), " values for ",
