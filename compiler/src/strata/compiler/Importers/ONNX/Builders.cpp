@@ -312,4 +312,37 @@ Value extractFirst(OpBuilder &b, Location loc, Value tensor) {
   return tensor::ExtractOp::create(b, loc, tensor, zeros);
 }
 
+Value createIndexedSum(OpBuilder &b, Location loc, RankedTensorType resultType,
+                       int64_t size, IndexedTerm term) {
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < rank; ++d)
+    exprs.push_back(b.getAffineDimExpr(d));
+  AffineMap outMap = AffineMap::get(rank + 1, 0, exprs, b.getContext());
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  // The reduction loop needs an operand of its extent to be well formed.
+  Value extent = createEmpty(
+      b, loc, RankedTensorType::get({size}, resultType.getElementType()));
+  AffineMap extentMap =
+      AffineMap::get(rank + 1, 0, {b.getAffineDimExpr(rank)}, b.getContext());
+  Value init = createFilled(
+      b, loc, resultType, createScalar(b, loc, resultType.getElementType(), 0));
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{extent},
+             ValueRange{init}, ArrayRef<AffineMap>{extentMap, outMap},
+             iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               SmallVector<Value> ivs;
+               for (int64_t d = 0; d < rank; ++d)
+                 ivs.push_back(linalg::IndexOp::create(nb, nl, d));
+               Value k = linalg::IndexOp::create(nb, nl, rank);
+               Value sum =
+                   arith::AddFOp::create(nb, nl, a[1], term(nb, nl, ivs, k));
+               linalg::YieldOp::create(nb, nl, sum);
+             })
+      .getResult(0);
+}
+
 } // namespace strata::onnx_importer

@@ -97,6 +97,16 @@ mlir::Value createIndexedGeneric(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value extractFirst(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value tensor);
 
+// A generic over `resultType` plus one reduction loop of `size`: each
+// result element starts at 0 and adds `term(ivs, k)` for k in [0, size)
+// (floats; operands are read with tensor.extract in `term`).
+using IndexedTerm =
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                   llvm::ArrayRef<mlir::Value>, mlir::Value)>;
+mlir::Value createIndexedSum(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::RankedTensorType resultType, int64_t size,
+                             IndexedTerm term);
+
 } // namespace strata::onnx_importer
 
 #endif // STRATA_COMPILER_IMPORTERS_ONNX_BUILDERS_H_

@@ -185,8 +185,132 @@ LogicalResult lowerConvTranspose(NodeContext &ctx) {
 
 } // namespace
 
+// Col2Im (opset 18): the columns [N, C * prod(block), L] of an im2col
+// summed back into images [N, C, image...]: pixel y of channel c gathers
+// column (c, k) at block position l for each kernel offset k with
+// y + pad_begin - k * dilation = l * stride. block_shape may arrive at run
+// time (the image sizes are the result's); its offsets are decomposed in
+// the body.
+LogicalResult lowerCol2Im(NodeContext &ctx) {
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  RankedTensorType xt = ctx.getInputType(0);
+  int64_t rank = type->getRank();
+  int64_t spatial = rank - 2;
+  Type et = xt.getElementType();
+  if (xt.getRank() != 3 || spatial < 1 || !isa<FloatType>(et) ||
+      type->getElementType() != et || type->getDimSize(0) != xt.getDimSize(0))
+    return ctx.fail("input must be float [N, C * prod(block), L] and the "
+                    "result [N, C, image...] of its type");
+  int64_t channels = type->getDimSize(1);
+  if (channels <= 0 || xt.getDimSize(1) % channels != 0)
+    return ctx.fail("the input's dim 1 must be a multiple of the result's "
+                    "channels");
+  int64_t kernel = xt.getDimSize(1) / channels;
+  if (ctx.getInputType(2).getNumElements() != spatial ||
+      ctx.getInputType(1).getNumElements() != spatial)
+    return ctx.fail("image_shape and block_shape must have one value per "
+                    "image dim");
+  auto attr = [&](StringRef name, int64_t fill, int64_t count) {
+    SmallVector<int64_t> values = ctx.getIntsAttr(name);
+    if (values.empty())
+      values.assign(count, fill);
+    return values;
+  };
+  SmallVector<int64_t> dilations = attr("dilations", 1, spatial);
+  SmallVector<int64_t> strides = attr("strides", 1, spatial);
+  SmallVector<int64_t> pads = attr("pads", 0, 2 * spatial);
+  if (static_cast<int64_t>(dilations.size()) != spatial ||
+      static_cast<int64_t>(strides.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial ||
+      llvm::any_of(dilations, [](int64_t v) { return v < 1; }) ||
+      llvm::any_of(strides, [](int64_t v) { return v < 1; }))
+    return ctx.fail("dilations and strides need one positive value per "
+                    "image dim, pads two");
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value columns = ctx.getInput(0), blockShape = ctx.getInput(2);
+  int64_t blocks = xt.getDimSize(2);
+  Value y = createIndexedSum(
+      b, loc, *type, kernel,
+      [&](OpBuilder &nb, Location nl, ArrayRef<Value> ivs, Value k) -> Value {
+        Type i64 = nb.getI64Type();
+        auto c64 = [&](int64_t v) { return createScalar(nb, nl, i64, v); };
+        auto toI64 = [&](Value index) -> Value {
+          return arith::IndexCastOp::create(nb, nl, i64, index);
+        };
+        // Kernel offsets of k (last dim fastest) and block positions.
+        Value rest = toI64(k), valid = createScalar(nb, nl, nb.getI1Type(), 1);
+        SmallVector<Value> blockSizes(spatial), offsets(spatial);
+        for (int64_t d = spatial - 1; d >= 0; --d) {
+          Value size = createScalarCast(
+              nb, nl,
+              tensor::ExtractOp::create(
+                  nb, nl, blockShape,
+                  ValueRange{arith::ConstantIndexOp::create(nb, nl, d)}),
+              i64, false, false);
+          size = arith::MaxSIOp::create(nb, nl, size, c64(1));
+          blockSizes[d] = size;
+          offsets[d] = arith::RemSIOp::create(nb, nl, rest, size);
+          rest = arith::DivSIOp::create(nb, nl, rest, size);
+        }
+        Value flat = c64(0);
+        for (int64_t d = 0; d < spatial; ++d) {
+          int64_t image = type->getDimSize(2 + d);
+          // Blocks along d: (image + pads - dilation (block - 1) - 1) /
+          // stride + 1.
+          Value extent = arith::SubIOp::create(
+              nb, nl, c64(image + pads[d] + pads[spatial + d] - 1),
+              arith::MulIOp::create(
+                  nb, nl, c64(dilations[d]),
+                  arith::SubIOp::create(nb, nl, blockSizes[d], c64(1))));
+          Value count = arith::AddIOp::create(
+              nb, nl, arith::DivSIOp::create(nb, nl, extent, c64(strides[d])),
+              c64(1));
+          Value position = arith::SubIOp::create(
+              nb, nl,
+              arith::AddIOp::create(nb, nl, toI64(ivs[2 + d]), c64(pads[d])),
+              arith::MulIOp::create(nb, nl, offsets[d], c64(dilations[d])));
+          Value block =
+              arith::DivSIOp::create(nb, nl, position, c64(strides[d]));
+          using P = arith::CmpIPredicate;
+          Value aligned = arith::CmpIOp::create(
+              nb, nl, P::eq,
+              arith::RemSIOp::create(nb, nl, position, c64(strides[d])),
+              c64(0));
+          Value inside = arith::AndIOp::create(
+              nb, nl, arith::CmpIOp::create(nb, nl, P::sge, position, c64(0)),
+              arith::CmpIOp::create(nb, nl, P::slt, block, count));
+          valid = arith::AndIOp::create(
+              nb, nl, valid, arith::AndIOp::create(nb, nl, aligned, inside));
+          flat = arith::AddIOp::create(
+              nb, nl, arith::MulIOp::create(nb, nl, flat, count), block);
+        }
+        valid = arith::AndIOp::create(
+            nb, nl, valid,
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, flat,
+                                  c64(blocks)));
+        flat = arith::SelectOp::create(nb, nl, valid, flat, c64(0));
+        Value row = arith::AddIOp::create(
+            nb, nl,
+            arith::MulIOp::create(
+                nb, nl, ivs[1], arith::ConstantIndexOp::create(nb, nl, kernel)),
+            k);
+        Value v = tensor::ExtractOp::create(
+            nb, nl, columns,
+            ValueRange{
+                ivs[0], row,
+                arith::IndexCastOp::create(nb, nl, nb.getIndexType(), flat)});
+        return arith::SelectOp::create(nb, nl, valid, v,
+                                       createScalar(nb, nl, et, 0));
+      });
+  return ctx.setOutput(0, y);
+}
+
 void addConvTransposeLowerings(LoweringTable &t) {
   t["ConvTranspose"] = lowerConvTranspose;
+  t["Col2Im"] = lowerCol2Im;
 }
 
 } // namespace strata::onnx_importer

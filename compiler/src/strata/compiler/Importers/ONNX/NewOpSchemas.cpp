@@ -253,6 +253,36 @@ void inferLinearAttention(InferenceContext &ctx) {
     state->add_dim()->set_dim_value(d);
 }
 
+// Col2Im-18: [N, C, image...], C = the input's dim 1 / prod(block_shape),
+// when image_shape and block_shape are known; else N and the rank.
+void inferCol2Im(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasNInputShapes(ctx, 3))
+    return;
+  const TensorShapeProto &x = onnx::getInputShape(ctx, 0);
+  const TensorShapeProto &image = onnx::getInputShape(ctx, 1);
+  if (x.dim_size() != 3 || image.dim_size() != 1 ||
+      !image.dim(0).has_dim_value())
+    return;
+  auto imageSizes = getConstantInts(ctx, 1);
+  auto blockSizes = getConstantInts(ctx, 2);
+  TensorShapeProto *out = onnx::getOutputShape(ctx, 0);
+  *out->add_dim() = x.dim(0);
+  auto *channels = out->add_dim();
+  if (blockSizes && x.dim(1).has_dim_value()) {
+    int64_t kernel = 1;
+    for (int64_t v : *blockSizes)
+      kernel *= v;
+    if (kernel > 0)
+      channels->set_dim_value(x.dim(1).dim_value() / kernel);
+  }
+  for (int64_t d = 0; d < image.dim(0).dim_value(); ++d) {
+    auto *dim = out->add_dim();
+    if (imageSizes && d < static_cast<int64_t>(imageSizes->size()))
+      dim->set_dim_value((*imageSizes)[d]);
+  }
+}
+
 } // namespace
 
 void registerNewOpSchemas() {
@@ -330,6 +360,17 @@ void registerNewOpSchemas() {
                        std::string("gated_delta"));
   linearAttention.TypeAndShapeInferenceFunction(inferLinearAttention);
   onnx::RegisterSchema(std::move(linearAttention));
+
+  OpSchema col2Im = makeSchema("Col2Im");
+  addInput(col2Im, 0, "input");
+  addInput(col2Im, 1, "image_shape");
+  addInput(col2Im, 2, "block_shape");
+  addOutput(col2Im, 0, "output");
+  col2Im.Attr("dilations", "", AttributeProto::INTS, /*required=*/false);
+  col2Im.Attr("pads", "", AttributeProto::INTS, /*required=*/false);
+  col2Im.Attr("strides", "", AttributeProto::INTS, /*required=*/false);
+  col2Im.TypeAndShapeInferenceFunction(inferCol2Im);
+  onnx::RegisterSchema(std::move(col2Im));
 
   OpSchema bitCast = makeSchema("BitCast");
   addInput(bitCast, 0, "input");
