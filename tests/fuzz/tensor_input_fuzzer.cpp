@@ -34,6 +34,11 @@ void CheckRoundTrip(const hal::BufferView &view) {
     return;
   }
   auto reparsed = tooling::ParseNumpy(*serialized, FuzzAllocator());
+  // bf16 widens to float32: twice the bytes may pass the allocator's limit.
+  if (!reparsed.ok() &&
+      view.element_type() == STRATA_HAL_ELEMENT_TYPE_BFLOAT_16 &&
+      reparsed.status().code() == StatusCode::kResourceExhausted)
+    return;
   if (!reparsed.ok())
     Fail("a serialized tensor does not parse: " + reparsed.status().ToString());
   const hal::BufferView &again = **reparsed;
