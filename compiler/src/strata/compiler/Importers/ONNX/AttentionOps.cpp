@@ -469,9 +469,6 @@ LogicalResult lowerLinearAttention(NodeContext &ctx) {
                                                createScalar(b, loc, f32, 0));
   auto outType = RankedTensorType::get({batch, steps, qHeads * dv}, f32);
   Value out = createFilled(b, loc, outType, createScalar(b, loc, f32, 0));
-  auto idx = [](OpBuilder &nb, Location nl, int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(nb, nl, v);
-  };
   auto mulAdd = [](OpBuilder &nb, Location nl, Value base, int64_t stride,
                    Value offset) -> Value {
     return arith::AddIOp::create(
@@ -487,10 +484,8 @@ LogicalResult lowerLinearAttention(NodeContext &ctx) {
     return ctx.fail("sequences longer than " + Twine(kMaxSteps) +
                     " tokens are not supported (the recurrence is unrolled "
                     "per token)");
-  OpBuilder &lb = b;
-  Location ll = loc;
   for (int64_t step = 0; step < steps; ++step) {
-    Value t = idx(lb, ll, step);
+    Value t = indexConstant(b, loc, step);
     Value s = state;
     auto read = [&](OpBuilder &nb, Location nl, Value tensor, Value bIv,
                     Value channel) -> Value {
@@ -499,7 +494,7 @@ LogicalResult lowerLinearAttention(NodeContext &ctx) {
     };
     if (gated) {
       s = createIndexedGeneric(
-          lb, ll, {s}, {lb.getMultiDimIdentityMap(4)}, stateType,
+          b, loc, {s}, {b.getMultiDimIdentityMap(4)}, stateType,
           [&](OpBuilder &nb, Location nl, ValueRange a, ArrayRef<Value> ivs) {
             Value channel =
                 decayPerKey ? mulAdd(nb, nl, ivs[1], dk, ivs[2]) : ivs[1];
@@ -514,7 +509,7 @@ LogicalResult lowerLinearAttention(NodeContext &ctx) {
     Value retrieved;
     if (delta)
       retrieved = createIndexedSum(
-          lb, ll, updateType, dk,
+          b, loc, updateType, dk,
           [&](OpBuilder &nb, Location nl, ArrayRef<Value> ivs, Value d) {
             Value sv = tensor::ExtractOp::create(
                 nb, nl, s, ValueRange{ivs[0], ivs[1], d, ivs[2]});
@@ -522,21 +517,21 @@ LogicalResult lowerLinearAttention(NodeContext &ctx) {
             return arith::MulFOp::create(nb, nl, sv, kv).getResult();
           });
     Value update = createIndexedGeneric(
-        lb, ll, {}, {}, updateType,
+        b, loc, {}, {}, updateType,
         [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
           Value v =
               read(nb, nl, value, ivs[0], mulAdd(nb, nl, ivs[1], dv, ivs[2]));
           if (!delta)
             return v;
           Value r = tensor::ExtractOp::create(nb, nl, retrieved, ivs);
-          Value rate =
-              read(nb, nl, beta, ivs[0], betaPerHead ? ivs[1] : idx(nb, nl, 0));
+          Value rate = read(nb, nl, beta, ivs[0],
+                            betaPerHead ? ivs[1] : indexConstant(nb, nl, 0));
           return arith::MulFOp::create(nb, nl, rate,
                                        arith::SubFOp::create(nb, nl, v, r))
               .getResult();
         });
     s = createIndexedGeneric(
-        lb, ll, {s}, {lb.getMultiDimIdentityMap(4)}, stateType,
+        b, loc, {s}, {b.getMultiDimIdentityMap(4)}, stateType,
         [&](OpBuilder &nb, Location nl, ValueRange a, ArrayRef<Value> ivs) {
           Value k =
               read(nb, nl, key, ivs[0], mulAdd(nb, nl, ivs[1], dk, ivs[2]));
@@ -549,13 +544,13 @@ LogicalResult lowerLinearAttention(NodeContext &ctx) {
     // o_t [B, 1, Hq * dv]: query head h reads state head h / group.
     auto stepType = RankedTensorType::get({batch, 1, qHeads * dv}, f32);
     Value o = createIndexedSum(
-        lb, ll, stepType, dk,
+        b, loc, stepType, dk,
         [&](OpBuilder &nb, Location nl, ArrayRef<Value> ivs, Value d) {
-          Value dvIdx = idx(nb, nl, dv);
+          Value dvIdx = indexConstant(nb, nl, dv);
           Value head = arith::DivUIOp::create(nb, nl, ivs[2], dvIdx);
           Value m = arith::RemUIOp::create(nb, nl, ivs[2], dvIdx);
-          Value kvHead =
-              arith::DivUIOp::create(nb, nl, head, idx(nb, nl, group));
+          Value kvHead = arith::DivUIOp::create(nb, nl, head,
+                                                indexConstant(nb, nl, group));
           Value q = read(nb, nl, query, ivs[0], mulAdd(nb, nl, head, dk, d));
           Value sv = tensor::ExtractOp::create(
               nb, nl, s, ValueRange{ivs[0], kvHead, d, m});
@@ -564,13 +559,12 @@ LogicalResult lowerLinearAttention(NodeContext &ctx) {
                                        createScalar(nb, nl, f32, scale))
               .getResult();
         });
-    SmallVector<OpFoldResult> offsets{lb.getIndexAttr(0), t,
-                                      lb.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes{lb.getIndexAttr(batch), lb.getIndexAttr(1),
-                                    lb.getIndexAttr(qHeads * dv)};
-    SmallVector<OpFoldResult> strides(3, lb.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), t, b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(batch), b.getIndexAttr(1),
+                                    b.getIndexAttr(qHeads * dv)};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
     out =
-        tensor::InsertSliceOp::create(lb, ll, o, out, offsets, sizes, strides);
+        tensor::InsertSliceOp::create(b, loc, o, out, offsets, sizes, strides);
     state = s;
   }
   Value y = createCast(b, loc, out, et, false, false);
