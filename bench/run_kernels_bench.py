@@ -323,6 +323,8 @@ KERNELS = [
     matmul("proj_128x256x1024", 128, 256, 1024),
     matmul("proj_197x384x1152", 197, 384, 1152),
     matmul("matvec_1x1024x1024", 1, 1024, 1024),
+    # A classifier head: 1000 classes, not a multiple of the vector width.
+    matmul("matvec_1x1024x1000", 1, 1024, 1000),
     batch_matmul("bmm_attention", 12, 128, 64, 128),
     conv("conv3x3_nhwc", "nhwc", 64, 56, 64, 3, pad=1),
     conv("conv3x3_nchw", "nchw", 64, 56, 64, 3, pad=1),
@@ -339,6 +341,8 @@ KERNELS = [
     conv("dw3x3_7x7_nchw", "dw_nchw", 960, 7, 960, 3, pad=1, groups=960),
     # The blocked layout convolution chains get (what models run).
     conv("conv3x3_nchw16c", "nchw16c", 64, 56, 64, 3, pad=1),
+    # A narrow reduction (squeezenet's fire modules: 16 channels in).
+    conv("conv3x3_c16_nchw16c", "nchw16c", 16, 55, 64, 3, pad=1),
     conv("conv1x1_nchw16c", "nchw16c", 64, 56, 256, 1),
     conv("conv3x3_s2_nchw16c", "nchw16c", 128, 28, 128, 3, stride=2, pad=1),
     conv("conv7x7_s2_stem_nchw16c", "nchw16c", 3, 224, 64, 7, stride=2, pad=3),

@@ -4,6 +4,7 @@ ONNX Runtime (../shared/peers), in one run on the same machine, reported as
 latency ratios. Speed is only measured here, never asserted.
 
   bench/run_models_bench.py [--bin build/bin] [--models mlp,resnet18] [--no-ort]
+      [--models-dir DIR]  (default ../shared/models; export_bench_models.py makes more)
 
 ONNX Runtime is installed on first use into build/peers (a copy of
 ../shared/peers, which stays read-only) with
@@ -83,7 +84,13 @@ def ort_medians_ms(args, model_dir, iterations):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
-    parser.add_argument("--models", default="mlp,resnet18,mobilenet_v2,transformer_encoder,bert_tiny,lstm")
+    parser.add_argument("--models-dir", default=os.path.join(SHARED, "models"),
+                        help="where the models are, one folder each with model.onnx and "
+                             "test_data_set_0 (../shared/models, or the output of "
+                             "export_bench_models.py)")
+    parser.add_argument("--models", default=None,
+                        help="comma-separated folder names (default: every model of "
+                             "--models-dir)")
     parser.add_argument("--iterations", type=int, default=10,
                         help="the fewest timed calls per model, thread count and side")
     parser.add_argument("--min-time", type=float, default=0.2,
@@ -100,9 +107,12 @@ def main():
     print(f"{'model':<22}{'strata 1T':>11}{'strata 2T':>11}{'ORT 1T':>9}{'ORT 2T':>9}"
           f"{'ratio 1T':>10}{'ratio 2T':>10}")
     ratios = {1: [], 2: []}
+    names = args.models.split(",") if args.models else sorted(
+        name for name in os.listdir(args.models_dir)
+        if os.path.exists(os.path.join(args.models_dir, name, "model.onnx")))
     with tempfile.TemporaryDirectory() as tmp:
-        for name in args.models.split(","):
-            model_dir = os.path.join(SHARED, "models", name)
+        for name in names:
+            model_dir = os.path.join(args.models_dir, name)
             best = {}
             failed = False
             try:

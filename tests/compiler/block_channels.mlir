@@ -230,3 +230,58 @@ func.func @grouped_between_convolutions(%x: tensor<1x8x10x10xf32>, %w0: tensor<1
 // CHECK:         %[[U:.+]] = tensor.collapse_shape %[[C1]] {{\[}}[0], [1, 2], [3], [4], [5]] : tensor<1x2x2x8x8x4xf32> into tensor<1x4x8x8x4xf32>
 // CHECK:         %[[C2:.+]] = linalg.generic {{.+}} ins(%[[U]], %{{.+}} : tensor<1x4x8x8x4xf32>,
 // CHECK:         linalg.transpose ins(%[[C2]] : tensor<1x2x8x8x4xf32>) {{.+}} permutation = [0, 1, 4, 2, 3]
+
+// -----
+
+// A fire module: two convolutions of one input concatenated along channels,
+// then a max pool and another convolution. The concatenation joins the
+// channel blocks ([1, 1, 4, 4, 4] twice into [1, 2, 4, 4, 4]); nothing
+// between the convolutions changes layout, and the pool runs blocked.
+// CHECK-LABEL: func.func @concat_of_convolutions
+// CHECK:         %[[A:.+]] = linalg.generic {{.+}} attrs = {strata.op_kind = "conv2d"}
+// CHECK:         %[[B:.+]] = linalg.generic {{.+}} attrs = {strata.op_kind = "conv2d"}
+// CHECK:         %[[J:.+]] = tensor.concat dim(1) %[[A]], %[[B]] : (tensor<1x1x4x4x4xf32>, tensor<1x1x4x4x4xf32>) -> tensor<1x2x4x4x4xf32>
+// CHECK-NOT:     linalg.transpose ins(%[[J]]
+// CHECK:         %[[P:.+]] = linalg.generic {{.+}} ins(%[[J]], %{{.+}} attrs = {strata.op_kind = "maxpool"}
+// CHECK:         linalg.generic {{.+}} ins(%[[P]], %{{.+}} attrs = {strata.op_kind = "conv2d"}
+func.func @concat_of_convolutions(%x: tensor<1x4x4x4xf32>, %w1: tensor<4x4x1x1xf32>, %w2: tensor<4x4x3x3xf32>, %w3: tensor<8x8x1x1xf32>) -> tensor<1x8x3x3xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %a = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w1 : tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) outs(%f : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %xp = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<1x4x4x4xf32> to tensor<1x4x6x6xf32>
+  %b = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%xp, %w2 : tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) outs(%f : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %j = tensor.concat dim(1) %a, %b : (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %pe = tensor.empty() : tensor<1x8x3x3xf32>
+  %pf = linalg.fill ins(%ninf : f32) outs(%pe : tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+  %window = tensor.empty() : tensor<2x2xf32>
+  %p = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%j, %window : tensor<1x8x4x4xf32>, tensor<2x2xf32>) outs(%pf : tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+  %cf = linalg.fill ins(%z : f32) outs(%pe : tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w3 : tensor<1x8x3x3xf32>, tensor<8x8x1x1xf32>) outs(%cf : tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+  return %c : tensor<1x8x3x3xf32>
+}
+
+// -----
+
+// A concatenation whose operands' channels are not whole blocks stays
+// NCHW: its blocked operand is unpacked first.
+// CHECK-LABEL: func.func @concat_not_whole_blocks
+// CHECK:         %[[A:.+]] = linalg.generic {{.+}} attrs = {strata.op_kind = "conv2d"}
+// CHECK:         %[[U:.+]] = linalg.transpose ins(%[[A]]
+// CHECK:         tensor.concat dim(1) {{.+}} : (tensor<1x4x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x6x4x4xf32>
+func.func @concat_not_whole_blocks(%x: tensor<1x4x4x4xf32>, %w: tensor<4x4x3x3xf32>, %y: tensor<1x2x4x4xf32>) -> tensor<1x6x4x4xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %xp = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<1x4x4x4xf32> to tensor<1x4x6x6xf32>
+  %a = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%xp, %w : tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) outs(%f : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %j = tensor.concat dim(1) %a, %y : (tensor<1x4x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x6x4x4xf32>
+  return %j : tensor<1x6x4x4xf32>
+}

@@ -112,3 +112,29 @@ func.func @broadcast_then_matmul(%v: tensor<16xf32>, %w: tensor<16x4xf32>, %acc:
   } -> tensor<8x4xf32>
   return %mm : tensor<8x4xf32>
 }
+
+// -----
+
+// A Linear on an NHWC map: the matmul of [H*W, K] rows keeps its form
+// (the reshapes around it stay reshapes) rather than becoming a product
+// over [1, H, W] rows, which its kernel does not tile as a matmul; the
+// bias add after it reads the expanded map.
+// CHECK-LABEL: func.func @matmul_between_reshapes_keeps_its_form
+// CHECK:         %[[ROWS:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0, 1, 2], [3]] : tensor<1x4x4x8xf32> into tensor<16x8xf32>
+// CHECK:         %[[MM:.+]] = linalg.matmul ins(%[[ROWS]], %{{.+}} : tensor<16x8xf32>, tensor<8x16xf32>)
+// CHECK:         tensor.expand_shape %[[MM]]
+func.func @matmul_between_reshapes_keeps_its_form(%x: tensor<1x4x4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<1x4x4x16xf32> {
+  %z = arith.constant 0.0 : f32
+  %rows = tensor.collapse_shape %x [[0, 1, 2], [3]] : tensor<1x4x4x8xf32> into tensor<16x8xf32>
+  %e = tensor.empty() : tensor<16x16xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %mm = linalg.matmul ins(%rows, %w : tensor<16x8xf32>, tensor<8x16xf32>) outs(%f : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %map = tensor.expand_shape %mm [[0, 1, 2], [3]] output_shape [1, 4, 4, 16] : tensor<16x16xf32> into tensor<1x4x4x16xf32>
+  %e4 = tensor.empty() : tensor<1x4x4x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%map, %b : tensor<1x4x4x16xf32>, tensor<16xf32>) outs(%e4 : tensor<1x4x4x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4x16xf32>
+  return %r : tensor<1x4x4x16xf32>
+}

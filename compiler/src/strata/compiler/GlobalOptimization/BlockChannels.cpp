@@ -127,11 +127,23 @@ bool isChannelGroupReshape(Operation *op) {
          SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}};
 }
 
+// Whether `op` concatenates NCHW values along channels, each operand's
+// channels a whole number of blocks: in the blocked layout that is a
+// concatenation of the channel blocks.
+bool isBlockableChannelConcat(Operation *op, int64_t block) {
+  auto concat = dyn_cast<tensor::ConcatOp>(op);
+  if (!concat || concat.getDim() != 1 || concat.getRank() != 4)
+    return false;
+  return llvm::all_of(concat.getInputs(), [&](Value input) {
+    return isStaticF32(input) && dimOf(input, 1) % block == 0;
+  });
+}
+
 // Ops a blocked value passes through on its way between convolutions.
-bool isLayoutNeutral(Operation *op) {
+bool isLayoutNeutral(Operation *op, int64_t block) {
   if (isa<tensor::PadOp, linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(
           op) ||
-      isChannelGroupReshape(op))
+      isChannelGroupReshape(op) || isBlockableChannelConcat(op, block))
     return true;
   auto generic = dyn_cast<linalg::GenericOp>(op);
   return generic && linalg::isElementwise(generic) &&
@@ -154,7 +166,7 @@ bool reachesBlockableConv(linalg::LinalgOp conv, int64_t block) {
     auto [op, upwards] = worklist.pop_back_val();
     if (isBlockableConv(op, block))
       return true;
-    if (!isLayoutNeutral(op))
+    if (!isLayoutNeutral(op, block))
       continue;
     if (upwards) {
       for (Value operand : op->getOperands())
@@ -335,6 +347,44 @@ struct BlockConsumerOfBlocked : OpInterfaceRewritePattern<linalg::LinalgOp> {
   int64_t block;
 };
 
+// A channel concatenation of which some operand comes from a blocked op
+// runs in the blocked layout: its operands are packed (the packs cancel
+// against their unpacks), the blocks concatenated, the result unpacked
+// for consumers that the propagation then moves it through. Inception
+// modules, fire modules and dense blocks keep their layout this way.
+struct BlockConcatOfBlocked : OpRewritePattern<tensor::ConcatOp> {
+  BlockConcatOfBlocked(MLIRContext *context, int64_t block)
+      : OpRewritePattern<tensor::ConcatOp>(context), block(block) {}
+
+  LogicalResult matchAndRewrite(tensor::ConcatOp concat,
+                                PatternRewriter &rewriter) const override {
+    if (!isBlockableChannelConcat(concat, block) ||
+        llvm::none_of(concat.getInputs(),
+                      [&](Value input) { return isUnblocked(input, block); }))
+      return failure();
+    Location loc = concat.getLoc();
+    SmallVector<OpFoldResult> tiles{rewriter.getIndexAttr(block)};
+    SmallVector<int64_t> innerDims{1};
+    SmallVector<Value> blocked;
+    for (Value input : concat.getInputs()) {
+      Value dest = linalg::PackOp::createDestinationTensor(
+          rewriter, loc, input, tiles, innerDims, /*outerDimsPerm=*/{});
+      blocked.push_back(
+          linalg::PackOp::create(rewriter, loc, input, dest, innerDims, tiles)
+              .getResult());
+    }
+    Value joined = tensor::ConcatOp::create(rewriter, loc, /*dim=*/1, blocked);
+    Value dest = tensor::EmptyOp::create(
+        rewriter, loc, concat.getResultType().getShape(),
+        concat.getResultType().getElementType());
+    rewriter.replaceOpWithNewOp<linalg::UnPackOp>(concat, joined, dest,
+                                                  innerDims, tiles);
+    return success();
+  }
+
+  int64_t block;
+};
+
 // An unpacked shape with each tiled dimension split in two (outer, tile),
 // and the permutation that takes that shape to the packed layout (the
 // tiles moved innermost, in the order the pack lists them).
@@ -466,7 +516,7 @@ struct BlockChannelsPass
     tensor::EmptyOp::getCanonicalizationPatterns(patterns, context);
     linalg::populateFoldPackUnpackIntoTensorEmptyPatterns(patterns);
     populateFoldPackOfConstantPatterns(patterns);
-    patterns.add<BlockConsumerOfBlocked>(context, block);
+    patterns.add<BlockConsumerOfBlocked, BlockConcatOfBlocked>(context, block);
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();
 

@@ -77,6 +77,24 @@ bool shouldFuse(OpOperand *fusedOperand) {
   return consumer.getNumReductionLoops() == 0 || getBodySize(producer) <= 1;
 }
 
+// Whether `op` multiplies and adds two operands over a reduction (a matmul,
+// a convolution, their generic forms).
+bool isContraction(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  return linalgOp && linalgOp.getNumReductionLoops() > 0 &&
+         linalgOp.getNumDpsInputs() >= 2;
+}
+
+// Whether folding the reshape `fusedOperand` is about into a contraction
+// would expand the contraction: a matmul of [M, K] rows fed by a collapse
+// of [1, H, W, K] (a Linear on an NHWC map) would become a product over
+// [1, H, W] rows, a flatten into a Gemm one over [C, 1, 1], and neither is
+// the matmul form its kernel tiles. The reshape stays outside instead.
+bool expandsAContraction(OpOperand *fusedOperand) {
+  return isContraction(fusedOperand->getOwner()) ||
+         isContraction(fusedOperand->get().getDefiningOp());
+}
+
 struct FuseElementwiseOpsPass
     : public impl::FuseElementwiseOpsPassBase<FuseElementwiseOpsPass> {
   void runOnOperation() override {
@@ -87,7 +105,12 @@ struct FuseElementwiseOpsPass
       Operation *producer = fusedOperand->get().getDefiningOp();
       return producer && producer->hasOneUse();
     };
-    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, oneUse);
+    linalg::ControlFusionFn expandable = [](OpOperand *fusedOperand) {
+      Operation *producer = fusedOperand->get().getDefiningOp();
+      return producer && producer->hasOneUse() &&
+             !expandsAContraction(fusedOperand);
+    };
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, expandable);
     linalg::populateConstantFoldLinalgOperations(patterns, oneUse);
     linalg::populateEraseUnnecessaryInputsPatterns(patterns);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
