@@ -75,9 +75,9 @@ func.func @balanced_grid(%w: tensor<96x576xf32>, %x: tensor<1x576x196xf32>, %o: 
 // CHECK: workgroup_tile = [0, 24, 0, 0]
 
 // A blocked 1x1 convolution with two blocks of output channels on a 28x28
-// map: the pixels of a row split into 4 register tiles of 7, each its own
-// workgroup (a tile of 8 would leave 4 pixels over, a dynamic row count
-// that no register tile takes).
+// map: a register tile takes 7 pixels of a row (a tile of 8 would leave 4
+// pixels over, a dynamic row count that no register tile takes) times both
+// blocks, so the blocks do not split; the map's rows do, one per workgroup.
 func.func @blocked_conv_row_grid(%x: tensor<1x12x28x28x16xf32>, %w: tensor<2x12x1x1x16x16xf32>, %o: tensor<1x2x28x28x16xf32>) -> tensor<1x2x28x28x16xf32> {
   %0 = flow.dispatch.region -> (tensor<1x2x28x28x16xf32>) {
     %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%x, %w : tensor<1x12x28x28x16xf32>, tensor<2x12x1x1x16x16xf32>) outs(%o : tensor<1x2x28x28x16xf32>) {
@@ -90,8 +90,8 @@ func.func @blocked_conv_row_grid(%x: tensor<1x12x28x28x16xf32>, %w: tensor<2x12x
   }
   return %0 : tensor<1x2x28x28x16xf32>
 }
-// CHECK: flow.executable @blocked_conv_row_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 4, 1, 1>
-// CHECK: workgroup_tile = [0, 0, 0, 7, 0, 0, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", {{.*}} register_tiles = [0, 0, 0, 7, 1, 1, 1, 16, 1], roles = [3, 7, 4]>]
+// CHECK: flow.executable @blocked_conv_row_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 28, 1, 1>
+// CHECK: workgroup_tile = [0, 0, 1, 0, 0, 0, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", cache_tiles = [1, 2, 1, 0, 0, 0, 0, 16, 0], {{.*}} register_tiles = [0, 2, 0, 7, 1, 1, 1, 16, 1], roles = [3, 7, 4]>]
 
 // Batches split one per workgroup; too little work stays one workgroup.
 func.func @batch_grid(%a: tensor<12x128x64xf32>, %b: tensor<12x64x128xf32>, %c: tensor<12x128x128xf32>) -> tensor<12x128x128xf32> {

@@ -236,18 +236,29 @@ func.func @fill_kept_for_split_reduction(%a: memref<16x1024xf32>, %b: memref<102
 
 // A direct convolution in the blocked channel layout: the output channels
 // (16) are the lanes, one register tile holds 7 pixels of a 14-pixel row
-// (7 divides 14), each broadcasting its own input element, all sharing the
-// weight vector, accumulated across every reduction loop in registers.
+// (7 divides 14) times both blocks of output channels: 14 accumulators,
+// carried in registers across every reduction loop. Each step broadcasts
+// one input element per pixel and reads one weight vector per block, and
+// every broadcast feeds both blocks' FMAs.
 // CHECK-LABEL: func.func @blocked_direct_conv
 // CHECK:       scf.for {{.*}} step %c7
-// CHECK-COUNT-7: vector.transfer_read {{.*}} vector<16xf32>
-// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-14: vector.transfer_read {{.*}} vector<16xf32>
+// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK:         scf.for
 // CHECK:           scf.for
 // CHECK:             scf.for
-// CHECK-COUNT-7:       vector.broadcast %{{.+}} : f32 to vector<16xf32>
+// CHECK:               %[[X0:.+]] = vector.broadcast %{{.+}} : f32 to vector<16xf32>
+// CHECK:               %[[W0:.+]] = vector.transfer_read
+// CHECK:               vector.fma %[[X0]], %[[W0]]
+// CHECK:               %[[W1:.+]] = vector.transfer_read
+// CHECK:               vector.fma %[[X0]], %[[W1]]
+// CHECK:               %[[X1:.+]] = vector.broadcast %{{.+}} : f32 to vector<16xf32>
+// CHECK-NEXT:          vector.fma %[[X1]], %[[W0]]
+// CHECK-NEXT:          vector.fma %[[X1]], %[[W1]]
+// CHECK-COUNT-5:       vector.broadcast %{{.+}} : f32 to vector<16xf32>
+// CHECK-NOT:           vector.transfer_read
 // CHECK:             scf.yield
-// CHECK-COUNT-7: vector.transfer_write
+// CHECK-COUNT-14: vector.transfer_write
 func.func @blocked_direct_conv(%x: memref<1x2x16x16x16xf32>, %w: memref<2x2x3x3x16x16xf32>, %y: memref<1x2x14x14x16xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%x, %w : memref<1x2x16x16x16xf32>, memref<2x2x3x3x16x16xf32>) outs(%y : memref<1x2x14x14x16xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):

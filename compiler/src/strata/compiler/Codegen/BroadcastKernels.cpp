@@ -23,6 +23,13 @@ constexpr int64_t kCacheLanes = 256;
 // of several vectors (an NHWC convolution's 64 output channels: 4 rows).
 constexpr int64_t kBroadcastAccumulators512 = 16;
 constexpr int64_t kBroadcastAccumulators = 8;
+// Accumulators of a direct convolution's register tile of rows times
+// output-channel blocks: each broadcast element then feeds one FMA per
+// block and each weight vector one per row (24 of AVX-512's 32 registers,
+// 12 of AVX2's 16, leaving room for the blocks' weight vectors).
+constexpr int64_t kBlockedAccumulators512 = 24;
+constexpr int64_t kBlockedAccumulators = 12;
+constexpr int64_t kMaxRegisterBlocks = 4;
 
 // Rows per register tile for `range` rows: the most, up to `limit`, that
 // divide `range` if that is at least half the limit (7 for a 56- or
@@ -100,6 +107,42 @@ bool isLaneWiseReduction(linalg::LinalgOp op) {
          op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)) &&
          llvm::all_of(op.getBlock()->without_terminator(),
                       isLaneWiseArithmetic);
+}
+
+// A direct convolution whose rows are one vector each (the blocked layout's
+// output pixels) also spans several output-channel blocks per register
+// tile: a loop the lanes operand and the output read but the broadcast
+// operand does not. One broadcast of an input element then feeds an FMA
+// per block, and the FMAs have enough independent accumulators to hide
+// their latency on a 7-pixel row. The block count divides the loop (no
+// remainder tiles) and is left to the cache tiles whole.
+static void addOutputBlocks(linalg::LinalgOp op, ContractionTiles &tiles,
+                            OpOperand *lanes, OpOperand *scalar,
+                            unsigned vectorBits) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  AffineMap lanesMap = op.getMatchingIndexingMap(lanes);
+  AffineMap scalarMap = op.getMatchingIndexingMap(scalar);
+  int64_t budget =
+      (vectorBits >= 512 ? kBlockedAccumulators512 : kBlockedAccumulators) /
+      tiles.registers[tiles.rowLoop];
+  for (unsigned loop = 0; loop < ranges.size(); ++loop) {
+    if (iterators[loop] != utils::IteratorType::parallel ||
+        loop == tiles.rowLoop || loop == tiles.vectorLoop ||
+        ShapedType::isDynamic(ranges[loop]) || ranges[loop] < 2 ||
+        !outputMap.isFunctionOfDim(loop) || !lanesMap.isFunctionOfDim(loop) ||
+        scalarMap.isFunctionOfDim(loop))
+      continue;
+    int64_t blocks = std::min(budget, kMaxRegisterBlocks);
+    while (blocks > 1 && ranges[loop] % blocks != 0)
+      --blocks;
+    if (blocks < 2)
+      return;
+    tiles.registers[loop] = blocks;
+    tiles.cache[loop] = blocks;
+    return;
+  }
 }
 
 // C[.., v] += A[..] * B[.., v + offsets] with A not reading v: a depthwise
@@ -210,6 +253,8 @@ std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
     for (unsigned loop : reductions)
       tiles.cache[loop] = 0;
   }
+  if (rows > 1 && scalarPerRow && vectors == 1)
+    addOutputBlocks(op, tiles, lanes, scalar, vectorBits);
   return tiles;
 }
 
@@ -242,34 +287,21 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
   Value padding = arith::ConstantOp::create(rewriter, loc, f32,
                                             rewriter.getF32FloatAttr(0));
 
-  // Where row `row` of the tile starts in `operand`'s view: its dimension
-  // that the row loop indexes (as row * stride + taps), at row * stride.
-  auto rowPosition = [&](OpOperand *operand,
-                         int64_t row) -> std::pair<int64_t, int64_t> {
+  // The tile's block loops (output-channel blocks), each spanned whole.
+  SmallVector<unsigned> blockLoops = getRegisterBlockLoops(tiles);
+  unsigned blockLoop = blockLoops.empty() ? tiles.vectorLoop : blockLoops[0];
+  int64_t blocks = blockLoops.empty() ? 1 : ranges[blockLoop];
+  if (blockLoops.size() > 1)
+    return failure();
+  // Row `row` of block `block` of an operand's tile: a view whose innermost
+  // dimension holds the lanes (or one element) and whose other dimensions
+  // are unit ones, at the offsets the row and block loops index it by (as
+  // row * stride + taps: at row * stride); rows and blocks are disjoint
+  // static subviews, so each accumulator is carried in registers on its
+  // own.
+  auto tileView = [&](OpOperand *operand, int64_t row, int64_t block) -> Value {
     AffineMap map = op.getMatchingIndexingMap(operand);
-    if (!hasRows)
-      return {-1, 0};
-    for (auto [index, expr] : llvm::enumerate(map.getResults())) {
-      if (!expr.isFunctionOfDim(tiles.rowLoop))
-        continue;
-      SmallVector<AffineExpr> dims(map.getNumDims(),
-                                   getAffineConstantExpr(0, context));
-      dims[tiles.rowLoop] = getAffineConstantExpr(row, context);
-      auto offset =
-          dyn_cast<AffineConstantExpr>(expr.replaceDimsAndSymbols(dims, {}));
-      return {index, offset ? offset.getValue() : 0};
-    }
-    return {-1, 0};
-  };
-  // Row `row` of an operand's tile: a view whose innermost dimension holds
-  // the lanes (or one element) and whose other dimensions are unit ones;
-  // rows are disjoint static subviews, so each row's accumulator is
-  // carried in registers on its own.
-  auto rowView = [&](OpOperand *operand, int64_t row) -> Value {
-    auto [dim, offset] = rowPosition(operand, row);
     Value memref = operand->get();
-    if (dim < 0)
-      return memref;
     auto memrefType = cast<MemRefType>(memref.getType());
     SmallVector<OpFoldResult> offsets(memrefType.getRank(),
                                       rewriter.getIndexAttr(0));
@@ -277,8 +309,26 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
         memref::getMixedSizes(rewriter, loc, memref);
     SmallVector<OpFoldResult> strides(memrefType.getRank(),
                                       rewriter.getIndexAttr(1));
-    offsets[dim] = rewriter.getIndexAttr(offset);
-    sizes[dim] = rewriter.getIndexAttr(1);
+    bool sliced = false;
+    for (auto [index, expr] : llvm::enumerate(map.getResults())) {
+      bool byRow = hasRows && expr.isFunctionOfDim(tiles.rowLoop);
+      bool byBlock = blocks > 1 && expr.isFunctionOfDim(blockLoop);
+      if (!byRow && !byBlock)
+        continue;
+      SmallVector<AffineExpr> dims(map.getNumDims(),
+                                   getAffineConstantExpr(0, context));
+      if (hasRows)
+        dims[tiles.rowLoop] = getAffineConstantExpr(row, context);
+      if (blocks > 1)
+        dims[blockLoop] = getAffineConstantExpr(block, context);
+      auto offset =
+          dyn_cast<AffineConstantExpr>(expr.replaceDimsAndSymbols(dims, {}));
+      offsets[index] = rewriter.getIndexAttr(offset ? offset.getValue() : 0);
+      sizes[index] = rewriter.getIndexAttr(1);
+      sliced = true;
+    }
+    if (!sliced)
+      return memref;
     return memref::SubViewOp::create(rewriter, loc, memref, offsets, sizes,
                                      strides);
   };
@@ -294,8 +344,9 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
   // An input the vector loop walks is read as lanes (per row where it reads
   // the row loop), the other as one element broadcast to all lanes.
   // (An element the rows share is loaded once.)
-  auto broadcastElement = [&](OpOperand *input, int64_t row) -> Value {
-    Value view = rowView(input, row);
+  auto broadcastElement = [&](OpOperand *input, int64_t row,
+                              int64_t block) -> Value {
+    Value view = tileView(input, row, block);
     unsigned rank = cast<MemRefType>(view.getType()).getRank();
     Value scalar = memref::LoadOp::create(rewriter, loc, view,
                                           SmallVector<Value>(rank, zero));
@@ -305,31 +356,45 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
     bool perRow = hasRows && map.isFunctionOfDim(tiles.rowLoop);
+    bool perBlock = blocks > 1 && map.isFunctionOfDim(blockLoop);
     shared.push_back(map.isFunctionOfDim(tiles.vectorLoop) || perRow ||
-                             !op.payloadUsesValueFromOperand(input)
+                             perBlock || !op.payloadUsesValueFromOperand(input)
                          ? Value()
-                         : broadcastElement(input, 0));
+                         : broadcastElement(input, 0, 0));
   }
+  // Each input's factor for (row, block), read once per distinct view:
+  // a row's broadcast element serves every block, a block's weight
+  // lanes every row.
+  auto readFactor = [&](OpOperand *input, int64_t row, int64_t block) -> Value {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!map.isFunctionOfDim(tiles.vectorLoop))
+      return broadcastElement(input, row, block);
+    Value view = tileView(input, row, block);
+    Value fromSource = readPaddedLanes(rewriter, loc, view, type,
+                                       ranges[tiles.vectorLoop], padded);
+    return fromSource ? fromSource : readLanes(view);
+  };
+  DenseMap<std::tuple<unsigned, int64_t, int64_t>, Value> factorCache;
   bool fma = isPlainMultiplyAdd(op);
-  for (int64_t row = 0; row < rows; ++row) {
+  for (int64_t step = 0; step < rows * blocks; ++step) {
+    int64_t row = step / blocks, block = step % blocks;
     SmallVector<Value> factors;
     for (auto [input, element] : llvm::zip(op.getDpsInputOperands(), shared)) {
       if (element || !op.payloadUsesValueFromOperand(input)) {
         factors.push_back(element);
         continue;
       }
-      bool lanes =
-          op.getMatchingIndexingMap(input).isFunctionOfDim(tiles.vectorLoop);
-      if (!lanes) {
-        factors.push_back(broadcastElement(input, row));
-        continue;
-      }
-      Value view = rowView(input, row);
-      Value fromSource = readPaddedLanes(rewriter, loc, view, type,
-                                         ranges[tiles.vectorLoop], padded);
-      factors.push_back(fromSource ? fromSource : readLanes(view));
+      AffineMap map = op.getMatchingIndexingMap(input);
+      int64_t rowKey = hasRows && map.isFunctionOfDim(tiles.rowLoop) ? row : 0;
+      int64_t blockKey =
+          blocks > 1 && map.isFunctionOfDim(blockLoop) ? block : 0;
+      Value &factor =
+          factorCache[{input->getOperandNumber(), rowKey, blockKey}];
+      if (!factor)
+        factor = readFactor(input, rowKey, blockKey);
+      factors.push_back(factor);
     }
-    Value accView = rowView(acc, row);
+    Value accView = tileView(acc, row, block);
     Value accumulator = readLanes(accView);
     accumulator.getDefiningOp()->setAttr(kAccumulatorReadMarker,
                                          rewriter.getIndexAttr(kernel));

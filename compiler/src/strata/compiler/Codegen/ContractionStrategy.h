@@ -33,6 +33,18 @@ struct ContractionTiles {
   bool broadcast = false;
 };
 
+// Parallel loops other than the row and vector loops of which a register
+// tile spans several iterations (a direct convolution's output-channel
+// blocks): their accumulators stay in registers beside the rows'.
+inline llvm::SmallVector<unsigned>
+getRegisterBlockLoops(const ContractionTiles &tiles) {
+  llvm::SmallVector<unsigned> loops;
+  for (auto [loop, tile] : llvm::enumerate(tiles.registers))
+    if (tile > 1 && loop != tiles.rowLoop && loop != tiles.vectorLoop)
+      loops.push_back(loop);
+  return loops;
+}
+
 // `tile`, or `range` when that is static and smaller.
 inline int64_t clampTile(int64_t tile, int64_t range) {
   if (mlir::ShapedType::isDynamic(range))
@@ -46,7 +58,8 @@ inline int64_t clampTile(int64_t tile, int64_t range) {
 bool isPlainMultiplyAdd(mlir::linalg::LinalgOp op);
 
 // Whether `op` is one register tile of `tiles`: every loop but the vector
-// loop (and the row loop, when the tiles have one) has one iteration.
+// loop (and the row and block loops, when the tiles have them) has one
+// iteration.
 bool isRegisterTileShape(mlir::linalg::LinalgOp op,
                          const ContractionTiles &tiles);
 

@@ -259,11 +259,14 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits,
   // re-read its neighbours' rows, a few rows from each of many channels,
   // where a channel split reads whole planes once (a depthwise convolution
   // split by rows gained nothing from a second thread).
+  // A loop whose register tiles span several iterations (a direct
+  // convolution's output-channel blocks) splits into whole register tiles.
   SmallVector<ScoredTiling> windowedOptions;
   for (unsigned loop = 0; loop < ranges.size(); ++loop)
     if (iterators[loop] == utils::IteratorType::parallel &&
         loop != tiles->rowLoop && loop != tiles->vectorLoop)
-      if (auto option = splitLoop(loop, 1, 1))
+      if (int64_t block = std::max<int64_t>(tiles->registers[loop], 1);
+          auto option = splitLoop(loop, block, block, /*exact=*/block > 1))
         (isReadThroughWindow(contraction, loop) ? windowedOptions : options)
             .push_back(*option);
   if (options.empty())
