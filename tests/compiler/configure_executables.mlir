@@ -29,7 +29,8 @@ func.func @big(%arg0: tensor<512x256xf32>) -> tensor<512x256xf32> {
 // GPU:   func.func @big_dispatch_0({{.*}}workgroup_tile = [16, 0]
 
 // A contraction splits over whole cache tiles of its register-tiled loops:
-// 512 rows make 8 workgroups of 64 rows (512 lanes only 2 of 256).
+// 512 rows are 8 cache tiles of 60 (6-row register tiles) and 32 rows over,
+// which balances worse than 4 workgroups of 128 lanes.
 func.func @matmul_grid(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>, %c: tensor<512x512xf32>) -> tensor<512x512xf32> {
   %0 = flow.dispatch.region -> (tensor<512x512xf32>) {
     %1 = linalg.matmul ins(%a, %b : tensor<512x512xf32>, tensor<512x512xf32>) outs(%c : tensor<512x512xf32>) -> tensor<512x512xf32>
@@ -37,12 +38,12 @@ func.func @matmul_grid(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>, %c: ten
   }
   return %0 : tensor<512x512xf32>
 }
-// CHECK: flow.executable @matmul_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 8, 1, 1>
+// CHECK: flow.executable @matmul_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 4, 1, 1>
 // GPU: flow.executable @matmul_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 64, 1, 1>
 // GPU:   func.func @matmul_grid_dispatch_0({{.*}}workgroup_tile = [8, 0, 0]
 // CHECK-SAME: {
-// CHECK:   workgroup_tile = [64, 0, 0], kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [64, 256, 256], cache_order = [0, 1, 2], register_tiles = [8, 32, 1], roles = [0, 1, 2]>]
-// CHECK: flow.dispatch @matmul_grid_dispatch_0::@matmul_grid_dispatch_0{{\[}}[8, 1, 1]]
+// CHECK:   workgroup_tile = [0, 128, 0], kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [60, 128, 256], cache_order = [0, 1, 2], register_tiles = [6, 64, 1], roles = [0, 1, 2]>]
+// CHECK: flow.dispatch @matmul_grid_dispatch_0::@matmul_grid_dispatch_0{{\[}}[4, 1, 1]]
 // AVX2: vector_bits = 256, workgroup_tile = [64, 0, 0], kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [64, 256, 256], cache_order = [0, 1, 2], register_tiles = [4, 16, 1], roles = [0, 1, 2]>]
 
 // Few rows: the columns split instead, 1152 lanes into 6 tiles of 192
@@ -102,7 +103,7 @@ func.func @batch_grid(%a: tensor<12x128x64xf32>, %b: tensor<12x64x128xf32>, %c: 
   return %0 : tensor<12x128x128xf32>
 }
 // CHECK: flow.executable @batch_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 12, 1, 1>
-// CHECK: workgroup_tile = [1, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [1, 64, 128, 64], cache_order = [0, 1, 2, 3], register_tiles = [0, 8, 32, 1], roles = [1, 2, 3]>]
+// CHECK: workgroup_tile = [1, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [1, 60, 128, 64], cache_order = [0, 1, 2, 3], register_tiles = [0, 6, 64, 1], roles = [1, 2, 3]>]
 func.func @small_grid(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>, %c: tensor<32x32xf32>) -> tensor<32x32xf32> {
   %0 = flow.dispatch.region -> (tensor<32x32xf32>) {
     %1 = linalg.matmul ins(%a, %b : tensor<32x32xf32>, tensor<32x32xf32>) outs(%c : tensor<32x32xf32>) -> tensor<32x32xf32>

@@ -2,19 +2,21 @@
 // RUN: strata-opt %s --split-input-file --linalg-generalize-named-ops --strata-tile-and-vectorize-contractions="vector-bits=512" | FileCheck %s --check-prefix=LOWERED
 // RUN: strata-opt %s --split-input-file --linalg-generalize-named-ops --strata-tile-and-vectorize-contractions="vector-bits=256 lower-vectors=0" | FileCheck %s --check-prefix=AVX2
 
-// Register tiles of 8 rows x 32 lanes (AVX-512); the remainders of a static
-// shape are static too and vectorized with their own sizes. Each tile's
-// accumulator is read before the reduction loop, carried through it, and
-// written after it.
+// Register tiles of 6 rows x 64 lanes (AVX-512); the remainders of a static
+// shape are static too and vectorized with their own sizes: 40 lanes as 32
+// and 8, the 13th row alone. Each tile's accumulators are read before the
+// reduction loop, carried through it, and written after it.
 // CHECK-LABEL: func.func @matmul_with_remainders
-// CHECK:       %[[TILE:.+]] = memref.subview %arg2[0, 0] [8, 32]
-// CHECK:       %[[ACC:.+]] = vector.transfer_read %[[TILE]][%c0, %c0]{{.*}} vector<8x32xf32>
-// CHECK:       %[[SUM:.+]] = scf.for {{.*}} iter_args(%[[IT:.+]] = %[[ACC]]) -> (vector<8x32xf32>)
-// CHECK:         vector.contract {{.*}} %[[IT]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
-// CHECK:       vector.transfer_write %[[SUM]], %[[TILE]][%c0, %c0]
-// CHECK:       vector.contract {{.*}} : vector<8x1xf32>, vector<1x8xf32> into vector<8x8xf32>
-// CHECK:       vector.contract {{.*}} : vector<5x1xf32>, vector<1x32xf32> into vector<5x32xf32>
-// CHECK:       vector.contract {{.*}} : vector<5x1xf32>, vector<1x8xf32> into vector<5x8xf32>
+// CHECK:       scf.for %{{.+}} = %c0 to %c12 step %c6
+// CHECK:         memref.subview %arg2[%{{.+}}, 0] [6, 40]
+// CHECK:         %[[ACC:.+]] = vector.transfer_read {{.*}} vector<6x32xf32>
+// CHECK:         %[[SUM:.+]]:2 = scf.for {{.*}} iter_args(%[[IT:.+]] = %[[ACC]], %{{.+}} = %{{.+}}) -> (vector<6x32xf32>, vector<6x8xf32>)
+// CHECK:           vector.contract {{.*}} %[[IT]] : vector<6x1xf32>, vector<1x32xf32> into vector<6x32xf32>
+// CHECK:           vector.contract {{.*}} : vector<6x1xf32>, vector<1x8xf32> into vector<6x8xf32>
+// CHECK:         vector.transfer_write %[[SUM]]#1
+// CHECK:         vector.transfer_write %[[SUM]]#0
+// CHECK:       vector.contract {{.*}} : vector<1x1xf32>, vector<1x32xf32> into vector<1x32xf32>
+// CHECK:       vector.contract {{.*}} : vector<1x1xf32>, vector<1x8xf32> into vector<1x8xf32>
 // CHECK-NOT:   linalg.generic
 // LOWERED-LABEL: func.func @matmul_with_remainders
 // LOWERED-NOT:   vector.contract
@@ -43,9 +45,9 @@ func.func @matrix_vector(%a: memref<1x256xf32>, %b: memref<256x512xf32>, %c: mem
 // ([128, 1, 768] = [128, 1, 256] x [1, 256, 1, 768]): the register tile
 // reads its operands without them.
 // CHECK-LABEL: func.func @unit_dimensions
-// CHECK:       vector.transfer_read {{.*}} : memref<8x1x32xf32, {{.*}}>, vector<8x32xf32>
-// CHECK:       vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
-// CHECK:       vector.transfer_write {{.*}} : vector<8x32xf32>, memref<8x1x32xf32
+// CHECK:       vector.transfer_read {{.*}} : memref<6x1x64xf32, {{.*}}>, vector<6x64xf32>
+// CHECK:       vector.contract {{.*}} : vector<6x1xf32>, vector<1x64xf32> into vector<6x64xf32>
+// CHECK:       vector.transfer_write {{.*}} : vector<6x64xf32>, memref<6x1x64xf32
 func.func @unit_dimensions(%a: memref<128x1x256xf32>, %b: memref<1x256x1x768xf32>, %c: memref<128x1x768xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d3, d4, d1, d2)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%a, %b : memref<128x1x256xf32>, memref<1x256x1x768xf32>) outs(%c : memref<128x1x768xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
@@ -62,8 +64,8 @@ func.func @unit_dimensions(%a: memref<128x1x256xf32>, %b: memref<1x256x1x768xf32
 // vectors.
 // CHECK-LABEL: func.func @batch_matmul
 // CHECK:       scf.for %{{.+}} = %c0 to %c3 step %c1
-// CHECK:       vector.transfer_read {{.*}} : memref<1x8x32xf32, {{.*}}>, vector<8x32xf32>
-// CHECK:       vector.contract {{.*}} into vector<8x32xf32>
+// CHECK:       vector.transfer_read {{.*}} : memref<1x6x64xf32, {{.*}}>, vector<6x64xf32>
+// CHECK:       vector.contract {{.*}} into vector<6x64xf32>
 func.func @batch_matmul(%a: memref<3x16x8xf32>, %b: memref<3x8x64xf32>, %c: memref<3x16x64xf32>) {
   linalg.batch_matmul ins(%a, %b : memref<3x16x8xf32>, memref<3x8x64xf32>) outs(%c : memref<3x16x64xf32>)
   return
@@ -74,7 +76,7 @@ func.func @batch_matmul(%a: memref<3x16x8xf32>, %b: memref<3x8x64xf32>, %c: memr
 // A workgroup's share of rows has a dynamic size: full register tiles are
 // vectorized, the rows past the last one stay a loop.
 // CHECK-LABEL: func.func @dynamic_rows
-// CHECK:       vector.contract {{.*}} into vector<8x32xf32>
+// CHECK:       vector.contract {{.*}} into vector<6x64xf32>
 // CHECK:       linalg.generic
 // CHECK-SAME:  memref<?x1xf32
 func.func @dynamic_rows(%a: memref<?x64xf32>, %b: memref<64x64xf32>, %c: memref<?x64xf32>) {
@@ -182,15 +184,15 @@ func.func @honours_lowering_config(%a: memref<16x64xf32>, %b: memref<64x64xf32>,
 
 // A zero fill right before a product whose reduction (64) fits one cache
 // tile: the accumulators start as zero instead of being read, and the fill
-// pass over the output is gone. The remainder rows (5 of 13) are static
-// tiles too and start from zero as well.
+// pass over the output is gone. The remainder row (1 of 13) is a static
+// tile too and starts from zero as well.
 // (After --linalg-generalize-named-ops a fill is a linalg.generic.)
 // CHECK-LABEL: func.func @fill_folded_into_accumulators
 // CHECK-NOT:   linalg.generic
-// CHECK:       %[[ZERO8:.+]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
-// CHECK-NEXT:  scf.for {{.*}} iter_args(%{{.+}} = %[[ZERO8]]) -> (vector<8x32xf32>)
-// CHECK:       %[[ZERO5:.+]] = arith.constant dense<0.000000e+00> : vector<5x32xf32>
-// CHECK-NEXT:  scf.for {{.*}} iter_args(%{{.+}} = %[[ZERO5]]) -> (vector<5x32xf32>)
+// CHECK:       %[[ZERO6:.+]] = arith.constant dense<0.000000e+00> : vector<6x32xf32>
+// CHECK-NEXT:  scf.for {{.*}} iter_args(%{{.+}} = %[[ZERO6]]) -> (vector<6x32xf32>)
+// CHECK:       %[[ZERO1:.+]] = arith.constant dense<0.000000e+00> : vector<32xf32>
+// CHECK-NEXT:  scf.for {{.*}} iter_args(%{{.+}} = %[[ZERO1]]) -> (vector<32xf32>)
 // CHECK-NOT:   linalg.generic
 // CHECK:       return
 func.func @fill_folded_into_accumulators(%a: memref<13x64xf32>, %b: memref<64x32xf32>, %c: memref<13x32xf32>) {
@@ -206,8 +208,8 @@ func.func @fill_folded_into_accumulators(%a: memref<13x64xf32>, %b: memref<64x32
 // tile before its reduction loop; the full tiles start from the fill value
 // (here 1.0).
 // CHECK-LABEL: func.func @fill_folded_dynamic
-// CHECK:       %[[ONES:.+]] = arith.constant dense<1.000000e+00> : vector<8x32xf32>
-// CHECK:       scf.for {{.*}} iter_args(%{{.+}} = %[[ONES]]) -> (vector<8x32xf32>)
+// CHECK:       %[[ONES:.+]] = arith.constant dense<1.000000e+00> : vector<6x32xf32>
+// CHECK:       scf.for {{.*}} iter_args(%{{.+}} = %[[ONES]]) -> (vector<6x32xf32>)
 // CHECK:       linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : memref<?x32xf32
 // CHECK-NEXT:  scf.for
 // CHECK:         linalg.generic
@@ -224,7 +226,7 @@ func.func @fill_folded_dynamic(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: 
 // output several times: the fill stays.
 // CHECK-LABEL: func.func @fill_kept_for_split_reduction
 // CHECK:       linalg.generic {{.*}} ins(%{{.+}} : f32) outs(%arg2 : memref<16x32xf32>)
-// CHECK:       vector.transfer_read {{.*}} : memref<8x32xf32
+// CHECK:       vector.transfer_read {{.*}} : memref<6x32xf32
 func.func @fill_kept_for_split_reduction(%a: memref<16x1024xf32>, %b: memref<1024x32xf32>, %c: memref<16x32xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<16x32xf32>)
@@ -378,14 +380,17 @@ func.func @direct_conv_nhwc(%x: memref<1x10x10x8xf32>, %w: memref<3x3x8x64xf32>,
 
 // -----
 
-// 197 rows: the cache tiles of 64 rows are peeled too, so the last one
-// (5 rows) is a static tile: every register tile is vectorized (a dynamic
-// 5-row remainder stayed scalar loops: 80 instead of 110 GFLOP/s).
+// 197 rows: the cache tiles of 60 rows are peeled too, so the last one
+// (17 rows: 2 register tiles of 6 and 5 rows) is a static tile: every
+// register tile is vectorized (a dynamic 5-row remainder stayed scalar
+// loops: 80 instead of 110 GFLOP/s).
 // CHECK-LABEL: func.func @rows_not_dividing_the_cache_tile
 // CHECK-NOT:   affine.min
-// CHECK:       scf.for %{{.+}} = %c0 to %c192 step %c64
-// CHECK:         -> (vector<8x32xf32>)
-// CHECK:       -> (vector<5x32xf32>)
+// CHECK:       scf.for %{{.+}} = %c0 to %c180 step %c60
+// CHECK:         -> (vector<6x64xf32>)
+// CHECK:       scf.for %{{.+}} = %c0 to %c12 step %c6
+// CHECK:         -> (vector<6x64xf32>)
+// CHECK:       -> (vector<5x64xf32>)
 // CHECK-NOT:   linalg.generic
 func.func @rows_not_dividing_the_cache_tile(%a: memref<197x64xf32>, %b: memref<64x64xf32>, %c: memref<197x64xf32>) {
   linalg.matmul ins(%a, %b : memref<197x64xf32>, memref<64x64xf32>) outs(%c : memref<197x64xf32>)

@@ -281,7 +281,10 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits,
         tiles->broadcast
             ? splitLoop(tiles->rowLoop, 64, tiles->registers[tiles->rowLoop],
                         /*exact=*/true)
-            : splitLoop(tiles->rowLoop, 64, 8);
+        : narrow ? splitLoop(tiles->rowLoop, 64, 8)
+                 // Whole cache tiles of rows, else whole register tiles.
+                 : splitLoop(tiles->rowLoop, tiles->cache[tiles->rowLoop],
+                             tiles->registers[tiles->rowLoop]);
     if (option)
       options.push_back(*option);
   }
