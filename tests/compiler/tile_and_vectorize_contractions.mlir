@@ -396,3 +396,29 @@ func.func @rows_not_dividing_the_cache_tile(%a: memref<197x64xf32>, %b: memref<6
   linalg.matmul ins(%a, %b : memref<197x64xf32>, memref<64x64xf32>) outs(%c : memref<197x64xf32>)
   return
 }
+
+// -----
+
+// A reduction of one input along lanes (a global average pool's sum over
+// the pixels of a blocked map): a broadcast kernel whose register tile
+// holds one vector of lanes per channel block, carried in registers over
+// the pixel loops, each step one load and one vector add.
+// CHECK-LABEL: func.func @lane_wise_sum
+// CHECK-COUNT-2: vector.transfer_read {{.*}} vector<16xf32>
+// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
+// CHECK:         scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>)
+// CHECK:           %[[X0:.+]] = vector.transfer_read {{.*}} vector<16xf32>
+// CHECK-NEXT:      arith.addf %[[X0]], %{{.+}} : vector<16xf32>
+// CHECK:           %[[X1:.+]] = vector.transfer_read {{.*}} vector<16xf32>
+// CHECK-NEXT:      arith.addf %[[X1]], %{{.+}} : vector<16xf32>
+// CHECK:       vector.transfer_write
+// CHECK:       vector.transfer_write
+// CHECK-NOT:   linalg.generic
+func.func @lane_wise_sum(%x: memref<1x2x7x7x16xf32>, %y: memref<1x2x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>], iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%x : memref<1x2x7x7x16xf32>) outs(%y : memref<1x2x16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -167,10 +167,14 @@ std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
       scalar = input;
   }
   // The other input is a scalar per step, or lanes too (an NHWC depthwise
-  // convolution's weights run along the same channels as its input).
-  if (!lanes || !scalar)
+  // convolution's weights run along the same channels as its input). A
+  // reduction of one input along lanes (a global average pool's sum over
+  // the pixels of a blocked map) has none: its map reads no loop.
+  if (!lanes || (!scalar && op.getNumDpsInputs() != 1))
     return std::nullopt;
-  AffineMap scalarMap = op.getMatchingIndexingMap(scalar);
+  AffineMap scalarMap =
+      scalar ? op.getMatchingIndexingMap(scalar)
+             : AffineMap::get(op.getNumLoops(), 0, {}, op.getContext());
   if (scalarMap.isFunctionOfDim(*vectorLoop) &&
       !(scalarMap.getNumResults() > 0 &&
         isLoopPlusOffsets(scalarMap.getResults().back(), *vectorLoop,

@@ -120,7 +120,11 @@ bool isRegisterTileShape(linalg::LinalgOp op, const ContractionTiles &tiles) {
 
 std::optional<ContractionTiles> chooseContractionTiles(linalg::LinalgOp op,
                                                        unsigned vectorBits) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+  // Two inputs multiplied (or a window's input and shape), or one input
+  // reduced along lanes.
+  if (op.getNumDpsInputs() < 1 || op.getNumDpsInputs() > 2 ||
+      op.getNumDpsInits() != 1 ||
+      (op.getNumDpsInputs() == 1 && !isLaneWiseReduction(op)))
     return std::nullopt;
   // f32 only for now: other types keep the loop lowering.
   for (OpOperand &operand : op->getOpOperands())
