@@ -10,6 +10,20 @@
 // CT:      %[[SPREAD:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 1, 1] [1, 2, 3, 3] [1, 1, 2, 2] : tensor<1x2x3x3xf32> into tensor<1x2x7x7xf32>
 // CT:      linalg.generic {indexing_maps = [#[[XMAP]], #[[WMAP]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[SPREAD]], %{{.+}} : tensor<1x2x7x7xf32>, tensor<2x1x1x3x3xf32>) outs(%{{.+}} : tensor<1x2x1x5x5xf32>)
 
+// RUN: /usr/bin/python3 %S/onnx-make-model.py batch_norm_constant %t.bn.onnx
+// RUN: strata-compile %t.bn.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=BN
+// BatchNormalization with constant statistics: the per-channel factor
+// scale / sqrt(var + eps) and shift bias - mean * factor are computed at
+// import, and each element takes one multiply-add.
+// BN-DAG:  %[[S:.+]] = arith.constant dense<[1.000000e+00, 4.000000e+00]> : tensor<2xf32>
+// BN-DAG:  %[[T:.+]] = arith.constant dense<[5.000000e-01, 4.000000e+00]> : tensor<2xf32>
+// BN:      linalg.generic
+// BN-NEXT: ^bb0(%[[X:.+]]: f32, %[[F:.+]]: f32, %[[B:.+]]: f32, %{{.+}}: f32):
+// BN-NEXT:   %[[M:.+]] = arith.mulf %[[X]], %[[F]] : f32
+// BN-NEXT:   %[[A:.+]] = arith.addf %[[M]], %[[B]] : f32
+// BN-NEXT:   linalg.yield %[[A]] : f32
+// BN-NOT:  math.sqrt
+
 // RUN: /usr/bin/python3 %S/onnx-make-model.py resize_nearest %t.rs.onnx
 // RUN: strata-compile %t.rs.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=RS
 // Resize with scales known only at run time: read in the body, source

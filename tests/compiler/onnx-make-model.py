@@ -56,6 +56,18 @@ MODELS = {
         [value("x", F, [3, 6])], [value("values", F, [3, 2]),
                                   value("indices", I64, [3, 2])],
         [helper.make_tensor("k", I64, [1], [2])]),
+    # Inference statistics as initializers: scale 2 and 4, bias 1 and 0,
+    # mean 0.5 and -1, variance 4 - eps and 1 - eps (s = 1 and 4; t = 0.5
+    # and 4).
+    "batch_norm_constant": lambda: model(
+        helper.make_node("BatchNormalization",
+                         ["x", "scale", "bias", "mean", "var"], ["y"],
+                         name="bn", epsilon=0.25),
+        [value("x", F, [1, 2, 3, 3])], [value("y", F, [1, 2, 3, 3])],
+        [helper.make_tensor("scale", F, [2], [2.0, 4.0]),
+         helper.make_tensor("bias", F, [2], [1.0, 0.0]),
+         helper.make_tensor("mean", F, [2], [0.5, -1.0]),
+         helper.make_tensor("var", F, [2], [3.75, 0.75])]),
     # Training mode known only at run time: a diagnostic, not a guess.
     "dropout_training": lambda: model(
         helper.make_node("Dropout", ["x", "ratio", "training"], ["y"],
