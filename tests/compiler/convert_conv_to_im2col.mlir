@@ -85,3 +85,46 @@ func.func @conv1x1_strided(%x: tensor<1x8x10x10xf32>, %w: tensor<16x8x1x1xf32>) 
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x8x10x10xf32>, tensor<16x8x1x1xf32>) outs(%f : tensor<1x16x5x5xf32>) -> tensor<1x16x5x5xf32>
   return %r : tensor<1x16x5x5xf32>
 }
+
+// -----
+
+// A grouped convolution with stride 2 (two groups of 8 channels, too few to
+// block): the patches of each group, [N, G, C, Kh, Kw, Oh, Ow], and one
+// product per group over the collapsed [G, F, C*Kh*Kw] filter; the ReLU
+// after it joins the product on the collapsed [N, G, F, Oh*Ow] output.
+// CHECK-DAG:   #[[GATHER:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d5 * 2 + d3, d6 * 2 + d4)>
+// CHECK-DAG:   #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d4)>
+// CHECK-DAG:   #[[X:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+// CHECK-DAG:   #[[O:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @grouped_strided
+// CHECK:       %[[P:.+]] = linalg.generic {indexing_maps = [#[[GATHER]], {{.+}}]{{.*}} outs(%{{.+}} : tensor<1x2x8x3x3x4x4xf32>) attrs = {strata.op_kind = "im2col"}
+// CHECK:       %[[PM:.+]] = tensor.collapse_shape %[[P]] {{\[}}[0], [1], [2, 3, 4], [5, 6]] : tensor<1x2x8x3x3x4x4xf32> into tensor<1x2x72x16xf32>
+// CHECK:       %[[WM:.+]] = tensor.collapse_shape %arg1 {{\[}}[0], [1], [2, 3, 4]] : tensor<2x8x8x3x3xf32> into tensor<2x8x72xf32>
+// CHECK:       %[[PROD:.+]] = linalg.generic {indexing_maps = [#[[W]], #[[X]], #[[O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[WM]], %[[PM]] : tensor<2x8x72xf32>, tensor<1x2x72x16xf32>)
+// CHECK-SAME:  attrs = {strata.op_kind = "conv2d"}
+// CHECK:       %[[RELU:.+]] = linalg.generic {{.+}} ins(%[[PROD]] : tensor<1x2x8x16xf32>)
+// CHECK:       tensor.expand_shape %[[RELU]] {{\[}}[0], [1], [2], [3, 4]]
+func.func @grouped_strided(%x: tensor<1x2x8x9x9xf32>, %w: tensor<2x8x8x3x3xf32>) -> tensor<1x2x8x4x4xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x8x4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x2x8x4x4xf32>) -> tensor<1x2x8x4x4xf32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x2x8x9x9xf32>, tensor<2x8x8x3x3xf32>) outs(%f : tensor<1x2x8x4x4xf32>) -> tensor<1x2x8x4x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x2x8x4x4xf32>) outs(%e : tensor<1x2x8x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x8x4x4xf32>
+  return %r : tensor<1x2x8x4x4xf32>
+}
+
+// -----
+
+// A grouped convolution with unit strides and dilations keeps its own
+// kernel (its lanes run along output rows): not rewritten.
+// CHECK-LABEL: func.func @grouped_unit_stride
+// CHECK:       linalg.conv_2d_ngchw_gfchw
+// CHECK-NOT:   im2col
+func.func @grouped_unit_stride(%x: tensor<1x2x8x6x6xf32>, %w: tensor<2x8x8x3x3xf32>, %o: tensor<1x2x8x4x4xf32>) -> tensor<1x2x8x4x4xf32> {
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x8x6x6xf32>, tensor<2x8x8x3x3xf32>) outs(%o : tensor<1x2x8x4x4xf32>) -> tensor<1x2x8x4x4xf32>
+  return %c : tensor<1x2x8x4x4xf32>
+}

@@ -14,9 +14,10 @@
 // A 1x1 convolution with unit strides needs no patch matrix: the input is
 // the right operand already.
 //
-// Only ungrouped floating-point NCHW convolutions with static shapes are
-// rewritten. On CPUs, convolutions whose output channels divide by the
-// vector width were put in the blocked channel layout before this pass
+// Ungrouped floating-point NCHW convolutions with static shapes are
+// rewritten, and grouped ones whose taps read strided or dilated input. On
+// CPUs, convolutions whose output channels divide by the vector width were put
+// in the blocked channel layout before this pass
 // (GlobalOptimization/BlockChannels.cpp); the rest come here.
 //
 //===----------------------------------------------------------------------===//
@@ -195,6 +196,105 @@ LogicalResult rewriteWithPatches(RewriterBase &rewriter,
   return success();
 }
 
+// A grouped convolution left in NCHW (too few channels per group for the
+// blocked layout) whose taps read its input strided or dilated: its vector
+// lanes cannot run along an output row (they would read every other input
+// element), and it ran as scalar loops (RegNet's stride-2 8-channel groups:
+// 8 GFLOP/s). As patches [N, G, C, Kh, Kw, Oh, Ow] and a product per group,
+// [G, F, C*Kh*Kw] x [N, G, C*Kh*Kw, Oh*Ow], its lanes run over pixels as an
+// ungrouped convolution's do.
+LogicalResult rewriteGroupedWithPatches(RewriterBase &rewriter,
+                                        linalg::Conv2DNgchwGfchwOp conv) {
+  auto inputType = dyn_cast<RankedTensorType>(conv.getInputs()[0].getType());
+  auto filterType = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());
+  auto outputType = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
+  if (!inputType || !filterType || !outputType || !inputType.hasStaticShape() ||
+      !filterType.hasStaticShape() || !outputType.hasStaticShape() ||
+      !isa<FloatType>(outputType.getElementType()))
+    return failure();
+  SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
+  SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
+  auto isOne = [](int64_t v) { return v == 1; };
+  if (llvm::all_of(strides, isOne) && llvm::all_of(dilations, isOne))
+    return failure();
+  MLIRContext *context = rewriter.getContext();
+  Location loc = conv.getLoc();
+  Type et = outputType.getElementType();
+  int64_t kh = filterType.getDimSize(3), kw = filterType.getDimSize(4);
+
+  // The patches, loops (n, g, c, r, s, y, x).
+  constexpr unsigned rank = 7;
+  SmallVector<AffineExpr> d;
+  for (unsigned i = 0; i < rank; ++i)
+    d.push_back(getAffineDimExpr(i, context));
+  AffineMap gather =
+      AffineMap::get(rank, 0,
+                     {d[0], d[1], d[2], d[5] * strides[0] + d[3] * dilations[0],
+                      d[6] * strides[1] + d[4] * dilations[1]},
+                     context);
+  SmallVector<int64_t> patchesShape{outputType.getDimSize(0),
+                                    filterType.getDimSize(0),
+                                    filterType.getDimSize(2),
+                                    kh,
+                                    kw,
+                                    outputType.getDimSize(3),
+                                    outputType.getDimSize(4)};
+  Value empty = tensor::EmptyOp::create(rewriter, loc, patchesShape,
+                                        inputType.getElementType());
+  auto patches = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{empty.getType()},
+      ValueRange{conv.getInputs()[0]}, ValueRange{empty},
+      SmallVector<AffineMap>{gather,
+                             AffineMap::getMultiDimIdentityMap(rank, context)},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [](OpBuilder &b, Location nested, ValueRange args) {
+        linalg::YieldOp::create(b, nested, args[0]);
+      });
+  patches->setAttr(kOpKindAttr, rewriter.getStringAttr("im2col"));
+  Value patchMatrix = tensor::CollapseShapeOp::create(
+      rewriter, loc, patches.getResult(0),
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4}, {5, 6}});
+  Value filter = tensor::CollapseShapeOp::create(
+      rewriter, loc, conv.getInputs()[1],
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4}});
+
+  // The product, loops (n, g, f, p, k), on the output viewed as
+  // [N, G, F, Oh*Ow].
+  constexpr unsigned loops = 5;
+  SmallVector<AffineExpr> l;
+  for (unsigned i = 0; i < loops; ++i)
+    l.push_back(getAffineDimExpr(i, context));
+  SmallVector<AffineMap> maps{
+      AffineMap::get(loops, 0, {l[1], l[2], l[4]}, context),
+      AffineMap::get(loops, 0, {l[0], l[1], l[4], l[3]}, context),
+      AffineMap::get(loops, 0, {l[0], l[1], l[2], l[3]}, context)};
+  SmallVector<utils::IteratorType> iterators(loops - 1,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  SmallVector<ReassociationIndices> spatial{{0}, {1}, {2}, {3, 4}};
+  Value init = tensor::CollapseShapeOp::create(rewriter, loc,
+                                               conv.getOutputs()[0], spatial);
+  auto product = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{init.getType()}, ValueRange{filter, patchMatrix},
+      ValueRange{init}, maps, iterators,
+      [&](OpBuilder &b, Location nested, ValueRange args) {
+        Value w = args[0], x = args[1];
+        if (w.getType() != et)
+          w = arith::ExtFOp::create(b, nested, et, w);
+        if (x.getType() != et)
+          x = arith::ExtFOp::create(b, nested, et, x);
+        Value mul = arith::MulFOp::create(b, nested, w, x);
+        linalg::YieldOp::create(
+            b, nested,
+            ValueRange{arith::AddFOp::create(b, nested, mul, args[2])});
+      });
+  product->setAttr(kOpKindAttr, rewriter.getStringAttr("conv2d"));
+  rewriter.replaceOp(
+      conv, tensor::ExpandShapeOp::create(rewriter, loc, outputType,
+                                          product.getResult(0), spatial));
+  return success();
+}
+
 // `value` expands a convolution product, directly or through
 // elementwise ops already moved below the expansion.
 bool isFedByConvolutionProduct(Value value) {
@@ -226,14 +326,24 @@ struct ConvertConvToIm2ColPass
       if (conv.hasPureTensorSemantics() && hasStaticShapes(conv))
         convs.push_back(conv);
     });
+    SmallVector<linalg::Conv2DNgchwGfchwOp> groupedConvs;
+    getOperation().walk([&](linalg::Conv2DNgchwGfchwOp conv) {
+      if (conv.hasPureTensorSemantics())
+        groupedConvs.push_back(conv);
+    });
     IRRewriter rewriter(&getContext());
+    bool rewroteGrouped = false;
+    for (linalg::Conv2DNgchwGfchwOp conv : groupedConvs) {
+      rewriter.setInsertionPoint(conv);
+      rewroteGrouped |= succeeded(rewriteGroupedWithPatches(rewriter, conv));
+    }
     for (linalg::Conv2DNchwFchwOp conv : convs) {
       rewriter.setInsertionPoint(conv);
       if (succeeded(rewritePointwise(rewriter, conv)))
         continue;
       (void)rewriteWithPatches(rewriter, conv);
     }
-    if (convs.empty())
+    if (convs.empty() && !rewroteGrouped)
       return;
     // A product's accumulator is the convolution's, collapsed to
     // [N, F, Oh*Ow]: fill the collapsed empty tensor instead, so the fill
