@@ -128,3 +128,30 @@ func.func @grouped_unit_stride(%x: tensor<1x2x8x6x6xf32>, %w: tensor<2x8x8x3x3xf
   %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x8x6x6xf32>, tensor<2x8x8x3x3xf32>) outs(%o : tensor<1x2x8x4x4xf32>) -> tensor<1x2x8x4x4xf32>
   return %c : tensor<1x2x8x4x4xf32>
 }
+
+// -----
+
+// A Linear on an NHWC map: the matmul over [H*W, K] rows is expanded back
+// to the map's shape before its bias and GELU-like activation; those move
+// above the expansion, onto the [H*W, N] product, so that they become its
+// epilogue.
+// CHECK-LABEL: func.func @matmul_epilogue_below_expansion
+// CHECK:       %[[MM:.+]] = linalg.matmul
+// CHECK:       %[[ACT:.+]] = linalg.generic {{.+}} ins(%[[MM]], %{{.+}} : tensor<16x32xf32>, tensor<32xf32>) outs(%{{.+}} : tensor<16x32xf32>)
+// CHECK:       tensor.expand_shape %[[ACT]] {{\[}}[0, 1, 2], [3]] output_shape [1, 4, 4, 32]
+func.func @matmul_epilogue_below_expansion(%x: tensor<16x8xf32>, %w: tensor<8x32xf32>, %b: tensor<32xf32>) -> tensor<1x4x4x32xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x32xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<16x8xf32>, tensor<8x32xf32>) outs(%f : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %map = tensor.expand_shape %mm [[0, 1, 2], [3]] output_shape [1, 4, 4, 32] : tensor<16x32xf32> into tensor<1x4x4x32xf32>
+  %e4 = tensor.empty() : tensor<1x4x4x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%map, %b : tensor<1x4x4x32xf32>, tensor<32xf32>) outs(%e4 : tensor<1x4x4x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    %t = math.erf %s : f32
+    %u = arith.mulf %s, %t : f32
+    linalg.yield %u : f32
+  } -> tensor<1x4x4x32xf32>
+  return %r : tensor<1x4x4x32xf32>
+}

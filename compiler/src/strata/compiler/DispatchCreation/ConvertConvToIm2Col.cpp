@@ -15,7 +15,10 @@
 // the right operand already.
 //
 // Ungrouped floating-point NCHW convolutions with static shapes are
-// rewritten, and grouped ones whose taps read strided or dilated input. On
+// rewritten, and grouped ones whose taps read strided or dilated input.
+// The elementwise ops after a product (these, and matmuls whose result is
+// expanded back to a map's shape) are collapsed to the product's shape so
+// that they become its epilogue. On
 // CPUs, convolutions whose output channels divide by the vector width were put
 // in the blocked channel layout before this pass
 // (GlobalOptimization/BlockChannels.cpp); the rest come here.
@@ -52,39 +55,16 @@ bool hasStaticShapes(linalg::Conv2DNchwFchwOp conv) {
          isa<FloatType>(outputType.getElementType());
 }
 
-// The product [F, C*Kh*Kw] x [N, C*Kh*Kw, Oh*Ow] -> [N, F, Oh*Ow] as a
-// contraction over (n, f, p, k): its vector lanes run over all pixels of a
-// channel, not one output row (a 56-pixel row splits into 32 + 16 + 8
-// lanes, 7 pixels of a late ResNet layer fill no vector; flattened, layer1
-// of ResNet-18 ran at 100 instead of 76 GFLOP/s). It writes the
-// convolution's output viewed as [N, F, Oh*Ow]; the expand_shape back to
-// [N, F, Oh, Ow] is moved below the elementwise ops after it (bias,
-// residual add, activation), so they join the product's dispatch as its
-// epilogue.
-Value buildProduct(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
-                   Value filter, Value patches) {
-  auto outputType = cast<RankedTensorType>(conv.getOutputs()[0].getType());
-  Type et = outputType.getElementType();
-  MLIRContext *context = rewriter.getContext();
-  Location loc = conv.getLoc();
-  constexpr unsigned loops = 4;
-  SmallVector<AffineExpr> dims;
-  for (unsigned i = 0; i < loops; ++i)
-    dims.push_back(getAffineDimExpr(i, context));
-  AffineExpr dn = dims[0], df = dims[1], dk = dims.back();
-  ArrayRef<AffineExpr> pixels = ArrayRef<AffineExpr>(dims).slice(2, loops - 3);
-  SmallVector<AffineExpr> patchExprs{dn, dk}, outputExprs{dn, df};
-  llvm::append_range(patchExprs, pixels);
-  llvm::append_range(outputExprs, pixels);
-  SmallVector<AffineMap> maps{AffineMap::get(loops, 0, {df, dk}, context),
-                              AffineMap::get(loops, 0, patchExprs, context),
-                              AffineMap::get(loops, 0, outputExprs, context)};
-  SmallVector<utils::IteratorType> iterators(loops - 1,
+// The multiply-add of `filter` and `patches` into `init` over `maps` (the
+// last loop the reduction), in the output's element type; profiles call it
+// what the model calls it (DispatchNames.h).
+linalg::GenericOp createProduct(RewriterBase &rewriter, Location loc,
+                                Value filter, Value patches, Value init,
+                                ArrayRef<AffineMap> maps) {
+  Type et = cast<RankedTensorType>(init.getType()).getElementType();
+  SmallVector<utils::IteratorType> iterators(maps[0].getNumDims() - 1,
                                              utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
-  SmallVector<ReassociationIndices> spatial{{0}, {1}, {2, 3}};
-  Value init = tensor::CollapseShapeOp::create(rewriter, loc,
-                                               conv.getOutputs()[0], spatial);
   auto product = linalg::GenericOp::create(
       rewriter, loc, TypeRange{init.getType()}, ValueRange{filter, patches},
       ValueRange{init}, maps, iterators,
@@ -99,8 +79,41 @@ Value buildProduct(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
             b, nested,
             ValueRange{arith::AddFOp::create(b, nested, mul, args[2])});
       });
-  // Profiles call it what the model calls it (DispatchNames.h).
   product->setAttr(kOpKindAttr, rewriter.getStringAttr("conv2d"));
+  return product;
+}
+
+// The product [F, C*Kh*Kw] x [N, C*Kh*Kw, Oh*Ow] -> [N, F, Oh*Ow] as a
+// contraction over (n, f, p, k): its vector lanes run over all pixels of a
+// channel, not one output row (a 56-pixel row splits into 32 + 16 + 8
+// lanes, 7 pixels of a late ResNet layer fill no vector; flattened, layer1
+// of ResNet-18 ran at 100 instead of 76 GFLOP/s). It writes the
+// convolution's output viewed as [N, F, Oh*Ow]; the expand_shape back to
+// [N, F, Oh, Ow] is moved below the elementwise ops after it (bias,
+// residual add, activation), so they join the product's dispatch as its
+// epilogue.
+Value buildProduct(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
+                   Value filter, Value patches) {
+  auto outputType = cast<RankedTensorType>(conv.getOutputs()[0].getType());
+  MLIRContext *context = rewriter.getContext();
+  Location loc = conv.getLoc();
+  constexpr unsigned loops = 4;
+  SmallVector<AffineExpr> dims;
+  for (unsigned i = 0; i < loops; ++i)
+    dims.push_back(getAffineDimExpr(i, context));
+  AffineExpr dn = dims[0], df = dims[1], dk = dims.back();
+  ArrayRef<AffineExpr> pixels = ArrayRef<AffineExpr>(dims).slice(2, loops - 3);
+  SmallVector<AffineExpr> patchExprs{dn, dk}, outputExprs{dn, df};
+  llvm::append_range(patchExprs, pixels);
+  llvm::append_range(outputExprs, pixels);
+  SmallVector<AffineMap> maps{AffineMap::get(loops, 0, {df, dk}, context),
+                              AffineMap::get(loops, 0, patchExprs, context),
+                              AffineMap::get(loops, 0, outputExprs, context)};
+  SmallVector<ReassociationIndices> spatial{{0}, {1}, {2, 3}};
+  Value init = tensor::CollapseShapeOp::create(rewriter, loc,
+                                               conv.getOutputs()[0], spatial);
+  linalg::GenericOp product =
+      createProduct(rewriter, loc, filter, patches, init, maps);
   return tensor::ExpandShapeOp::create(rewriter, loc, outputType,
                                        product.getResult(0), spatial);
 }
@@ -219,7 +232,6 @@ LogicalResult rewriteGroupedWithPatches(RewriterBase &rewriter,
     return failure();
   MLIRContext *context = rewriter.getContext();
   Location loc = conv.getLoc();
-  Type et = outputType.getElementType();
   int64_t kh = filterType.getDimSize(3), kw = filterType.getDimSize(4);
 
   // The patches, loops (n, g, c, r, s, y, x).
@@ -268,49 +280,45 @@ LogicalResult rewriteGroupedWithPatches(RewriterBase &rewriter,
       AffineMap::get(loops, 0, {l[1], l[2], l[4]}, context),
       AffineMap::get(loops, 0, {l[0], l[1], l[4], l[3]}, context),
       AffineMap::get(loops, 0, {l[0], l[1], l[2], l[3]}, context)};
-  SmallVector<utils::IteratorType> iterators(loops - 1,
-                                             utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
   SmallVector<ReassociationIndices> spatial{{0}, {1}, {2}, {3, 4}};
   Value init = tensor::CollapseShapeOp::create(rewriter, loc,
                                                conv.getOutputs()[0], spatial);
-  auto product = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{init.getType()}, ValueRange{filter, patchMatrix},
-      ValueRange{init}, maps, iterators,
-      [&](OpBuilder &b, Location nested, ValueRange args) {
-        Value w = args[0], x = args[1];
-        if (w.getType() != et)
-          w = arith::ExtFOp::create(b, nested, et, w);
-        if (x.getType() != et)
-          x = arith::ExtFOp::create(b, nested, et, x);
-        Value mul = arith::MulFOp::create(b, nested, w, x);
-        linalg::YieldOp::create(
-            b, nested,
-            ValueRange{arith::AddFOp::create(b, nested, mul, args[2])});
-      });
-  product->setAttr(kOpKindAttr, rewriter.getStringAttr("conv2d"));
+  linalg::GenericOp product =
+      createProduct(rewriter, loc, filter, patchMatrix, init, maps);
   rewriter.replaceOp(
       conv, tensor::ExpandShapeOp::create(rewriter, loc, outputType,
                                           product.getResult(0), spatial));
   return success();
 }
 
-// `value` expands a convolution product, directly or through
-// elementwise ops already moved below the expansion.
-bool isFedByConvolutionProduct(Value value) {
+// Whether `op` is a product whose epilogue should join its dispatch: a
+// convolution product made here, or a matrix product (a Linear on a map,
+// whose result the importer expands back from [rows, N]).
+bool isProduct(Operation *op) {
+  if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+    return true;
+  auto kind = op->getAttrOfType<StringAttr>(kOpKindAttr);
+  return kind && kind.getValue() == "conv2d";
+}
+
+// `value` expands a product, directly or through elementwise ops already
+// moved below the expansion.
+bool isFedByProduct(Value value) {
   auto expand = value.getDefiningOp<tensor::ExpandShapeOp>();
   if (!expand)
     return false;
-  auto producer = expand.getSrc().getDefiningOp<linalg::GenericOp>();
+  Operation *producer = expand.getSrc().getDefiningOp();
   while (producer) {
-    if (auto kind = producer->getAttrOfType<StringAttr>(kOpKindAttr))
-      return kind.getValue() == "conv2d";
-    if (producer.getNumParallelLoops() != producer.getNumLoops())
+    if (isProduct(producer))
+      return true;
+    auto generic = dyn_cast<linalg::GenericOp>(producer);
+    if (!generic || generic->hasAttr(kOpKindAttr) ||
+        generic.getNumParallelLoops() != generic.getNumLoops())
       return false;
-    linalg::GenericOp next;
-    for (Value input : producer.getDpsInputs())
-      if (auto generic = input.getDefiningOp<linalg::GenericOp>()) {
-        next = generic;
+    Operation *next = nullptr;
+    for (Value input : generic.getDpsInputs())
+      if (auto linalgOp = input.getDefiningOp<linalg::LinalgOp>()) {
+        next = linalgOp;
         break;
       }
     producer = next;
@@ -332,10 +340,9 @@ struct ConvertConvToIm2ColPass
         groupedConvs.push_back(conv);
     });
     IRRewriter rewriter(&getContext());
-    bool rewroteGrouped = false;
     for (linalg::Conv2DNgchwGfchwOp conv : groupedConvs) {
       rewriter.setInsertionPoint(conv);
-      rewroteGrouped |= succeeded(rewriteGroupedWithPatches(rewriter, conv));
+      (void)rewriteGroupedWithPatches(rewriter, conv);
     }
     for (linalg::Conv2DNchwFchwOp conv : convs) {
       rewriter.setInsertionPoint(conv);
@@ -343,8 +350,6 @@ struct ConvertConvToIm2ColPass
         continue;
       (void)rewriteWithPatches(rewriter, conv);
     }
-    if (convs.empty() && !rewroteGrouped)
-      return;
     // A product's accumulator is the convolution's, collapsed to
     // [N, F, Oh*Ow]: fill the collapsed empty tensor instead, so the fill
     // still fuses into each workgroup's tile rather than becoming a
@@ -360,14 +365,16 @@ struct ConvertConvToIm2ColPass
     // The product's expand_shape moves below the elementwise ops
     // that consume it (bias, residual add, activation), which run on the
     // collapsed [N, F, Oh*Ow] too: nothing then separates them from the
-    // product, and they join its dispatch as its epilogue.
+    // product, and they join its dispatch as its epilogue. A matmul's
+    // expansion back to a map's shape moves the same way (convnext's
+    // bias + GELU after each Linear ran as their own dispatches).
     RewritePatternSet collapsing(&getContext());
     linalg::populateFoldReshapeOpsByCollapsingPatterns(
         collapsing, [](OpOperand *operand) {
           auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
           return consumer &&
                  consumer.getNumParallelLoops() == consumer.getNumLoops() &&
-                 isFedByConvolutionProduct(operand->get());
+                 isFedByProduct(operand->get());
         });
     if (failed(applyPatternsGreedily(getOperation(), std::move(collapsing))))
       return signalPassFailure();

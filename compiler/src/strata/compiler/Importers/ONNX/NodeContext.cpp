@@ -96,6 +96,21 @@ NodeContext::checkConstantIndices(unsigned index,
   return success();
 }
 
+std::optional<SmallVector<double>>
+NodeContext::getConstantFloats(unsigned index) {
+  std::optional<DenseElementsAttr> attr = getConstantInput(index);
+  if (!attr || !isa<FloatType>(attr->getElementType()))
+    return std::nullopt;
+  SmallVector<double> values;
+  values.reserve(attr->getNumElements());
+  for (APFloat value : attr->getValues<APFloat>()) {
+    bool lost = false;
+    value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    values.push_back(value.convertToDouble());
+  }
+  return values;
+}
+
 FailureOr<SmallVector<int64_t>> NodeContext::getConstantInts(unsigned index) {
   std::optional<DenseElementsAttr> attr = getConstantInput(index);
   if (!attr || !isa<IntegerType>(attr->getElementType()))

@@ -134,6 +134,9 @@ public:
   // Integer values of a constant input (e.g. axes, pads); fails with a
   // diagnostic when the input is not a compile-time constant.
   mlir::FailureOr<llvm::SmallVector<int64_t>> getConstantInts(unsigned index);
+  // Float values of input `index` in double, when it is a compile-time
+  // float constant (a model's weights and statistics are).
+  std::optional<llvm::SmallVector<double>> getConstantFloats(unsigned index);
 
   // Outputs. The type is the one shape inference found, static.
   unsigned getNumOutputs() const { return node.output_size(); }

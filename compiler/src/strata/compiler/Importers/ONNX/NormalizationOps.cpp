@@ -96,21 +96,6 @@ LogicalResult lowerBatchNormTraining(NodeContext &ctx, RankedTensorType type) {
   return success();
 }
 
-// Values of constant float input `index`, in double.
-std::optional<SmallVector<double>> getConstantFloats(NodeContext &ctx,
-                                                     unsigned index) {
-  std::optional<DenseElementsAttr> attr = ctx.getConstantInput(index);
-  if (!attr || !isa<FloatType>(attr->getElementType()))
-    return std::nullopt;
-  SmallVector<double> values;
-  for (APFloat value : attr->getValues<APFloat>()) {
-    bool lost = false;
-    value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
-    values.push_back(value.convertToDouble());
-  }
-  return values;
-}
-
 // The per-channel factors of an inference BatchNormalization, s = scale /
 // sqrt(var + eps) and t = bias - mean * s, as constants of the input's
 // element type when the statistics are the model's constants (as they are
@@ -119,7 +104,7 @@ std::optional<std::pair<Value, Value>>
 foldBatchNormFactors(NodeContext &ctx, Type elementType, double eps) {
   SmallVector<SmallVector<double>> stats;
   for (unsigned i = 1; i <= 4; ++i) {
-    std::optional<SmallVector<double>> values = getConstantFloats(ctx, i);
+    std::optional<SmallVector<double>> values = ctx.getConstantFloats(i);
     if (!values || (!stats.empty() && values->size() != stats[0].size()))
       return std::nullopt;
     stats.push_back(std::move(*values));

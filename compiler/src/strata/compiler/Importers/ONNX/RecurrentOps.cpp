@@ -160,19 +160,6 @@ FailureOr<SmallVector<Activation>> getActivations(NodeContext &ctx,
   return result;
 }
 
-// The values of a constant float input as doubles, if it is a constant.
-std::optional<SmallVector<double>> getConstantFloats(NodeContext &ctx,
-                                                     unsigned index) {
-  std::optional<DenseElementsAttr> attr = ctx.getConstantInput(index);
-  if (!attr || !isa<FloatType>(attr->getElementType()))
-    return std::nullopt;
-  SmallVector<double> values;
-  values.reserve(attr->getNumElements());
-  for (const APFloat &v : attr->getValues<APFloat>())
-    values.push_back(v.convertToDouble());
-  return values;
-}
-
 Value createConstant(OpBuilder &b, Location loc, RankedTensorType type,
                      ArrayRef<double> values) {
   const llvm::fltSemantics &semantics =
@@ -335,7 +322,7 @@ Value RecurrentLowering::getTransposedWeight(unsigned index, int64_t dir,
   int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
   auto resultType = RankedTensorType::get({cols, count}, elementType);
   if (std::optional<SmallVector<double>> values =
-          getConstantFloats(ctx, index)) {
+          ctx.getConstantFloats(index)) {
     SmallVector<double> transposed(cols * count);
     for (int64_t r = 0; r < count; ++r)
       for (int64_t c = 0; c < cols; ++c)
@@ -357,7 +344,7 @@ Value RecurrentLowering::getInputBias(int64_t dir) {
   int64_t size = numGates * hidden;
   auto type = RankedTensorType::get({size}, elementType);
   int64_t recurrentSize = linearBeforeReset ? size - hidden : size;
-  if (std::optional<SmallVector<double>> values = getConstantFloats(ctx, 3)) {
+  if (std::optional<SmallVector<double>> values = ctx.getConstantFloats(3)) {
     SmallVector<double> bias(size);
     const double *wb = values->data() + dir * 2 * size;
     const double *rb = wb + size;
@@ -406,7 +393,7 @@ Value RecurrentLowering::getInitialState(unsigned index, int64_t dir) {
 Value RecurrentLowering::getPeepholes(int64_t dir) {
   if (kind != CellKind::LSTM || !ctx.hasInput(7))
     return {};
-  if (std::optional<SmallVector<double>> values = getConstantFloats(ctx, 7))
+  if (std::optional<SmallVector<double>> values = ctx.getConstantFloats(7))
     if (llvm::all_of(*values, [](double v) { return v == 0; }))
       return {};
   return extractSlice(b, loc, ctx.getInput(7), {dir, 0}, {1, 3 * hidden},
