@@ -356,19 +356,9 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
                                           SmallVector<Value>(rank, zero));
     return vector::BroadcastOp::create(rewriter, loc, type, scalar);
   };
-  SmallVector<Value> shared;
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    AffineMap map = op.getMatchingIndexingMap(input);
-    bool perRow = hasRows && map.isFunctionOfDim(tiles.rowLoop);
-    bool perBlock = blocks > 1 && map.isFunctionOfDim(blockLoop);
-    shared.push_back(map.isFunctionOfDim(tiles.vectorLoop) || perRow ||
-                             perBlock || !op.payloadUsesValueFromOperand(input)
-                         ? Value()
-                         : broadcastElement(input, 0, 0));
-  }
   // Each input's factor for (row, block), read once per distinct view:
   // a row's broadcast element serves every block, a block's weight
-  // lanes every row.
+  // lanes every row, and an element neither reads serves the whole tile.
   auto readFactor = [&](OpOperand *input, int64_t row, int64_t block) -> Value {
     AffineMap map = op.getMatchingIndexingMap(input);
     if (!map.isFunctionOfDim(tiles.vectorLoop))
@@ -383,9 +373,9 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
   for (int64_t step = 0; step < rows * blocks; ++step) {
     int64_t row = step / blocks, block = step % blocks;
     SmallVector<Value> factors;
-    for (auto [input, element] : llvm::zip(op.getDpsInputOperands(), shared)) {
-      if (element || !op.payloadUsesValueFromOperand(input)) {
-        factors.push_back(element);
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      if (!op.payloadUsesValueFromOperand(input)) {
+        factors.push_back(Value());
         continue;
       }
       AffineMap map = op.getMatchingIndexingMap(input);

@@ -83,6 +83,29 @@ linalg::GenericOp createProduct(RewriterBase &rewriter, Location loc,
   return product;
 }
 
+// The patches of `input` gathered through `gather` into a new tensor of
+// `shape` (loops all parallel), collapsed by `reassociation` into the
+// product's right operand.
+Value gatherPatches(RewriterBase &rewriter, Location loc, Value input,
+                    AffineMap gather, ArrayRef<int64_t> shape,
+                    ArrayRef<ReassociationIndices> reassociation) {
+  Type et = cast<RankedTensorType>(input.getType()).getElementType();
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, et);
+  unsigned rank = shape.size();
+  auto patches = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{empty.getType()}, ValueRange{input},
+      ValueRange{empty},
+      SmallVector<AffineMap>{
+          gather, AffineMap::getMultiDimIdentityMap(rank, input.getContext())},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [](OpBuilder &b, Location nested, ValueRange args) {
+        linalg::YieldOp::create(b, nested, args[0]);
+      });
+  patches->setAttr(kOpKindAttr, rewriter.getStringAttr("im2col"));
+  return tensor::CollapseShapeOp::create(rewriter, loc, patches.getResult(0),
+                                         reassociation);
+}
+
 // The product [F, C*Kh*Kw] x [N, C*Kh*Kw, Oh*Ow] -> [N, F, Oh*Ow] as a
 // contraction over (n, f, p, k): its vector lanes run over all pixels of a
 // channel, not one output row (a 56-pixel row splits into 32 + 16 + 8
@@ -186,23 +209,9 @@ LogicalResult rewriteWithPatches(RewriterBase &rewriter,
   SmallVector<int64_t> patchesShape{
       outputType.getDimSize(0), filterType.getDimSize(1), kh, kw,
       outputType.getDimSize(2), outputType.getDimSize(3)};
-  auto patchesType =
-      RankedTensorType::get(patchesShape, inputType.getElementType());
-  Value empty = tensor::EmptyOp::create(rewriter, loc, patchesType.getShape(),
-                                        patchesType.getElementType());
-  auto patches = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{patchesType}, ValueRange{conv.getInputs()[0]},
-      ValueRange{empty},
-      SmallVector<AffineMap>{gather,
-                             AffineMap::getMultiDimIdentityMap(rank, context)},
-      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-      [](OpBuilder &b, Location nested, ValueRange args) {
-        linalg::YieldOp::create(b, nested, args[0]);
-      });
-  patches->setAttr(kOpKindAttr, rewriter.getStringAttr("im2col"));
-  Value patchMatrix = tensor::CollapseShapeOp::create(
-      rewriter, loc, patches.getResult(0),
-      SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+  Value patchMatrix =
+      gatherPatches(rewriter, loc, conv.getInputs()[0], gather, patchesShape,
+                    SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
   Value product =
       buildProduct(rewriter, conv, collapseFilter(rewriter, conv), patchMatrix);
   rewriter.replaceOp(conv, product);
@@ -251,20 +260,8 @@ LogicalResult rewriteGroupedWithPatches(RewriterBase &rewriter,
                                     kw,
                                     outputType.getDimSize(3),
                                     outputType.getDimSize(4)};
-  Value empty = tensor::EmptyOp::create(rewriter, loc, patchesShape,
-                                        inputType.getElementType());
-  auto patches = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{empty.getType()},
-      ValueRange{conv.getInputs()[0]}, ValueRange{empty},
-      SmallVector<AffineMap>{gather,
-                             AffineMap::getMultiDimIdentityMap(rank, context)},
-      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-      [](OpBuilder &b, Location nested, ValueRange args) {
-        linalg::YieldOp::create(b, nested, args[0]);
-      });
-  patches->setAttr(kOpKindAttr, rewriter.getStringAttr("im2col"));
-  Value patchMatrix = tensor::CollapseShapeOp::create(
-      rewriter, loc, patches.getResult(0),
+  Value patchMatrix = gatherPatches(
+      rewriter, loc, conv.getInputs()[0], gather, patchesShape,
       SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4}, {5, 6}});
   Value filter = tensor::CollapseShapeOp::create(
       rewriter, loc, conv.getInputs()[1],
