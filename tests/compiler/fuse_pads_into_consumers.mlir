@@ -1,16 +1,18 @@
 // RUN: strata-opt %s --pass-pipeline='builtin.module(func.func(strata-form-dispatch-regions,strata-fuse-pads-into-consumers{vector-bits=512}))' --split-input-file | FileCheck %s
 
-// A depthwise convolution of a padded argument, split by channels: each
-// workgroup pads its own 8 channels (2.6 KiB) in the convolution's
-// dispatch; the pad's own dispatch (and the copy it padded) goes.
-// CHECK-LABEL: func.func @depthwise_pads_its_slices
+// A depthwise convolution of a padded argument: its register tiles read
+// the argument in place (Codegen/PaddedSources.h), so the pad joins the
+// convolution's dispatch, marked to stay whole and never be built; the
+// pad's own dispatch (and the copy it padded) goes.
+// CHECK-LABEL: func.func @depthwise_reads_its_argument_in_place
 // CHECK-SAME:    (%[[X:.+]]: tensor<1x256x7x7xf32>, %[[W:.+]]: tensor<256x3x3xf32>)
 // CHECK:         %[[R:.+]] = flow.dispatch.region
 // CHECK:           %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:           } {strata.pad_read_in_place}
 // CHECK:           linalg.depthwise_conv_2d_nchw_chw {{.*}} ins(%[[P]], %[[W]]
 // CHECK-NOT:     flow.dispatch.region
 // CHECK:         return %[[R]]
-func.func @depthwise_pads_its_slices(%x: tensor<1x256x7x7xf32>, %w: tensor<256x3x3xf32>) -> tensor<1x256x7x7xf32> {
+func.func @depthwise_reads_its_argument_in_place(%x: tensor<1x256x7x7xf32>, %w: tensor<256x3x3xf32>) -> tensor<1x256x7x7xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
   ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
@@ -25,15 +27,15 @@ func.func @depthwise_pads_its_slices(%x: tensor<1x256x7x7xf32>, %w: tensor<256x3
 
 // -----
 
-// Every workgroup of a convolution reads all input channels: each would
-// pad the whole input, so the pad stays a dispatch of its own.
-// CHECK-LABEL: func.func @conv_reads_every_channel
-// CHECK:         %[[P:.+]] = flow.dispatch.region
-// CHECK:           tensor.pad
+// A direct convolution in NCHW reads the padded input as lanes along its
+// rows too: every workgroup reads all input channels, in place.
+// CHECK-LABEL: func.func @direct_conv_reads_in_place
 // CHECK:         flow.dispatch.region
-// CHECK-NOT:       tensor.pad
+// CHECK:           %[[P:.+]] = tensor.pad
+// CHECK:           } {strata.pad_read_in_place}
 // CHECK:           linalg.conv_2d_nchw_fchw {{.*}} ins(%[[P]],
-func.func @conv_reads_every_channel(%x: tensor<1x64x28x28xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<1x64x28x28xf32> {
+// CHECK-NOT:     flow.dispatch.region
+func.func @direct_conv_reads_in_place(%x: tensor<1x64x28x28xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<1x64x28x28xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
   ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
@@ -48,10 +50,8 @@ func.func @conv_reads_every_channel(%x: tensor<1x64x28x28xf32>, %w: tensor<64x64
 
 // -----
 
-// One workgroup's channel of a 112x112 map padded is 51 KiB, more than L1
-// holds next to the convolution's own data; but the depthwise
-// convolution's register tiles read the pad's source in place, as lanes
-// masked in the padding (Codegen/PaddedSources.h), so the padded slice is
+// However large the padded input (a 112x112 map's channel padded is
+// 51 KiB, more than L1 holds next to the convolution's own data), it is
 // never built: the pad joins.
 // CHECK-LABEL: func.func @large_planes_read_in_place
 // CHECK-SAME:    (%[[X:.+]]: tensor<1x32x112x112xf32>,
@@ -74,26 +74,91 @@ func.func @large_planes_read_in_place(%x: tensor<1x32x112x112xf32>, %w: tensor<3
 
 // -----
 
-// A channel of a 256x256 map padded is 260 KiB: were the temporary built
-// after all, it would be too large for a workgroup's stack. The pad stays
-// apart.
-// CHECK-LABEL: func.func @huge_planes_stay_apart
+// The blocked layout's depthwise convolution splits its workgroups along
+// output columns, a padded dimension: each workgroup reads its window of
+// the padded input (columns and their halo), in place as well.
+// CHECK-LABEL: func.func @blocked_depthwise_split_along_padding
+// CHECK-SAME:    (%[[X:.+]]: tensor<1x2x112x112x16xf32>,
 // CHECK:         flow.dispatch.region
+// CHECK:           %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0]
+// CHECK:           } {strata.pad_read_in_place}
+// CHECK:           linalg.generic {{.*}} ins(%[[P]],
+// CHECK-NOT:     flow.dispatch.region
+func.func @blocked_depthwise_split_along_padding(%x: tensor<1x2x112x112x16xf32>, %w: tensor<2x3x3x16xf32>) -> tensor<1x2x112x112x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %i4: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2x112x112x16xf32> to tensor<1x2x114x114x16xf32>
+  %e = tensor.empty() : tensor<1x2x112x112x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x112x112x16xf32>) -> tensor<1x2x112x112x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 + d4, d3 + d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d6)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+       ins(%p, %w : tensor<1x2x114x114x16xf32>, tensor<2x3x3x16xf32>) outs(%f : tensor<1x2x112x112x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x112x112x16xf32>
+  return %r : tensor<1x2x112x112x16xf32>
+}
+
+// -----
+
+// A convolution in the blocked layout broadcasts the input's elements
+// (its lanes are output channels): no register tile reads the input in
+// place, and every workgroup (a block of output channels) would pad all of
+// it, so the pad stays a dispatch of its own.
+// CHECK-LABEL: func.func @blocked_conv_reads_every_channel
+// CHECK:         %[[P:.+]] = flow.dispatch.region
 // CHECK:           tensor.pad
+// CHECK-NOT:       strata.pad_read_in_place
 // CHECK:         flow.dispatch.region
 // CHECK-NOT:       tensor.pad
-// CHECK:           linalg.depthwise_conv_2d_nchw_chw
-func.func @huge_planes_stay_apart(%x: tensor<1x8x256x256xf32>, %w: tensor<8x3x3xf32>) -> tensor<1x8x256x256xf32> {
+// CHECK:           linalg.generic {{.*}} ins(%[[P]],
+func.func @blocked_conv_reads_every_channel(%x: tensor<1x4x28x28x16xf32>, %w: tensor<4x4x3x3x16x16xf32>) -> tensor<1x4x28x28x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %i4: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x28x28x16xf32> to tensor<1x4x30x30x16xf32>
+  %e = tensor.empty() : tensor<1x4x28x28x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x28x28x16xf32>) -> tensor<1x4x28x28x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]}
+       ins(%p, %w : tensor<1x4x30x30x16xf32>, tensor<4x4x3x3x16x16xf32>) outs(%f : tensor<1x4x28x28x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x28x28x16xf32>
+  return %r : tensor<1x4x28x28x16xf32>
+}
+
+// -----
+
+// An elementwise op of a padded argument, split by channels: no kernel
+// reads in place, but each workgroup's slice of the padded input is small
+// (16 channels of 9x9, 5 KiB), so each workgroup pads its own slice in the
+// consumer's dispatch.
+// CHECK-LABEL: func.func @elementwise_pads_its_slices
+// CHECK-SAME:    (%[[X:.+]]: tensor<1x64x7x7xf32>)
+// CHECK:         flow.dispatch.region
+// CHECK:           %[[P:.+]] = tensor.pad %[[X]]
+// CHECK-NOT:       strata.pad_read_in_place
+// CHECK:           linalg.generic {{.*}} ins(%[[P]] :
+// CHECK-NOT:     flow.dispatch.region
+func.func @elementwise_pads_its_slices(%x: tensor<1x64x7x7xf32>) -> tensor<1x64x9x9xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
   ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
     tensor.yield %zero : f32
-  } : tensor<1x8x256x256xf32> to tensor<1x8x258x258xf32>
-  %e = tensor.empty() : tensor<1x8x256x256xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x256x256xf32>) -> tensor<1x8x256x256xf32>
-  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-       ins(%p, %w : tensor<1x8x258x258xf32>, tensor<8x3x3xf32>) outs(%f : tensor<1x8x256x256xf32>) -> tensor<1x8x256x256xf32>
-  return %r : tensor<1x8x256x256xf32>
+  } : tensor<1x64x7x7xf32> to tensor<1x64x9x9xf32>
+  %e = tensor.empty() : tensor<1x64x9x9xf32>
+  %n = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%p : tensor<1x64x9x9xf32>) outs(%e : tensor<1x64x9x9xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %neg = arith.negf %in : f32
+    linalg.yield %neg : f32
+  } -> tensor<1x64x9x9xf32>
+  return %n : tensor<1x64x9x9xf32>
 }
 
 // -----

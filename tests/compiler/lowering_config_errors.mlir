@@ -52,3 +52,21 @@ func.func @two_split_loops() attributes {flow.lowering_config = #flow.lowering_c
 func.func @not_a_config() attributes {flow.lowering_config = 3 : i64} {
   return
 }
+
+// -----
+
+// A padded input too large for a workgroup's stack was to be read in place
+// from its source by the kernels' register tiles; an op that reads the
+// padded buffer itself (here an elementwise copy of its window, no kernel
+// at all) would need it built: codegen refuses rather than build it.
+func.func @unbuilt_padded_source_read(%x: memref<1x4x256x256x16xf32>, %y: memref<1x4x256x256x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %p = memref.alloca() {strata.unbuilt_padded_source} : memref<1x4x258x258x16xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<1x4x258x258x16xf32>)
+  %interior = memref.subview %p[0, 0, 1, 1, 0] [1, 4, 256, 256, 16] [1, 1, 1, 1, 1] : memref<1x4x258x258x16xf32> to memref<1x4x256x256x16xf32, strided<[4260096, 1065024, 4128, 16, 1], offset: 4144>>
+  memref.copy %x, %interior : memref<1x4x256x256x16xf32> to memref<1x4x256x256x16xf32, strided<[4260096, 1065024, 4128, 16, 1], offset: 4144>>
+  %window = memref.subview %p[0, 0, 0, 0, 0] [1, 4, 256, 256, 16] [1, 1, 1, 1, 1] : memref<1x4x258x258x16xf32> to memref<1x4x256x256x16xf32, strided<[4260096, 1065024, 4128, 16, 1]>>
+  // expected-error @+1 {{reads a padded input of 17040384 bytes that was to be read in place from its source, and building it would not fit a workgroup's stack}}
+  linalg.copy ins(%window : memref<1x4x256x256x16xf32, strided<[4260096, 1065024, 4128, 16, 1]>>) outs(%y : memref<1x4x256x256x16xf32>)
+  return
+}

@@ -166,3 +166,49 @@ flow.executable @padded_input_dispatch_0 entry @padded_input_dispatch_0 attribut
 // CHECK:         vector.fma %[[LANES]]
 // CHECK-NOT:     memref.alloca
 // CHECK:         return
+
+// -----
+
+// A pad to be read in place (FusePadsIntoConsumers marks it), split along
+// the output columns it pads: it stays whole, outside the workgroup split,
+// and the register tiles of each workgroup read their window of it from
+// the unpadded argument: plain loads where all four columns of a tap lie
+// inside it (one unsigned compare per position, one branch per tap),
+// masked loads where one falls in the padding. The padded tensor (1.7 MB,
+// past a workgroup's stack) is never built.
+#in = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 + d4, d3 + d5, d6)>
+#filter = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d6)>
+flow.executable @split_along_padding_dispatch_0 entry @split_along_padding_dispatch_0 attributes {workgroup_count = array<i64: 4, 1, 1>} {
+  builtin.module {
+    func.func @split_along_padding_dispatch_0(%x: tensor<1x2x112x112x16xf32>, %w: tensor<2x3x3x16xf32>) -> tensor<1x2x112x112x16xf32> attributes {flow.lowering_config = #flow.lowering_config<vector_bits = 512, workgroup_tile = [0, 0, 0, 28, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", cache_tiles = [1, 1, 1, 0, 0, 0, 16], cache_order = [0, 1, 2, 3, 6, 4, 5], register_tiles = [0, 0, 0, 4, 1, 1, 16], roles = [3, 6, 4]>]>} {
+      %zero = arith.constant 0.0 : f32
+      %p = tensor.pad %x low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0] {
+      ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %i4: index):
+        tensor.yield %zero : f32
+      } {strata.pad_read_in_place} : tensor<1x2x112x112x16xf32> to tensor<1x2x114x114x16xf32>
+      %e = tensor.empty() : tensor<1x2x112x112x16xf32>
+      %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x112x112x16xf32>) -> tensor<1x2x112x112x16xf32>
+      %r = linalg.generic {indexing_maps = [#in, #filter, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%p, %w : tensor<1x2x114x114x16xf32>, tensor<2x3x3x16xf32>) outs(%f : tensor<1x2x112x112x16xf32>) {
+      ^bb0(%a: f32, %b: f32, %acc: f32):
+        %m = arith.mulf %a, %b : f32
+        %s = arith.addf %acc, %m : f32
+        linalg.yield %s : f32
+      } -> tensor<1x2x112x112x16xf32>
+      return %r : tensor<1x2x112x112x16xf32>
+    }
+  }
+}
+// CHECK-LABEL: func.func @split_along_padding_dispatch_0
+// CHECK-NOT:     memref.alloca
+// CHECK:         scf.for
+// CHECK:         arith.cmpi ult, %{{.+}}, %c112
+// CHECK:         %[[LANES:.+]]:4 = scf.if %{{.+}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK-COUNT-4:   vector.load %arg0[{{.+}}] : memref<1x2x112x112x16xf32>, vector<16xf32>
+// CHECK:         } else {
+// CHECK:           %[[INSIDE:.+]] = vector.broadcast %{{.+}} : i1 to vector<16xi1>
+// CHECK:           vector.maskedload %arg0[%{{.+}}], %[[INSIDE]], %{{.+}} : memref<1x2x112x112x16xf32>, vector<16xi1>, vector<16xf32>
+// CHECK:         vector.fma %[[LANES]]#0
+// CHECK:         vector.fma %[[LANES]]#3
+// CHECK-NOT:     memref.alloca
+// CHECK:         return

@@ -368,7 +368,35 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
                                        ranges[tiles.vectorLoop], padded);
     return fromSource ? fromSource : readLanes(view);
   };
-  DenseMap<std::tuple<unsigned, int64_t, int64_t>, Value> factorCache;
+  using FactorKey = std::tuple<unsigned, int64_t, int64_t>;
+  auto getFactorKey = [&](OpOperand *input, int64_t row,
+                          int64_t block) -> FactorKey {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    int64_t rowKey = hasRows && map.isFunctionOfDim(tiles.rowLoop) ? row : 0;
+    int64_t blockKey = blocks > 1 && map.isFunctionOfDim(blockLoop) ? block : 0;
+    return {input->getOperandNumber(), rowKey, blockKey};
+  };
+  DenseMap<FactorKey, Value> factorCache;
+  // The lanes of a padded input read in place (PaddedSources.h): all the
+  // tile's rows at once, under one check that they lie inside the source.
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (!op.payloadUsesValueFromOperand(input) ||
+        !op.getMatchingIndexingMap(input).isFunctionOfDim(tiles.vectorLoop))
+      continue;
+    SmallVector<FactorKey> keys;
+    SmallVector<Value> views;
+    for (int64_t step = 0; step < rows * blocks; ++step) {
+      FactorKey key = getFactorKey(input, step / blocks, step % blocks);
+      if (llvm::is_contained(keys, key))
+        continue;
+      keys.push_back(key);
+      views.push_back(tileView(input, std::get<1>(key), std::get<2>(key)));
+    }
+    SmallVector<Value> lanesRead = readPaddedTileLanes(
+        rewriter, loc, views, type, ranges[tiles.vectorLoop], padded);
+    for (auto [key, value] : llvm::zip(keys, lanesRead))
+      factorCache[key] = value;
+  }
   bool fma = isPlainMultiplyAdd(op);
   for (int64_t step = 0; step < rows * blocks; ++step) {
     int64_t row = step / blocks, block = step % blocks;
@@ -378,12 +406,8 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
         factors.push_back(Value());
         continue;
       }
-      AffineMap map = op.getMatchingIndexingMap(input);
-      int64_t rowKey = hasRows && map.isFunctionOfDim(tiles.rowLoop) ? row : 0;
-      int64_t blockKey =
-          blocks > 1 && map.isFunctionOfDim(blockLoop) ? block : 0;
-      Value &factor =
-          factorCache[{input->getOperandNumber(), rowKey, blockKey}];
+      auto [operandNumber, rowKey, blockKey] = getFactorKey(input, row, block);
+      Value &factor = factorCache[{operandNumber, rowKey, blockKey}];
       if (!factor)
         factor = readFactor(input, rowKey, blockKey);
       factors.push_back(factor);

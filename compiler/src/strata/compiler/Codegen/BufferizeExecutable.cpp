@@ -2,6 +2,7 @@
 #include "strata/compiler/Codegen/BufferizeExecutable.h"
 
 #include "strata/compiler/Codegen/LoweringConfig.h"
+#include "strata/compiler/Codegen/PaddedSources.h"
 #include "strata/compiler/Codegen/TileAndDistribute.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -66,10 +67,12 @@ void makeResultsDistinct(func::FuncOp func) {
 // by the tile, which ValueBounds proves.
 constexpr int64_t kMaxStackTemporaryBytes = 256 * 1024;
 
-LogicalResult moveTemporariesToStack(ModuleOp module) {
+LogicalResult moveTemporariesToStack(ModuleOp module,
+                                     bool readsPaddedSourcesInPlace) {
   SmallVector<memref::AllocOp> allocs;
   module.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
   IRRewriter rewriter(module.getContext());
+  SmallVector<std::pair<memref::AllocaOp, int64_t>> oversized;
   for (memref::AllocOp alloc : allocs) {
     MemRefType type = alloc.getType();
     int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
@@ -88,14 +91,30 @@ LogicalResult moveTemporariesToStack(ModuleOp module) {
                                  "executables cannot allocate heap memory");
       bytes *= *bound;
     }
-    if (bytes > kMaxStackTemporaryBytes)
+    if (bytes > kMaxStackTemporaryBytes && !readsPaddedSourcesInPlace)
       return alloc.emitOpError("needs a ")
              << bytes << "-byte temporary inside an executable (limit "
              << kMaxStackTemporaryBytes << ")";
     rewriter.setInsertionPoint(alloc);
-    rewriter.replaceOpWithNewOp<memref::AllocaOp>(
+    auto alloca = rewriter.replaceOpWithNewOp<memref::AllocaOp>(
         alloc, type, alloc.getDynamicSizes(), alloc.getSymbolOperands(),
         alloc.getAlignmentAttr());
+    if (bytes > kMaxStackTemporaryBytes)
+      oversized.push_back({alloca, bytes});
+  }
+  // Past the bound, only a padded input the target reads from its source
+  // (and so never builds) may stay.
+  DenseMap<Operation *, PaddedSources> paddedPerFunction;
+  for (auto [alloca, bytes] : oversized) {
+    auto func = alloca->getParentOfType<func::FuncOp>();
+    auto it = paddedPerFunction.find(func);
+    if (it == paddedPerFunction.end())
+      it = paddedPerFunction.try_emplace(func, findPaddedSources(func)).first;
+    if (!it->second.contains(alloca))
+      return alloca.emitOpError("needs a ")
+             << bytes << "-byte temporary inside an executable (limit "
+             << kMaxStackTemporaryBytes << ")";
+    alloca->setAttr(kUnbuiltPaddedSourceAttr, rewriter.getUnitAttr());
   }
   // Their deallocations (if any) go with them.
   module.walk([&](memref::DeallocOp dealloc) {
@@ -157,7 +176,8 @@ LogicalResult prepareForBufferization(func::FuncOp entry,
 
 FailureOr<BufferizedExecutable>
 bufferizeExecutable(flow::ExecutableOp executable, unsigned vectorBits,
-                    PipelineRunner runPipeline) {
+                    PipelineRunner runPipeline,
+                    bool readsPaddedSourcesInPlace) {
   ModuleOp inner = executable.getInnerModule();
   if (!inner)
     return executable.emitOpError("has no module to lower");
@@ -213,7 +233,7 @@ bufferizeExecutable(flow::ExecutableOp executable, unsigned vectorBits,
       failed(runPipeline(bufferize, inner)))
     return executable.emitOpError("failed to bufferize");
 
-  if (failed(moveTemporariesToStack(inner))) {
+  if (failed(moveTemporariesToStack(inner, readsPaddedSourcesInPlace))) {
     // Which dispatch of the model it is (the temporary's location is the
     // model's).
     InFlightDiagnostic note = executable.emitOpError("cannot be compiled");

@@ -32,9 +32,16 @@ struct BufferizedExecutable {
 // #flow.lowering_config of its entry function says. An executable without
 // one (written by hand) is configured first for `vectorBits`-wide vectors,
 // and must then agree with the workgroup count it states.
+//
+// Temporaries live on the workgroup's stack, within a bound. With
+// `readsPaddedSourcesInPlace` (a target whose register tiles read padded
+// inputs from their sources, PaddedSources.h), a padded input past the
+// bound is marked `kUnbuiltPaddedSourceAttr` instead of refused: the
+// target must then never build it.
 mlir::FailureOr<BufferizedExecutable>
 bufferizeExecutable(flow::ExecutableOp executable, unsigned vectorBits,
-                    PipelineRunner runPipeline);
+                    PipelineRunner runPipeline,
+                    bool readsPaddedSourcesInPlace = false);
 
 // The tensor-level preparation of a (split) entry function before
 // bufferization: sequential regions inlined, named ops generalized,

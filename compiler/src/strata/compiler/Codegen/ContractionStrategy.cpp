@@ -618,7 +618,7 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
     }
   }
   if (work.empty())
-    return success();
+    return verifyUnbuiltPaddedSources(func);
   SmallVector<std::optional<AccumulatorFill>> fills;
   for (auto &[op, tiles] : work)
     fills.push_back(findAccumulatorFill(op, tiles));
@@ -678,6 +678,8 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
       return op.emitOpError("register tile could not be vectorized");
   }
   eraseUnreadPaddedSources(rewriter, padded);
+  if (failed(verifyUnbuiltPaddedSources(func)))
+    return failure();
   hoistAccumulatorTiles(func);
   foldAccumulatorFills(func, fills, unvectorized);
   if (lowerVectors)

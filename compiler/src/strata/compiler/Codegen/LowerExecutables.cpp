@@ -143,11 +143,12 @@ std::string getVariantName(StringRef executable, StringRef cpu) {
 LogicalResult
 LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
                                       ArrayRef<Target> targets) {
-  FailureOr<BufferizedExecutable> bufferized =
-      bufferizeExecutable(executable, getVectorBits(*targets.front().machine),
-                          [&](OpPassManager &pipeline, ModuleOp module) {
-                            return runPipeline(pipeline, module);
-                          });
+  FailureOr<BufferizedExecutable> bufferized = bufferizeExecutable(
+      executable, getVectorBits(*targets.front().machine),
+      [&](OpPassManager &pipeline, ModuleOp module) {
+        return runPipeline(pipeline, module);
+      },
+      /*readsPaddedSourcesInPlace=*/true);
   if (failed(bufferized))
     return failure();
   ModuleOp inner = executable.getInnerModule();

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
@@ -33,6 +34,8 @@ Value getFilledValue(Operation *op) {
 
 // The buffer `op` copies whole into its output, if it is a copy.
 Value getCopiedSource(Operation *op) {
+  if (auto copy = dyn_cast<memref::CopyOp>(op))
+    return copy.getSource();
   if (auto copy = dyn_cast<linalg::CopyOp>(op))
     return copy.getInputs()[0];
   auto generic = dyn_cast<linalg::GenericOp>(op);
@@ -46,6 +49,22 @@ Value getCopiedSource(Operation *op) {
       body->getTerminator()->getOperand(0) != body->getArgument(0))
     return nullptr;
   return generic.getDpsInputOperand(0)->get();
+}
+
+// The buffer a copy (`getCopiedSource`) writes.
+Value getCopyTarget(Operation *op) {
+  if (auto copy = dyn_cast<memref::CopyOp>(op))
+    return copy.getTarget();
+  return cast<linalg::LinalgOp>(op).getDpsInitOperand(0)->get();
+}
+
+// Whether `use` writes the buffer it uses (a linalg op's init, a copy's
+// target); false for reads.
+bool isWrite(OpOperand &use) {
+  if (auto copy = dyn_cast<memref::CopyOp>(use.getOwner()))
+    return use.get() == copy.getTarget();
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  return linalgOp && linalgOp.isDpsInit(&use);
 }
 
 // Whether two values are the same pad value (the same SSA value, or equal
@@ -97,8 +116,8 @@ bool isOnlyRead(Value buffer) {
   if (failed(collectViews(buffer, views, uses)))
     return false;
   return llvm::all_of(uses, [](OpOperand *use) {
-    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(use->getOwner()))
-      return !linalgOp.isDpsInit(use);
+    if (isa<linalg::LinalgOp, memref::CopyOp>(use->getOwner()))
+      return !isWrite(*use);
     return isa<memref::LoadOp, vector::TransferReadOp, vector::LoadOp,
                vector::MaskedLoadOp>(use->getOwner());
   });
@@ -142,6 +161,10 @@ std::optional<SmallVector<int64_t>> getStaticOffsetsInRoot(Value view) {
   return offsets;
 }
 
+// The smallest extent of a padded dimension for which register tiles check
+// once whether they lie inside the source (readPaddedTileLanes).
+constexpr int64_t kMinVersionedExtent = 32;
+
 } // namespace
 
 PaddedSources findPaddedSources(func::FuncOp func) {
@@ -163,10 +186,9 @@ PaddedSources findPaddedSources(func::FuncOp func) {
       Operation *inBlock = block->findAncestorOpInBlock(*user);
       if (!inBlock)
         return;
-      auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
-      if (!linalgOp)
+      if (!isa<linalg::LinalgOp, memref::CopyOp>(user))
         return;
-      if (!linalgOp.isDpsInit(use)) {
+      if (!isWrite(*use)) {
         if (!firstRead || inBlock->isBeforeInBlock(firstRead))
           firstRead = inBlock;
         continue;
@@ -198,10 +220,7 @@ PaddedSources findPaddedSources(func::FuncOp func) {
         !isOnlyRead(padded.source))
       return;
     auto sourceType = cast<MemRefType>(padded.source.getType());
-    auto interior = cast<linalg::LinalgOp>(copy)
-                        .getDpsInitOperand(0)
-                        ->get()
-                        .getDefiningOp<memref::SubViewOp>();
+    auto interior = getCopyTarget(copy).getDefiningOp<memref::SubViewOp>();
     if (!interior || getViewRoot(interior) != alloca.getResult() ||
         sourceType.getRank() == 0 ||
         sourceType.isDynamicDim(sourceType.getRank() - 1) ||
@@ -325,6 +344,111 @@ Value readPaddedLanes(RewriterBase &rewriter, Location loc, Value view,
                                       indices, mask, passThrough);
 }
 
+SmallVector<Value> readPaddedTileLanes(RewriterBase &rewriter, Location loc,
+                                       ArrayRef<Value> views, VectorType type,
+                                       int64_t lanes,
+                                       const PaddedSources &sources) {
+  if (views.empty())
+    return {};
+  Value root = getViewRoot(views.front());
+  auto it = root && root.getDefiningOp() ? sources.find(root.getDefiningOp())
+                                         : sources.end();
+  if (it == sources.end() || llvm::any_of(views, [&](Value view) {
+        return getViewRoot(view) != root;
+      }))
+    return {};
+  const PaddedSource &padded = it->second;
+  auto sourceType = cast<MemRefType>(padded.source.getType());
+  int64_t rank = sourceType.getRank();
+  // The check pays where most tiles lie inside: not where the lanes run
+  // along a padded row (a row's first or last vector meets the padding at
+  // every tap off the centre), nor on maps so small that many tiles touch
+  // their border (there a mask per row costs less than a branch that
+  // often goes the other way).
+  if (padded.paddedDims[rank - 1])
+    return {};
+  for (int64_t dim = 0; dim < rank; ++dim)
+    if (padded.paddedDims[dim] &&
+        sourceType.getDimSize(dim) < kMinVersionedExtent)
+      return {};
+  AffineExpr d0;
+  bindDims(rewriter.getContext(), d0);
+  Type i1 = rewriter.getI1Type();
+  // Every view's origin in the source, and whether all of them (and the
+  // lanes of each row) lie inside it: one unsigned compare per position.
+  SmallVector<SmallVector<Value>> positions;
+  Value inside;
+  auto requireInside = [&](OpFoldResult position, int64_t size) {
+    std::optional<int64_t> constant = getConstantIntValue(position);
+    if (constant && *constant >= 0 && *constant < size)
+      return;
+    Value ok = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ult,
+        getValueOrCreateConstantIndexOp(rewriter, loc, position),
+        arith::ConstantIndexOp::create(rewriter, loc, size));
+    inside = inside ? arith::AndIOp::create(rewriter, loc, inside, ok) : ok;
+  };
+  for (Value view : views) {
+    SmallVector<OpFoldResult> offsets = getOffsetsInRoot(rewriter, loc, view);
+    SmallVector<Value> indices;
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      OpFoldResult position = affine::makeComposedFoldedAffineApply(
+          rewriter, loc, d0 - padded.low[dim], {offsets[dim]});
+      int64_t size = sourceType.getDimSize(dim);
+      if (padded.paddedDims[dim]) {
+        requireInside(position, size);
+        if (dim == rank - 1)
+          requireInside(affine::makeComposedFoldedAffineApply(
+                            rewriter, loc, d0 + (lanes - 1), {position}),
+                        size);
+      }
+      indices.push_back(
+          getValueOrCreateConstantIndexOp(rewriter, loc, position));
+    }
+    positions.push_back(std::move(indices));
+  }
+  auto readInside = [&](OpBuilder &builder, ArrayRef<Value> indices) -> Value {
+    int64_t width = type.getNumElements();
+    if (lanes == width)
+      return vector::LoadOp::create(builder, loc, type, padded.source, indices);
+    SmallVector<bool> bits;
+    for (int64_t lane = 0; lane < width; ++lane)
+      bits.push_back(lane < lanes);
+    Value mask = arith::ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(VectorType::get({width}, i1), bits));
+    Value passThrough =
+        vector::BroadcastOp::create(builder, loc, type, padded.padValue);
+    return vector::MaskedLoadOp::create(builder, loc, type, padded.source,
+                                        indices, mask, passThrough);
+  };
+  SmallVector<Value> results;
+  if (!inside) {
+    for (ArrayRef<Value> indices : positions)
+      results.push_back(readInside(rewriter, indices));
+    return results;
+  }
+  SmallVector<Type> resultTypes(views.size(), type);
+  auto branch = scf::IfOp::create(rewriter, loc, resultTypes, inside,
+                                  /*addThenBlock=*/true,
+                                  /*addElseBlock=*/true);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(branch.thenBlock());
+    SmallVector<Value> loaded;
+    for (ArrayRef<Value> indices : positions)
+      loaded.push_back(readInside(rewriter, indices));
+    scf::YieldOp::create(rewriter, loc, loaded);
+    rewriter.setInsertionPointToStart(branch.elseBlock());
+    SmallVector<Value> masked;
+    for (Value view : views)
+      masked.push_back(
+          readPaddedLanes(rewriter, loc, view, type, lanes, sources));
+    scf::YieldOp::create(rewriter, loc, masked);
+  }
+  return SmallVector<Value>(branch.getResults());
+}
+
 void eraseUnreadPaddedSources(RewriterBase &rewriter,
                               const PaddedSources &sources) {
   for (auto &[alloca, padded] : sources) {
@@ -342,6 +466,32 @@ void eraseUnreadPaddedSources(RewriterBase &rewriter,
       if (view.use_empty())
         rewriter.eraseOp(view.getDefiningOp());
   }
+}
+
+LogicalResult verifyUnbuiltPaddedSources(func::FuncOp func) {
+  WalkResult result = func.walk([](memref::AllocaOp alloca) {
+    if (!alloca->hasAttr(kUnbuiltPaddedSourceAttr))
+      return WalkResult::advance();
+    // The first op reading it says which kernel failed to read in place.
+    Operation *reader = nullptr;
+    SmallVector<Value> views;
+    SmallVector<OpOperand *> uses;
+    if (succeeded(collectViews(alloca.getResult(), views, uses)))
+      for (OpOperand *use : uses)
+        if (!isa<memref::CopyOp>(use->getOwner()) && !isWrite(*use)) {
+          reader = use->getOwner();
+          break;
+        }
+    InFlightDiagnostic diag =
+        (reader ? reader : alloca.getOperation())->emitOpError();
+    diag << "reads a padded input of "
+         << alloca.getType().getNumElements() *
+                (alloca.getType().getElementTypeBitWidth() / 8)
+         << " bytes that was to be read in place from its source, and "
+            "building it would not fit a workgroup's stack";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
 }
 
 } // namespace strata

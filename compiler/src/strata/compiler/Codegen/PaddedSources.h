@@ -24,6 +24,19 @@
 
 namespace strata {
 
+// On a tensor.pad whose padded tensor is never to be built: every reader
+// is a broadcast kernel's register tile that reads the source in place
+// (FusePadsIntoConsumers decides it; the workgroup split leaves the pad
+// whole, outside its loop).
+inline constexpr llvm::StringLiteral kPadReadInPlaceAttr =
+    "strata.pad_read_in_place";
+
+// On the stack buffer of such a pad once bufferized, when it is too large
+// for a workgroup's stack: the register tiles must leave it unread
+// (`verifyUnbuiltPaddedSources`).
+inline constexpr llvm::StringLiteral kUnbuiltPaddedSourceAttr =
+    "strata.unbuilt_padded_source";
+
 // A stack buffer that holds pad(source, low, high, padValue), and the ops
 // that write it.
 struct PaddedSource {
@@ -52,10 +65,26 @@ mlir::Value readPaddedLanes(mlir::RewriterBase &rewriter, mlir::Location loc,
                             mlir::Value view, mlir::VectorType type,
                             int64_t lanes, const PaddedSources &sources);
 
+// The lanes of each of `views` (views of one buffer of `sources`, as
+// readPaddedLanes reads them) under one check: where every view lies
+// inside the source, plain loads from it; otherwise masked ones. A
+// register tile's rows pay one branch instead of a mask per row. Returns
+// an empty list when `views` are not all views of one of `sources`, or
+// when most tiles would not lie inside (lanes along a padded dimension, a
+// small map): the caller masks each row (readPaddedLanes) instead.
+llvm::SmallVector<mlir::Value>
+readPaddedTileLanes(mlir::RewriterBase &rewriter, mlir::Location loc,
+                    llvm::ArrayRef<mlir::Value> views, mlir::VectorType type,
+                    int64_t lanes, const PaddedSources &sources);
+
 // Erases the buffers of `sources` that nothing reads any more, with their
 // writes and views.
 void eraseUnreadPaddedSources(mlir::RewriterBase &rewriter,
                               const PaddedSources &sources);
+
+// Fails, naming the dispatch's op, where a buffer marked
+// `kUnbuiltPaddedSourceAttr` is still there.
+mlir::LogicalResult verifyUnbuiltPaddedSources(mlir::func::FuncOp func);
 
 } // namespace strata
 

@@ -1,5 +1,6 @@
 //===- TileAndDistribute.cpp ----------------------------------------------===//
 #include "strata/compiler/Codegen/TileAndDistribute.h"
+#include "strata/compiler/Codegen/PaddedSources.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -18,11 +19,19 @@ using namespace mlir;
 namespace strata {
 namespace {
 
+// Whether `op` is a pad whose padded tensor is never built (its reader's
+// register tiles read its source in place): every workgroup reads its own
+// window of the whole, so it stays outside the workgroup loop, unsplit.
+bool isPadReadInPlace(Operation *op) {
+  return isa_and_nonnull<tensor::PadOp>(op) && op->hasAttr(kPadReadInPlaceAttr);
+}
+
 // Ops that may stay outside the workgroup loop: they compute nothing per
-// element.
+// element (or nothing at all, `isPadReadInPlace`).
 bool isAllowedOutsideLoop(Operation *op) {
   return isa<scf::ForallOp, func::ReturnOp, tensor::EmptyOp, arith::ConstantOp>(
              op) ||
+         isPadReadInPlace(op) ||
          (op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
           llvm::none_of(op->getResultTypes(), llvm::IsaPred<ShapedType>));
 }
@@ -416,6 +425,13 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
   tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tilingOptions);
+  options.setFusionControlFn(
+      [](tensor::ExtractSliceOp, OpResult producer,
+         bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (isPadReadInPlace(producer.getOwner()))
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
   rewriter.setInsertionPoint(root);
   FailureOr<scf::SCFTileAndFuseResult> result =
       scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);

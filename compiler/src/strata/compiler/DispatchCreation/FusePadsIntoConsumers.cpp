@@ -2,14 +2,21 @@
 //
 // A pad that no dispatch can write padded (of a function argument, or of a
 // value with other uses) runs as a dispatch of its own: a pass over memory
-// that writes the padded copy, which the consumer then reads back. Where
-// the consumer's workgroups split along a dimension the pad does not pad
-// (a depthwise convolution or a pooling split by channels) and each
-// workgroup's part of the padded input is small, the pad joins the
-// consumer's region instead: each workgroup pads its own slice into a
-// stack temporary, in cache, right before it reads it. One dispatch and
-// one pass over memory fewer (a lone 3x3 depthwise convolution of a 7x7
-// map spent as long in its pad dispatch as in the convolution).
+// that writes the padded copy, which the consumer then reads back. Two
+// kinds of consumer take the pad into their own region instead, one
+// dispatch and one pass over memory fewer (a lone 3x3 depthwise
+// convolution of a 112x112 map spent 45% of its time in its pad dispatch):
+//
+// - a broadcast kernel (a depthwise convolution) whose register tiles read
+//   the padded operand as lanes reads its source in place, the lanes
+//   masked where they fall in the padding (Codegen/PaddedSources.h): the
+//   padded tensor is never built, so the pad stays whole, outside the
+//   workgroup loop, however the workgroups split (marked
+//   `kPadReadInPlaceAttr`; codegen fails rather than build it);
+// - any other consumer whose workgroups split along a dimension the pad
+//   does not pad (a pooling split by channels) pads its own slice into a
+//   stack temporary, in cache, right before it reads it, where that slice
+//   is small.
 //
 // The workgroup split is the one ConfigureExecutables will choose
 // (`chooseDispatchWorkgroupTiling`); the pad's slice in every workgroup
@@ -18,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "strata/compiler/Codegen/ContractionStrategy.h"
+#include "strata/compiler/Codegen/PaddedSources.h"
 #include "strata/compiler/Codegen/WorkgroupTiling.h"
 #include "strata/compiler/Passes.h"
 
@@ -42,11 +50,6 @@ namespace {
 // (one 112x112 channel plane padded to 114x114, 51 KiB, ran no faster
 // than its pad dispatch).
 constexpr int64_t kMaxFusedPadTileBytes = 32 * 1024;
-// The same for a consumer whose register tiles read the pad's source
-// directly, as lanes masked where they fall in the padding
-// (Codegen/PaddedSources.h): the temporary is never built, so the slice
-// may be larger; the bound only caps the stack it would take if it were.
-constexpr int64_t kMaxFusedSourceReadBytes = 128 * 1024;
 
 // Whether `op` computes nothing per element (what a pad region holds next
 // to its pad and copy).
@@ -106,28 +109,28 @@ int64_t getByteSize(RankedTensorType type) {
          llvm::divideCeil(type.getElementTypeBitWidth(), 8);
 }
 
-// Whether `pad`, read by `root` through `operand`, may be padded by each
-// workgroup of `region` for its own slice: the split loop reads the padded
-// operand along one unpadded dimension only, and each workgroup's slice is
-// small.
-bool isWorthPaddingPerWorkgroup(tensor::PadOp pad, linalg::LinalgOp root,
-                                OpOperand &operand,
-                                flow::DispatchRegionOp region,
-                                unsigned vectorBits) {
-  RankedTensorType paddedType = pad.getResultType();
-  int64_t bytes = getByteSize(paddedType);
+enum class PadFusion { none, readInPlace, perWorkgroup };
+
+// How `pad`, read by `root` through `operand`, joins `region`: read in
+// place by a broadcast kernel's lanes, or padded by each workgroup for its
+// own slice when the split loop reads the padded operand along one
+// unpadded dimension only and each workgroup's slice is small.
+PadFusion choosePadFusion(tensor::PadOp pad, linalg::LinalgOp root,
+                          OpOperand &operand, flow::DispatchRegionOp region,
+                          unsigned vectorBits) {
   std::optional<ContractionTiles> kernel =
       chooseContractionTiles(root, vectorBits);
-  int64_t limit = kernel && kernel->broadcast &&
-                          root.getMatchingIndexingMap(&operand).isFunctionOfDim(
-                              kernel->vectorLoop)
-                      ? kMaxFusedSourceReadBytes
-                      : kMaxFusedPadTileBytes;
+  AffineMap map = root.getMatchingIndexingMap(&operand);
+  if (kernel && kernel->broadcast && map.isFunctionOfDim(kernel->vectorLoop) &&
+      pad.getSourceType().getElementType().isF32())
+    return PadFusion::readInPlace;
+  RankedTensorType paddedType = pad.getResultType();
+  int64_t bytes = getByteSize(paddedType);
   std::optional<WorkgroupTiling> tiling = chooseDispatchWorkgroupTiling(
       region.getBody().front().getTerminator(), vectorBits);
   if (!tiling || tiling->count < 2)
-    return bytes <= limit;
-  AffineMap map = root.getMatchingIndexingMap(&operand);
+    return bytes <= kMaxFusedPadTileBytes ? PadFusion::perWorkgroup
+                                          : PadFusion::none;
   ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
   std::optional<unsigned> splitDim;
   for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
@@ -135,19 +138,22 @@ bool isWorthPaddingPerWorkgroup(tensor::PadOp pad, linalg::LinalgOp root,
       continue;
     auto plain = dyn_cast<AffineDimExpr>(expr);
     if (splitDim || !plain || low[dim] != 0 || high[dim] != 0)
-      return false;
+      return PadFusion::none;
     splitDim = dim;
   }
   // A workgroup that reads the whole operand would pad all of it.
   if (!splitDim)
-    return false;
+    return PadFusion::none;
   int64_t size = paddedType.getDimSize(*splitDim);
-  return bytes / size * std::min(tiling->tileSize, size) <= limit;
+  return bytes / size * std::min(tiling->tileSize, size) <=
+                 kMaxFusedPadTileBytes
+             ? PadFusion::perWorkgroup
+             : PadFusion::none;
 }
 
 // Moves the pad of `producer` into `consumer`, which is its only reader.
 void fusePad(tensor::PadOp pad, flow::DispatchRegionOp producer,
-             flow::DispatchRegionOp consumer) {
+             flow::DispatchRegionOp consumer, PadFusion fusion) {
   Block &body = consumer.getBody().front();
   OpBuilder builder(&body, body.begin());
   IRMapping mapping;
@@ -160,6 +166,8 @@ void fusePad(tensor::PadOp pad, flow::DispatchRegionOp producer,
         def && producer->isProperAncestor(def))
       mapping.map(value, builder.clone(*def)->getResult(0));
   Operation *clone = builder.clone(*pad, mapping);
+  if (fusion == PadFusion::readInPlace)
+    clone->setAttr(kPadReadInPlaceAttr, builder.getUnitAttr());
   producer->getResult(0).replaceAllUsesWith(clone->getResult(0));
   producer.erase();
 }
@@ -185,10 +193,12 @@ struct FusePadsIntoConsumersPass
             !operand->get().hasOneUse())
           continue;
         tensor::PadOp pad = getPadOnlyRegion(producer);
-        if (!pad || !isWorthPaddingPerWorkgroup(pad, root, *operand, consumer,
-                                                vectorBits))
+        if (!pad)
           continue;
-        fusePad(pad, producer, consumer);
+        PadFusion fusion =
+            choosePadFusion(pad, root, *operand, consumer, vectorBits);
+        if (fusion != PadFusion::none)
+          fusePad(pad, producer, consumer, fusion);
       }
     }
   }
