@@ -42,14 +42,15 @@ def BlockChannelsPass : Pass<"strata-block-channels", "mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
-def PackMatvecWeightsPass
-    : Pass<"strata-pack-matvec-weights", "mlir::func::FuncOp"> {
-  let summary = "Packs the constant matrix of a one-row matmul into panels "
-                "of its kernel's register tile width at compile time";
+def PackMatmulWeightsPass
+    : Pass<"strata-pack-matmul-weights", "mlir::func::FuncOp"> {
+  let summary = "Packs the constant matrix of a matmul into panels of its "
+                "kernel's register tile width at compile time";
   let description = [{
-    A linalg.matmul of one row by a constant [K, N] f32 matrix becomes a
-    contraction over the matrix packed into [N/nr, K, nr] panels (nr: 8
-    vectors of `vector-bits`), computed at compile time, so that each
+    A linalg.matmul by a constant [K, N] f32 matrix becomes a contraction
+    over the matrix packed into [N/nr, K, nr] panels (nr: the kernel's
+    register tile width, 8 vectors of `vector-bits` for one row, the
+    matrix kernel's tile for more), computed at compile time, so that each
     register tile streams one contiguous panel instead of a short piece of
     every row (each in another page, out of the prefetchers' reach).
   }];

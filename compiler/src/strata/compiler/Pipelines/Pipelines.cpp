@@ -97,10 +97,10 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
       BlockChannelsPassOptions blockOptions;
       blockOptions.block = getTargetVectorBits(options) / 32;
       pm.addNestedPass<func::FuncOp>(createBlockChannelsPass(blockOptions));
-      PackMatvecWeightsPassOptions matvecOptions;
-      matvecOptions.vectorBits = getTargetVectorBits(options);
+      PackMatmulWeightsPassOptions packOptions;
+      packOptions.vectorBits = getTargetVectorBits(options);
       pm.addNestedPass<func::FuncOp>(
-          createPackMatvecWeightsPass(matvecOptions));
+          createPackMatmulWeightsPass(packOptions));
     }
     pm.addNestedPass<func::FuncOp>(createConvertConvToIm2ColPass());
     pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass());

@@ -1,18 +1,21 @@
-//===- PackMatvecWeights.cpp - constant matrices of matvecs in panels -----===//
+//===- PackMatmulWeights.cpp - constant matrices of matmuls in panels -----===//
 //
-// A matrix-vector product (a linalg.matmul of one row: a fully connected
-// layer at batch 1, a recurrence's step) streams its whole matrix once per
-// call. Its kernel's register tile is a few vectors of columns, so it reads
-// a short piece of every row of a row-major [K, N] matrix: with N = 1024 it
-// reads 512 bytes of each 4 KiB row, every read in another page, and the
-// hardware prefetchers, which do not cross pages, leave each one to wait on
-// memory. A constant matrix is packed at compile time into panels of the
+// A product by a constant matrix (a fully connected layer, a transformer's
+// projections, a recurrence's step) streams the matrix once per call, or
+// once per cache tile of rows. Its kernel's register tile is a few vectors
+// of columns, so it reads a short piece of every row of a row-major [K, N]
+// matrix: with N = 1024 it reads 256-512 bytes of each 4 KiB row, every
+// read in another page (and, 4 KiB apart, in the same few L1 sets), and
+// the hardware prefetchers, which do not cross pages, leave each one to
+// wait. A constant matrix is packed at compile time into panels of the
 // register tile's width, [N/nr, K, nr], so that each register tile streams
-// one contiguous panel; the product becomes the equivalent contraction over
-// the panels, its result the same [1, N] through a reshape.
+// one contiguous panel; the product becomes the equivalent contraction
+// over the panels, its result the same [M, N] through a reshape (a
+// 1024x1024x1024 product 0.78 -> 0.88 of oneDNN).
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/Codegen/ContractionStrategy.h"
 #include "strata/compiler/GlobalOptimization/FoldPackOfConstant.h"
 #include "strata/compiler/Passes.h"
 
@@ -25,7 +28,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace strata {
-#define GEN_PASS_DEF_PACKMATVECWEIGHTSPASS
+#define GEN_PASS_DEF_PACKMATMULWEIGHTSPASS
 #include "strata/compiler/Passes.h.inc"
 } // namespace strata
 
@@ -38,8 +41,9 @@ namespace {
 // (ContractionStrategy: independent accumulators to hide the FMA latency).
 constexpr int64_t kPanelVectors = 8;
 
-// The panel width for `matmul`, when it is a one-row f32 product of a
-// constant [K, N] matrix that splits into two or more panels; 0 otherwise.
+// The panel width for `matmul`, when it is an f32 product of a constant
+// [K, N] matrix that splits into two or more panels of its kernel's
+// register tile width; 0 otherwise.
 int64_t getPanelWidth(linalg::MatmulOp matmul, unsigned vectorBits) {
   if (!matmul.hasPureTensorSemantics() || matmul.hasUserDefinedMaps())
     return 0;
@@ -48,8 +52,8 @@ int64_t getPanelWidth(linalg::MatmulOp matmul, unsigned vectorBits) {
   auto outType = dyn_cast<RankedTensorType>(matmul.getOutputs()[0].getType());
   if (!lhsType || !rhsType || !outType || !lhsType.hasStaticShape() ||
       !rhsType.hasStaticShape() || !outType.hasStaticShape() ||
-      lhsType.getDimSize(0) != 1 || !lhsType.getElementType().isF32() ||
-      !rhsType.getElementType().isF32() || !outType.getElementType().isF32())
+      !lhsType.getElementType().isF32() || !rhsType.getElementType().isF32() ||
+      !outType.getElementType().isF32())
     return 0;
   DenseElementsAttr weights;
   if (!matchPattern(matmul.getInputs()[1], m_Constant(&weights)) ||
@@ -63,17 +67,26 @@ int64_t getPanelWidth(linalg::MatmulOp matmul, unsigned vectorBits) {
   if (!fill || !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
     return 0;
   int64_t panel = kPanelVectors * std::max<int64_t>(vectorBits / 32, 4);
+  // Several rows: the width of the matrix kernel's register tile (the
+  // strategy's own choice, 4 vectors on AVX-512).
+  if (lhsType.getDimSize(0) != 1) {
+    std::optional<ContractionTiles> tiles =
+        chooseContractionTiles(matmul, vectorBits);
+    if (!tiles || tiles->broadcast || tiles->vectorLoop != 1)
+      return 0;
+    panel = tiles->registers[tiles->vectorLoop];
+  }
   int64_t columns = rhsType.getDimSize(1);
   if (columns % panel != 0 || columns / panel < 2)
     return 0;
   return panel;
 }
 
-// out[0, n] += x[0, k] * W[k, n] as
-// out[0, p, j] += x[0, k] * panels[p, k, j] with n = p * panel + j.
+// out[m, n] += x[m, k] * W[k, n] as
+// out[m, p, j] += x[m, k] * panels[p, k, j] with n = p * panel + j.
 // `packed` holds the panels of each constant packed so far: products of
 // the same matrix (a recurrence's steps) share them.
-void packMatvec(RewriterBase &rewriter, linalg::MatmulOp matmul, int64_t panel,
+void packMatmul(RewriterBase &rewriter, linalg::MatmulOp matmul, int64_t panel,
                 DenseMap<Value, Value> &packed) {
   Location loc = matmul.getLoc();
   Value lhs = matmul.getInputs()[0], rhs = matmul.getInputs()[1];
@@ -98,7 +111,8 @@ void packMatvec(RewriterBase &rewriter, linalg::MatmulOp matmul, int64_t panel,
   rewriter.setInsertionPoint(matmul);
 
   SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
-  auto outPanelsType = RankedTensorType::get({1, n / panel, panel}, f32);
+  int64_t m = cast<RankedTensorType>(out.getType()).getDimSize(0);
+  auto outPanelsType = RankedTensorType::get({m, n / panel, panel}, f32);
   Value outPanels =
       tensor::ExpandShapeOp::create(rewriter, loc, outPanelsType, out, split);
   MLIRContext *context = rewriter.getContext();
@@ -121,25 +135,25 @@ void packMatvec(RewriterBase &rewriter, linalg::MatmulOp matmul, int64_t panel,
       matmul, out.getType(), product.getResult(0), split);
 }
 
-struct PackMatvecWeightsPass
-    : public impl::PackMatvecWeightsPassBase<PackMatvecWeightsPass> {
-  using PackMatvecWeightsPassBase::PackMatvecWeightsPassBase;
+struct PackMatmulWeightsPass
+    : public impl::PackMatmulWeightsPassBase<PackMatmulWeightsPass> {
+  using PackMatmulWeightsPassBase::PackMatmulWeightsPassBase;
 
   void runOnOperation() override {
     if (vectorBits == 0)
       return;
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
-    SmallVector<std::pair<linalg::MatmulOp, int64_t>> matvecs;
+    SmallVector<std::pair<linalg::MatmulOp, int64_t>> products;
     func.walk([&](linalg::MatmulOp matmul) {
       if (int64_t panel = getPanelWidth(matmul, vectorBits))
-        matvecs.push_back({matmul, panel});
+        products.push_back({matmul, panel});
     });
-    if (matvecs.empty())
+    if (products.empty())
       return;
     DenseMap<Value, Value> packed;
-    for (auto [matmul, panel] : matvecs)
-      packMatvec(rewriter, matmul, panel, packed);
+    for (auto [matmul, panel] : products)
+      packMatmul(rewriter, matmul, panel, packed);
     // The panels of each constant, computed now; an output that starts as a
     // fill is filled in its panel shape (a reshaped fill would stay outside
     // the workgroups' tiles, keeping the product in one workgroup).
