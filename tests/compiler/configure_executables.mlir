@@ -94,6 +94,46 @@ func.func @blocked_conv_row_grid(%x: tensor<1x12x28x28x16xf32>, %w: tensor<2x12x
 // CHECK: flow.executable @blocked_conv_row_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 28, 1, 1>
 // CHECK: workgroup_tile = [0, 0, 1, 0, 0, 0, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", cache_tiles = [1, 2, 1, 0, 0, 0, 0, 16, 0], {{.*}} register_tiles = [0, 2, 0, 7, 1, 1, 1, 16, 1], roles = [3, 7, 4]>]
 
+// A blocked 3x3 convolution, 64 -> 64 channels on a 56x56 map: its four
+// output-channel blocks would split in two whole register tiles (two
+// blocks each), its 56 pixels of a row in 7 tiles of 8 (one worker of two
+// idle an eighth of the time). Its input elements are broadcast to every
+// output channel, so re-reading two rows around each tile of output rows
+// costs little, and the filter every workgroup reads whole is 147 KiB:
+// the output rows split.
+func.func @blocked_conv3x3_row_grid(%x: tensor<1x4x58x58x16xf32>, %w: tensor<4x4x3x3x16x16xf32>, %o: tensor<1x4x56x56x16xf32>) -> tensor<1x4x56x56x16xf32> {
+  %0 = flow.dispatch.region -> (tensor<1x4x56x56x16xf32>) {
+    %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%x, %w : tensor<1x4x58x58x16xf32>, tensor<4x4x3x3x16x16xf32>) outs(%o : tensor<1x4x56x56x16xf32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<1x4x56x56x16xf32>
+    flow.return %1 : tensor<1x4x56x56x16xf32>
+  }
+  return %0 : tensor<1x4x56x56x16xf32>
+}
+// CHECK: flow.executable @blocked_conv3x3_row_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 56, 1, 1>
+// CHECK: workgroup_tile = [0, 0, 1, 0, 0, 0, 0, 0, 0]
+
+// The same with 256 channels on a 14x14 map: a 2.3 MiB filter, which every
+// workgroup of a row split would stream whole: the output-channel blocks
+// split instead.
+func.func @blocked_conv3x3_wide_filter_grid(%x: tensor<1x16x16x16x16xf32>, %w: tensor<16x16x3x3x16x16xf32>, %o: tensor<1x16x14x14x16xf32>) -> tensor<1x16x14x14x16xf32> {
+  %0 = flow.dispatch.region -> (tensor<1x16x14x14x16xf32>) {
+    %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%x, %w : tensor<1x16x16x16x16xf32>, tensor<16x16x3x3x16x16xf32>) outs(%o : tensor<1x16x14x14x16xf32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<1x16x14x14x16xf32>
+    flow.return %1 : tensor<1x16x14x14x16xf32>
+  }
+  return %0 : tensor<1x16x14x14x16xf32>
+}
+// CHECK: flow.executable @blocked_conv3x3_wide_filter_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 8, 1, 1>
+// CHECK: workgroup_tile = [0, 2, 0, 0, 0, 0, 0, 0, 0]
+
 // Batches split one per workgroup; too little work stays one workgroup.
 func.func @batch_grid(%a: tensor<12x128x64xf32>, %b: tensor<12x64x128xf32>, %c: tensor<12x128x128xf32>) -> tensor<12x128x128xf32> {
   %0 = flow.dispatch.region -> (tensor<12x128x128xf32>) {

@@ -133,6 +133,44 @@ static bool isReadThroughWindow(linalg::LinalgOp op, unsigned loop) {
   return false;
 }
 
+// Whether the inputs of `op` that loop `loop` reads through a window are
+// read as vector lanes (along `vectorLoop`), one load per multiply-add,
+// rather than broadcast one element at a time to many lanes.
+static bool isWindowReadAsLanes(linalg::LinalgOp op, unsigned loop,
+                                unsigned vectorLoop) {
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!map.isFunctionOfDim(vectorLoop))
+      continue;
+    for (AffineExpr expr : map.getResults())
+      if (!isa<AffineDimExpr>(expr) && expr.isFunctionOfDim(loop))
+        return true;
+  }
+  return false;
+}
+
+// The bytes of the inputs of `op` that do not read loop `loop`: a split
+// along it makes every workgroup read all of them.
+static int64_t getBytesReadByEveryTile(linalg::LinalgOp op, unsigned loop) {
+  int64_t bytes = 0;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (!type || !type.hasStaticShape() ||
+        op.getMatchingIndexingMap(input).isFunctionOfDim(loop))
+      continue;
+    bytes += type.getNumElements() *
+             llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  }
+  return bytes;
+}
+
+// The most bytes every workgroup of a split along a window's loop may read
+// whole (a direct convolution's filter): within a core's share of L2, each
+// re-read is cheap (resnet18's 3x3 convolutions of 64 channels at 56x56,
+// 147 KiB of filter, split by output rows 864 -> 730 us on two workers;
+// those of 256 channels, 2.3 MiB, 782 -> 884 us).
+static constexpr int64_t kMaxWindowSplitRereadBytes = 512 * 1024;
+
 // Below this many multiply-adds per workgroup a contraction is not split.
 static constexpr int64_t kMinContractionIterationsPerWorkgroup = 1 << 17;
 static constexpr int64_t kMinBroadcastIterationsPerWorkgroup = 1 << 15;
@@ -254,11 +292,14 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits,
   SmallVector<utils::IteratorType> iterators =
       contraction.getIteratorTypesArray();
   // Batch loops: parallel loops other than the row and vector loops. A
-  // loop an input reads through a window (a convolution's output rows, at
-  // row + tap) splits only when no other batch loop does: every tile would
-  // re-read its neighbours' rows, a few rows from each of many channels,
-  // where a channel split reads whole planes once (a depthwise convolution
-  // split by rows gained nothing from a second thread).
+  // loop that an input read as lanes reads through a window (a depthwise
+  // convolution's output rows, at row + tap) splits only when no other
+  // batch loop does: every tile would re-read its neighbours' rows, a few
+  // rows from each of many channels, where a channel split reads whole
+  // planes once (a depthwise convolution split by rows gained nothing from
+  // a second thread). A direct convolution's rows, whose input elements
+  // are broadcast to many output channels, split like any batch loop where
+  // its filter is small (isWindowReadAsLanes, kMaxWindowSplitRereadBytes).
   // A loop whose register tiles span several iterations (a direct
   // convolution's output-channel blocks) splits into whole register tiles.
   SmallVector<ScoredTiling> windowedOptions;
@@ -267,7 +308,12 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits,
         loop != tiles->rowLoop && loop != tiles->vectorLoop)
       if (int64_t block = std::max<int64_t>(tiles->registers[loop], 1);
           auto option = splitLoop(loop, block, block, /*exact=*/block > 1))
-        (isReadThroughWindow(contraction, loop) ? windowedOptions : options)
+        (isReadThroughWindow(contraction, loop) &&
+                 (isWindowReadAsLanes(contraction, loop, tiles->vectorLoop) ||
+                  getBytesReadByEveryTile(contraction, loop) >
+                      kMaxWindowSplitRereadBytes)
+             ? windowedOptions
+             : options)
             .push_back(*option);
   if (options.empty())
     options = std::move(windowedOptions);
