@@ -224,3 +224,50 @@ func.func @pad_of_epilogue(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -
 // CHECK-NOT:       arith.negf
 // CHECK:         tensor.pad %[[COPY]] low[0, 0, 1, 1]
 // CHECK:       return %[[PADDED]], %[[PADDED2]], %[[NEG]]
+
+// -----
+
+// A residual block's output: padded for the next 3x3 convolution and read
+// again by a later add. The add reads the padded tensor's interior (a
+// slice in its own dispatch), so the producer's dispatch still writes the
+// padded tensor directly and no dispatch pads a copy.
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @pad_of_value_read_again(%x: tensor<1x8x16x16xf32>, %y: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x16x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x8x16x16xf32>) outs(%e : tensor<1x8x16x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x16x16xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r, %y : tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) outs(%e : tensor<1x8x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.addf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x16x16xf32>
+  %p = tensor.pad %r low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x8x16x16xf32> to tensor<1x8x18x18xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %c = linalg.conv_2d_nchw_fchw ins(%p, %w : tensor<1x8x18x18xf32>, tensor<8x8x3x3xf32>) outs(%f : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %s : tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) outs(%e : tensor<1x8x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.addf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x16x16xf32>
+  return %t : tensor<1x8x16x16xf32>
+}
+// CHECK-LABEL: func.func @pad_of_value_read_again
+// CHECK:       %[[PADDED:.+]] = flow.dispatch.region -> (tensor<1x8x18x18xf32>)
+// CHECK:         %[[RELU:.+]] = linalg.generic
+// CHECK:           arith.maximumf
+// CHECK:         %[[PAD:.+]] = tensor.pad %[[RELU]] low[0, 0, 1, 1]
+// CHECK:         flow.return %[[PAD]]
+// CHECK:       flow.dispatch.region -> (tensor<1x8x16x16xf32>)
+// CHECK:         %[[INTERIOR:.+]] = tensor.extract_slice %[[PADDED]][0, 0, 1, 1] [1, 8, 16, 16] [1, 1, 1, 1]
+// CHECK:         linalg.generic {{.+}} ins(%[[INTERIOR]], %{{.+}} :
+// CHECK:           arith.addf
+// CHECK-NOT:     tensor.pad
+// CHECK:         linalg.conv_2d_nchw_fchw ins(%[[PADDED]],
+// CHECK:       return

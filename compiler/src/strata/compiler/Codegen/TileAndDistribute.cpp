@@ -27,10 +27,11 @@ bool isPadReadInPlace(Operation *op) {
 }
 
 // Ops that may stay outside the workgroup loop: they compute nothing per
-// element (or nothing at all, `isPadReadInPlace`).
+// element (or nothing at all: `isPadReadInPlace`, and slices, views of
+// their source, such as the interior of a padded input).
 bool isAllowedOutsideLoop(Operation *op) {
-  return isa<scf::ForallOp, func::ReturnOp, tensor::EmptyOp, arith::ConstantOp>(
-             op) ||
+  return isa<scf::ForallOp, func::ReturnOp, tensor::EmptyOp, arith::ConstantOp,
+             tensor::ExtractSliceOp>(op) ||
          isPadReadInPlace(op) ||
          (op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
           llvm::none_of(op->getResultTypes(), llvm::IsaPred<ShapedType>));
