@@ -257,8 +257,16 @@ std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
     for (unsigned loop : reductions)
       tiles.cache[loop] = 0;
   }
-  if (rows > 1 && scalarPerRow && vectors == 1)
+  if (rows > 1 && scalarPerRow && vectors == 1) {
     addOutputBlocks(op, tiles, lanes, scalar, vectorBits);
+    // With no output-channel blocks to share each broadcast (a grouped
+    // convolution's one block per group), more rows hide the FMA latency
+    // instead: 8 accumulators are just the 2 x 4 FMAs in flight (a 3x3
+    // convolution of 4 groups of 16 channels 0.74 -> 0.84 of oneDNN).
+    if (getRegisterBlockLoops(tiles).empty() && vectorBits >= 512)
+      tiles.registers[rowLoop] =
+          chooseBroadcastRows(ranges[rowLoop], kBroadcastAccumulators512);
+  }
   return tiles;
 }
 
