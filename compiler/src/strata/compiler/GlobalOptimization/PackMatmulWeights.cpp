@@ -21,6 +21,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/Matchers.h"
@@ -86,8 +87,8 @@ int64_t getPanelWidth(linalg::MatmulOp matmul, unsigned vectorBits) {
 // out[m, p, j] += x[m, k] * panels[p, k, j] with n = p * panel + j.
 // `packed` holds the panels of each constant packed so far: products of
 // the same matrix (a recurrence's steps) share them.
-void packMatmul(RewriterBase &rewriter, linalg::MatmulOp matmul, int64_t panel,
-                DenseMap<Value, Value> &packed) {
+linalg::GenericOp packMatmul(RewriterBase &rewriter, linalg::MatmulOp matmul,
+                             int64_t panel, DenseMap<Value, Value> &packed) {
   Location loc = matmul.getLoc();
   Value lhs = matmul.getInputs()[0], rhs = matmul.getInputs()[1];
   Value out = matmul.getOutputs()[0];
@@ -133,6 +134,31 @@ void packMatmul(RewriterBase &rewriter, linalg::MatmulOp matmul, int64_t panel,
       });
   rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
       matmul, out.getType(), product.getResult(0), split);
+  return product;
+}
+
+// Whether `value` collapses one of `products` back to [M, N], directly or
+// through elementwise ops already moved above the collapse.
+bool isCollapsedProduct(Value value, const DenseSet<Operation *> &products) {
+  auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse)
+    return false;
+  Operation *producer = collapse.getSrc().getDefiningOp();
+  while (producer) {
+    if (products.contains(producer))
+      return true;
+    auto generic = dyn_cast<linalg::GenericOp>(producer);
+    if (!generic || generic.getNumParallelLoops() != generic.getNumLoops())
+      return false;
+    Operation *next = nullptr;
+    for (Value input : generic.getDpsInputs())
+      if (auto linalgOp = input.getDefiningOp<linalg::LinalgOp>()) {
+        next = linalgOp;
+        break;
+      }
+    producer = next;
+  }
+  return false;
 }
 
 struct PackMatmulWeightsPass
@@ -152,8 +178,9 @@ struct PackMatmulWeightsPass
     if (products.empty())
       return;
     DenseMap<Value, Value> packed;
+    DenseSet<Operation *> packedProducts;
     for (auto [matmul, panel] : products)
-      packMatmul(rewriter, matmul, panel, packed);
+      packedProducts.insert(packMatmul(rewriter, matmul, panel, packed));
     // The panels of each constant, computed now; an output that starts as a
     // fill is filled in its panel shape (a reshaped fill would stay outside
     // the workgroups' tiles, keeping the product in one workgroup).
@@ -162,6 +189,22 @@ struct PackMatmulWeightsPass
     linalg::FillOp::getCanonicalizationPatterns(patterns, &getContext());
     tensor::populateFoldTensorEmptyPatterns(patterns);
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+
+    // The collapse back to [M, N] moves below the elementwise ops that
+    // consume the product (bias, activation), which run on its panel shape
+    // too: nothing then separates them from the product, and they join its
+    // dispatch as its epilogue (a Linear's bias + ReLU ran as a dispatch of
+    // its own).
+    RewritePatternSet expanding(&getContext());
+    linalg::populateFoldReshapeOpsByExpansionPatterns(
+        expanding, [&](OpOperand *operand) {
+          auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+          return consumer &&
+                 consumer.getNumParallelLoops() == consumer.getNumLoops() &&
+                 isCollapsedProduct(operand->get(), packedProducts);
+        });
+    if (failed(applyPatternsGreedily(func, std::move(expanding))))
       return signalPassFailure();
   }
 };
