@@ -161,6 +161,15 @@ std::optional<SmallVector<int64_t>> getStaticOffsetsInRoot(Value view) {
   return offsets;
 }
 
+// The buffer of `sources` that `view` is a view of, or null.
+const PaddedSource *findPaddedSource(Value view, const PaddedSources &sources) {
+  Value root = getViewRoot(view);
+  if (!root || !root.getDefiningOp())
+    return nullptr;
+  auto it = sources.find(root.getDefiningOp());
+  return it == sources.end() ? nullptr : &it->second;
+}
+
 // The smallest extent of a padded dimension for which register tiles check
 // once whether they lie inside the source (readPaddedTileLanes).
 constexpr int64_t kMinVersionedExtent = 32;
@@ -252,12 +261,10 @@ PaddedSources findPaddedSources(func::FuncOp func) {
 Value readPaddedLanes(RewriterBase &rewriter, Location loc, Value view,
                       VectorType type, int64_t lanes,
                       const PaddedSources &sources) {
-  Value root = getViewRoot(view);
-  auto it = root && root.getDefiningOp() ? sources.find(root.getDefiningOp())
-                                         : sources.end();
-  if (it == sources.end())
+  const PaddedSource *found = findPaddedSource(view, sources);
+  if (!found)
     return nullptr;
-  const PaddedSource &padded = it->second;
+  const PaddedSource &padded = *found;
   SmallVector<OpFoldResult> offsets = getOffsetsInRoot(rewriter, loc, view);
   auto sourceType = cast<MemRefType>(padded.source.getType());
   int64_t rank = sourceType.getRank();
@@ -348,16 +355,13 @@ SmallVector<Value> readPaddedTileLanes(RewriterBase &rewriter, Location loc,
                                        ArrayRef<Value> views, VectorType type,
                                        int64_t lanes,
                                        const PaddedSources &sources) {
-  if (views.empty())
-    return {};
-  Value root = getViewRoot(views.front());
-  auto it = root && root.getDefiningOp() ? sources.find(root.getDefiningOp())
-                                         : sources.end();
-  if (it == sources.end() || llvm::any_of(views, [&](Value view) {
-        return getViewRoot(view) != root;
+  const PaddedSource *found =
+      views.empty() ? nullptr : findPaddedSource(views.front(), sources);
+  if (!found || llvm::any_of(views, [&](Value view) {
+        return findPaddedSource(view, sources) != found;
       }))
     return {};
-  const PaddedSource &padded = it->second;
+  const PaddedSource &padded = *found;
   auto sourceType = cast<MemRefType>(padded.source.getType());
   int64_t rank = sourceType.getRank();
   // The check pays where most tiles lie inside: not where the lanes run
@@ -478,7 +482,7 @@ LogicalResult verifyUnbuiltPaddedSources(func::FuncOp func) {
     SmallVector<OpOperand *> uses;
     if (succeeded(collectViews(alloca.getResult(), views, uses)))
       for (OpOperand *use : uses)
-        if (!isa<memref::CopyOp>(use->getOwner()) && !isWrite(*use)) {
+        if (!isWrite(*use)) {
           reader = use->getOwner();
           break;
         }

@@ -123,30 +123,30 @@ static bool isUsedNonlinearly(linalg::LinalgOp op, unsigned loop) {
   });
 }
 
-// Whether an input of `op` reads loop `loop` inside a compound index (a
-// sliding window such as `oh + kh`).
-static bool isReadThroughWindow(linalg::LinalgOp op, unsigned loop) {
-  for (OpOperand *input : op.getDpsInputOperands())
-    for (AffineExpr expr : op.getMatchingIndexingMap(input).getResults())
-      if (!isa<AffineDimExpr>(expr) && expr.isFunctionOfDim(loop))
-        return true;
-  return false;
+// Whether `map` reads loop `loop` inside a compound index (a sliding window
+// such as `oh + kh`).
+static bool readsThroughWindow(AffineMap map, unsigned loop) {
+  return llvm::any_of(map.getResults(), [&](AffineExpr expr) {
+    return !isa<AffineDimExpr>(expr) && expr.isFunctionOfDim(loop);
+  });
 }
 
-// Whether the inputs of `op` that loop `loop` reads through a window are
-// read as vector lanes (along `vectorLoop`), one load per multiply-add,
-// rather than broadcast one element at a time to many lanes.
+// Whether an input of `op` reads loop `loop` through a window.
+static bool isReadThroughWindow(linalg::LinalgOp op, unsigned loop) {
+  return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+    return readsThroughWindow(op.getMatchingIndexingMap(input), loop);
+  });
+}
+
+// Whether an input of `op` that loop `loop` reads through a window is read
+// as vector lanes (along `vectorLoop`), one load per multiply-add, rather
+// than broadcast one element at a time to many lanes.
 static bool isWindowReadAsLanes(linalg::LinalgOp op, unsigned loop,
                                 unsigned vectorLoop) {
-  for (OpOperand *input : op.getDpsInputOperands()) {
+  return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
     AffineMap map = op.getMatchingIndexingMap(input);
-    if (!map.isFunctionOfDim(vectorLoop))
-      continue;
-    for (AffineExpr expr : map.getResults())
-      if (!isa<AffineDimExpr>(expr) && expr.isFunctionOfDim(loop))
-        return true;
-  }
-  return false;
+    return map.isFunctionOfDim(vectorLoop) && readsThroughWindow(map, loop);
+  });
 }
 
 // The bytes of the inputs of `op` that do not read loop `loop`: a split
@@ -303,18 +303,18 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits,
   // A loop whose register tiles span several iterations (a direct
   // convolution's output-channel blocks) splits into whole register tiles.
   SmallVector<ScoredTiling> windowedOptions;
+  auto splitsOnlyAlone = [&](unsigned loop) {
+    return isReadThroughWindow(contraction, loop) &&
+           (isWindowReadAsLanes(contraction, loop, tiles->vectorLoop) ||
+            getBytesReadByEveryTile(contraction, loop) >
+                kMaxWindowSplitRereadBytes);
+  };
   for (unsigned loop = 0; loop < ranges.size(); ++loop)
     if (iterators[loop] == utils::IteratorType::parallel &&
         loop != tiles->rowLoop && loop != tiles->vectorLoop)
       if (int64_t block = std::max<int64_t>(tiles->registers[loop], 1);
           auto option = splitLoop(loop, block, block, /*exact=*/block > 1))
-        (isReadThroughWindow(contraction, loop) &&
-                 (isWindowReadAsLanes(contraction, loop, tiles->vectorLoop) ||
-                  getBytesReadByEveryTile(contraction, loop) >
-                      kMaxWindowSplitRereadBytes)
-             ? windowedOptions
-             : options)
-            .push_back(*option);
+        (splitsOnlyAlone(loop) ? windowedOptions : options).push_back(*option);
   if (options.empty())
     options = std::move(windowedOptions);
   if (auto option = splitLoop(tiles->vectorLoop, 256, kMinVectorLoopTileSize))

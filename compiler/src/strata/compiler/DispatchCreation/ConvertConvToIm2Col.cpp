@@ -27,6 +27,7 @@
 
 #include "strata/compiler/DispatchCreation/DispatchNames.h"
 #include "strata/compiler/Passes.h"
+#include "strata/compiler/Utils/ElementwiseChains.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -302,25 +303,11 @@ bool isProduct(Operation *op) {
 // moved below the expansion.
 bool isFedByProduct(Value value) {
   auto expand = value.getDefiningOp<tensor::ExpandShapeOp>();
-  if (!expand)
-    return false;
-  Operation *producer = expand.getSrc().getDefiningOp();
-  while (producer) {
-    if (isProduct(producer))
-      return true;
-    auto generic = dyn_cast<linalg::GenericOp>(producer);
-    if (!generic || generic->hasAttr(kOpKindAttr) ||
-        generic.getNumParallelLoops() != generic.getNumLoops())
-      return false;
-    Operation *next = nullptr;
-    for (Value input : generic.getDpsInputs())
-      if (auto linalgOp = input.getDefiningOp<linalg::LinalgOp>()) {
-        next = linalgOp;
-        break;
-      }
-    producer = next;
-  }
-  return false;
+  return expand &&
+         isProductUnderElementwiseOps(expand.getSrc().getDefiningOp(),
+                                      isProduct, [](linalg::GenericOp generic) {
+                                        return !generic->hasAttr(kOpKindAttr);
+                                      });
 }
 
 struct ConvertConvToIm2ColPass

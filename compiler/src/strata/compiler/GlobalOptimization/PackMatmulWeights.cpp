@@ -18,6 +18,7 @@
 #include "strata/compiler/Codegen/ContractionStrategy.h"
 #include "strata/compiler/GlobalOptimization/FoldPackOfConstant.h"
 #include "strata/compiler/Passes.h"
+#include "strata/compiler/Utils/ElementwiseChains.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -141,24 +142,9 @@ linalg::GenericOp packMatmul(RewriterBase &rewriter, linalg::MatmulOp matmul,
 // through elementwise ops already moved above the collapse.
 bool isCollapsedProduct(Value value, const DenseSet<Operation *> &products) {
   auto collapse = value.getDefiningOp<tensor::CollapseShapeOp>();
-  if (!collapse)
-    return false;
-  Operation *producer = collapse.getSrc().getDefiningOp();
-  while (producer) {
-    if (products.contains(producer))
-      return true;
-    auto generic = dyn_cast<linalg::GenericOp>(producer);
-    if (!generic || generic.getNumParallelLoops() != generic.getNumLoops())
-      return false;
-    Operation *next = nullptr;
-    for (Value input : generic.getDpsInputs())
-      if (auto linalgOp = input.getDefiningOp<linalg::LinalgOp>()) {
-        next = linalgOp;
-        break;
-      }
-    producer = next;
-  }
-  return false;
+  return collapse && isProductUnderElementwiseOps(
+                         collapse.getSrc().getDefiningOp(),
+                         [&](Operation *op) { return products.contains(op); });
 }
 
 struct PackMatmulWeightsPass

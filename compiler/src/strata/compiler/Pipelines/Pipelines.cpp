@@ -99,8 +99,7 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
       pm.addNestedPass<func::FuncOp>(createBlockChannelsPass(blockOptions));
       PackMatmulWeightsPassOptions packOptions;
       packOptions.vectorBits = getTargetVectorBits(options);
-      pm.addNestedPass<func::FuncOp>(
-          createPackMatmulWeightsPass(packOptions));
+      pm.addNestedPass<func::FuncOp>(createPackMatmulWeightsPass(packOptions));
     }
     pm.addNestedPass<func::FuncOp>(createConvertConvToIm2ColPass());
     pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass());
