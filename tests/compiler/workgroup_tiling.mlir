@@ -172,10 +172,12 @@ flow.executable @padded_input_dispatch_0 entry @padded_input_dispatch_0 attribut
 // A pad to be read in place (FusePadsIntoConsumers marks it), split along
 // the output columns it pads: it stays whole, outside the workgroup split,
 // and the register tiles of each workgroup read their window of it from
-// the unpadded argument: plain loads where all four columns of a tap lie
-// inside it (one unsigned compare per position, one branch per tap),
-// masked loads where one falls in the padding. The padded tensor (1.7 MB,
-// past a workgroup's stack) is never built.
+// the unpadded argument. Each tile checks its whole 3x3 window once (an
+// unsigned compare per extreme position) and runs one of two unrolled
+// versions of its taps: plain loads, or masked loads where a column or a
+// row falls in the padding. A workgroup's first and last tiles of a row
+// are iterations of their own, around the loop over those between. The
+// padded tensor (1.7 MB, past a workgroup's stack) is never built.
 #in = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 + d4, d3 + d5, d6)>
 #filter = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
 #out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d6)>
@@ -202,13 +204,26 @@ flow.executable @split_along_padding_dispatch_0 entry @split_along_padding_dispa
 // CHECK-LABEL: func.func @split_along_padding_dispatch_0
 // CHECK-NOT:     memref.alloca
 // CHECK:         scf.for
-// CHECK:         arith.cmpi ult, %{{.+}}, %c112
-// CHECK:         %[[LANES:.+]]:4 = scf.if %{{.+}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
-// CHECK-COUNT-4:   vector.load %arg0[{{.+}}] : memref<1x2x112x112x16xf32>, vector<16xf32>
-// CHECK:         } else {
-// CHECK:           %[[INSIDE:.+]] = vector.broadcast %{{.+}} : i1 to vector<16xi1>
-// CHECK:           vector.maskedload %arg0[%{{.+}}], %[[INSIDE]], %{{.+}} : memref<1x2x112x112x16xf32>, vector<16xi1>, vector<16xf32>
-// CHECK:         vector.fma %[[LANES]]#0
-// CHECK:         vector.fma %[[LANES]]#3
+// CHECK:           scf.for %{{.+}} = %c0 to %c112 step %c1 {
+// CHECK:             arith.cmpi ult, %{{.+}}, %c112
+// CHECK:             %[[FIRST:.+]]:4 = scf.if %{{.+}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK-COUNT-4:       vector.load %arg0[{{.+}}] : memref<1x2x112x112x16xf32>, vector<16xf32>
+// CHECK-NOT:           vector.maskedload
+// CHECK-NOT:           scf.for
+// CHECK:             } else {
+// CHECK-NOT:           scf.for
+// CHECK:               %[[INSIDE:.+]] = vector.broadcast %{{.+}} : i1 to vector<16xi1>
+// CHECK:               vector.maskedload %arg0[%{{.+}}], %[[INSIDE]], %{{.+}} : memref<1x2x112x112x16xf32>, vector<16xi1>, vector<16xf32>
+// CHECK:             vector.transfer_write %[[FIRST]]#3
+// CHECK:             scf.for %{{.+}} = %c4 to %c24 step %c4 {
+// CHECK:               %[[MIDDLE:.+]]:4 = scf.if %{{.+}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK-NOT:             vector.maskedload
+// CHECK-NOT:             scf.for
+// CHECK:               } else {
+// CHECK-NOT:             scf.for
+// CHECK:                 vector.maskedload
+// CHECK:               vector.transfer_write %[[MIDDLE]]#3
+// CHECK:             %[[LAST:.+]]:4 = scf.if %{{.+}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK:             vector.transfer_write %[[LAST]]#3
 // CHECK-NOT:     memref.alloca
 // CHECK:         return

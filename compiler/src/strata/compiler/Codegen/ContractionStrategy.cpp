@@ -22,6 +22,7 @@
 #include "strata/compiler/Codegen/CacheTileEpilogues.h"
 #include "strata/compiler/Codegen/HoistAccumulatorTiles.h"
 #include "strata/compiler/Codegen/LoweringConfig.h"
+#include "strata/compiler/Codegen/WindowChecks.h"
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Utils/IndexingMaps.h"
 
@@ -681,6 +682,11 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
   if (failed(verifyUnbuiltPaddedSources(func)))
     return failure();
   hoistAccumulatorTiles(func);
+  // After the accumulators are carried by the tap loops: each version of a
+  // loop nest carries them on its own.
+  unswitchWindowChecks(rewriter, func, [&](Value memref) {
+    return canReadAhead(memref, padded);
+  });
   foldAccumulatorFills(func, fills, unvectorized);
   if (lowerVectors)
     lowerContractions(func);

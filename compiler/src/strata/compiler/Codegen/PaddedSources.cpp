@@ -1,6 +1,7 @@
 //===- PaddedSources.cpp - windows read from unpadded sources -------------===//
 
 #include "strata/compiler/Codegen/PaddedSources.h"
+#include "strata/compiler/Codegen/WindowChecks.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -377,21 +378,10 @@ SmallVector<Value> readPaddedTileLanes(RewriterBase &rewriter, Location loc,
       return {};
   AffineExpr d0;
   bindDims(rewriter.getContext(), d0);
-  Type i1 = rewriter.getI1Type();
-  // Every view's origin in the source, and whether all of them (and the
-  // lanes of each row) lie inside it: one unsigned compare per position.
+  // Every view's origin in the source, and the positions that must lie
+  // inside it (with the last of each row's lanes).
   SmallVector<SmallVector<Value>> positions;
-  Value inside;
-  auto requireInside = [&](OpFoldResult position, int64_t size) {
-    std::optional<int64_t> constant = getConstantIntValue(position);
-    if (constant && *constant >= 0 && *constant < size)
-      return;
-    Value ok = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::ult,
-        getValueOrCreateConstantIndexOp(rewriter, loc, position),
-        arith::ConstantIndexOp::create(rewriter, loc, size));
-    inside = inside ? arith::AndIOp::create(rewriter, loc, inside, ok) : ok;
-  };
+  SmallVector<std::pair<OpFoldResult, int64_t>> checked;
   for (Value view : views) {
     SmallVector<OpFoldResult> offsets = getOffsetsInRoot(rewriter, loc, view);
     SmallVector<Value> indices;
@@ -400,57 +390,82 @@ SmallVector<Value> readPaddedTileLanes(RewriterBase &rewriter, Location loc,
           rewriter, loc, d0 - padded.low[dim], {offsets[dim]});
       int64_t size = sourceType.getDimSize(dim);
       if (padded.paddedDims[dim]) {
-        requireInside(position, size);
+        checked.push_back({position, size});
         if (dim == rank - 1)
-          requireInside(affine::makeComposedFoldedAffineApply(
-                            rewriter, loc, d0 + (lanes - 1), {position}),
-                        size);
+          checked.push_back({affine::makeComposedFoldedAffineApply(
+                                 rewriter, loc, d0 + (lanes - 1), {position}),
+                             size});
       }
       indices.push_back(
           getValueOrCreateConstantIndexOp(rewriter, loc, position));
     }
     positions.push_back(std::move(indices));
   }
-  auto readInside = [&](OpBuilder &builder, ArrayRef<Value> indices) -> Value {
-    int64_t width = type.getNumElements();
-    if (lanes == width)
-      return vector::LoadOp::create(builder, loc, type, padded.source, indices);
-    SmallVector<bool> bits;
-    for (int64_t lane = 0; lane < width; ++lane)
-      bits.push_back(lane < lanes);
-    Value mask = arith::ConstantOp::create(
-        builder, loc,
-        DenseElementsAttr::get(VectorType::get({width}, i1), bits));
-    Value passThrough =
-        vector::BroadcastOp::create(builder, loc, type, padded.padValue);
-    return vector::MaskedLoadOp::create(builder, loc, type, padded.source,
-                                        indices, mask, passThrough);
-  };
-  SmallVector<Value> results;
-  if (!inside) {
-    for (ArrayRef<Value> indices : positions)
-      results.push_back(readInside(rewriter, indices));
-    return results;
-  }
-  SmallVector<Type> resultTypes(views.size(), type);
-  auto branch = scf::IfOp::create(rewriter, loc, resultTypes, inside,
-                                  /*addThenBlock=*/true,
-                                  /*addElseBlock=*/true);
-  {
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(branch.thenBlock());
+  Type i1 = rewriter.getI1Type();
+  auto readInside = [&](OpBuilder &builder) {
     SmallVector<Value> loaded;
-    for (ArrayRef<Value> indices : positions)
-      loaded.push_back(readInside(rewriter, indices));
-    scf::YieldOp::create(rewriter, loc, loaded);
-    rewriter.setInsertionPointToStart(branch.elseBlock());
+    int64_t width = type.getNumElements();
+    for (ArrayRef<Value> indices : positions) {
+      if (lanes == width) {
+        loaded.push_back(
+            vector::LoadOp::create(builder, loc, type, padded.source, indices));
+        continue;
+      }
+      SmallVector<bool> bits;
+      for (int64_t lane = 0; lane < width; ++lane)
+        bits.push_back(lane < lanes);
+      Value mask = arith::ConstantOp::create(
+          builder, loc,
+          DenseElementsAttr::get(VectorType::get({width}, i1), bits));
+      Value passThrough =
+          vector::BroadcastOp::create(builder, loc, type, padded.padValue);
+      loaded.push_back(vector::MaskedLoadOp::create(
+          builder, loc, type, padded.source, indices, mask, passThrough));
+    }
+    return loaded;
+  };
+  auto readMasked = [&](OpBuilder &builder) {
     SmallVector<Value> masked;
     for (Value view : views)
       masked.push_back(
           readPaddedLanes(rewriter, loc, view, type, lanes, sources));
-    scf::YieldOp::create(rewriter, loc, masked);
+    return masked;
+  };
+  // Plain loads where `inside` holds, else what `otherwise` reads.
+  auto branchOn = [&](Value inside,
+                      function_ref<SmallVector<Value>(OpBuilder &)> otherwise)
+      -> scf::IfOp {
+    SmallVector<Type> resultTypes(views.size(), type);
+    auto branch = scf::IfOp::create(rewriter, loc, resultTypes, inside,
+                                    /*addThenBlock=*/true,
+                                    /*addElseBlock=*/true);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(branch.thenBlock());
+    scf::YieldOp::create(rewriter, loc, readInside(rewriter));
+    rewriter.setInsertionPointToStart(branch.elseBlock());
+    scf::YieldOp::create(rewriter, loc, otherwise(rewriter));
+    return branch;
+  };
+  // Tiles inside tap loops check their whole window once, before the
+  // loops (unswitched on it: each version then unrolls on its own, the
+  // border tiles' with masks per row); others check each step.
+  if (Value windowInside = buildWindowCheck(rewriter, loc, checked)) {
+    scf::IfOp branch = branchOn(windowInside, readMasked);
+    markWindowCheck(branch);
+    return branch.getResults();
   }
-  return SmallVector<Value>(branch.getResults());
+  Value stepInside = buildInsideCheck(rewriter, loc, checked);
+  if (!stepInside)
+    return readInside(rewriter);
+  return branchOn(stepInside, readMasked).getResults();
+}
+
+bool canReadAhead(Value memref, const PaddedSources &sources) {
+  Value root = getViewRoot(memref);
+  return root && isOnlyRead(memref) &&
+         llvm::none_of(sources, [&](const auto &entry) {
+           return getViewRoot(entry.second.source) == root;
+         });
 }
 
 void eraseUnreadPaddedSources(RewriterBase &rewriter,

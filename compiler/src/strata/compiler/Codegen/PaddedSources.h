@@ -67,7 +67,9 @@ mlir::Value readPaddedLanes(mlir::RewriterBase &rewriter, mlir::Location loc,
 
 // The lanes of each of `views` (views of one buffer of `sources`, as
 // readPaddedLanes reads them) under one check: where every view lies
-// inside the source, plain loads from it; otherwise masked ones. A
+// inside the source, plain loads from it; otherwise masked ones. Inside a
+// register tile's tap loops the check covers every tap, before the loops
+// (WindowChecks.h). A
 // register tile's rows pay one branch instead of a mask per row. Returns
 // an empty list when `views` are not all views of one of `sources`, or
 // when most tiles would not lie inside (lanes along a padded dimension, a
@@ -76,6 +78,11 @@ llvm::SmallVector<mlir::Value>
 readPaddedTileLanes(mlir::RewriterBase &rewriter, mlir::Location loc,
                     llvm::ArrayRef<mlir::Value> views, mlir::VectorType type,
                     int64_t lanes, const PaddedSources &sources);
+
+// Whether a read of `memref` may move ahead of a window check
+// (WindowChecks.h): the dispatch only reads it, and it is not the source
+// of one of `sources`, which is in bounds only where the check holds.
+bool canReadAhead(mlir::Value memref, const PaddedSources &sources);
 
 // Erases the buffers of `sources` that nothing reads any more, with their
 // writes and views.
