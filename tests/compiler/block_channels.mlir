@@ -183,21 +183,21 @@ func.func @lone_spatial_convolution_blocked(%x: tensor<1x8x6x6xf32>, %w: tensor<
 
 // -----
 
-// A lone depthwise convolution is blocked only with a large filter: a 5x5
-// one does enough per element to pay for the two layout changes, a 3x3
-// one keeps NCHW.
+// A lone depthwise convolution is blocked only with a filter of more taps
+// than its NCHW kernel unrolls (64): a 9x9 one pays for the two layout
+// changes, a 3x3 one keeps NCHW.
 // CHECK-LABEL: func.func @lone_depthwise_by_filter_size
 // CHECK:         linalg.depthwise_conv_2d_nchw_chw {{.+}} tensor<8x3x3xf32>
 // CHECK:         linalg.transpose
 // CHECK:         linalg.generic {{.+}} attrs = {strata.op_kind = "depthwise_conv2d"}
 // CHECK:         linalg.transpose
 // CHECK-NOT:     linalg.depthwise_conv_2d_nchw_chw
-func.func @lone_depthwise_by_filter_size(%x3: tensor<1x8x6x6xf32>, %w3: tensor<8x3x3xf32>, %x5: tensor<1x8x8x8xf32>, %w5: tensor<8x5x5xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) {
+func.func @lone_depthwise_by_filter_size(%x3: tensor<1x8x6x6xf32>, %w3: tensor<8x3x3xf32>, %x5: tensor<1x8x12x12xf32>, %w5: tensor<8x9x9xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x8x4x4xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   %d3 = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x3, %w3 : tensor<1x8x6x6xf32>, tensor<8x3x3xf32>) outs(%f : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
-  %d5 = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x5, %w5 : tensor<1x8x8x8xf32>, tensor<8x5x5xf32>) outs(%f : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %d5 = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x5, %w5 : tensor<1x8x12x12xf32>, tensor<8x9x9xf32>) outs(%f : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   return %d3, %d5 : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
 }
 

@@ -188,10 +188,11 @@ func.func @pad_grid_innermost(%x: tensor<1x112x112x32xf32>) -> tensor<1x114x114x
 // CHECK: workgroup_tile = [0, 0, 0, 16], kernels = []
 
 // A depthwise convolution is a broadcast kernel: lanes along the output
-// columns (loop 2 of the generalized op: n, oh, ow, c, kh, kw), accumulated
-// over both filter taps. Workgroups split the channels (one each: a
-// broadcast kernel splits from less work than a matrix product), not the
-// rows the input reads through its window.
+// columns (loop 2 of the generalized op: n, oh, ow, c, kh, kw), two output
+// rows of 64 lanes per register tile (eight accumulators), accumulated
+// over both filter taps at the register level. Workgroups split the
+// channels (one each: a broadcast kernel splits from less work than a
+// matrix product), not the rows the input reads through its window.
 func.func @depthwise(%x: tensor<1x32x114x114xf32>, %w: tensor<32x3x3xf32>, %o: tensor<1x32x112x112xf32>) -> tensor<1x32x112x112xf32> {
   %0 = flow.dispatch.region -> (tensor<1x32x112x112xf32>) {
     %1 = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x32x114x114xf32>, tensor<32x3x3xf32>) outs(%o : tensor<1x32x112x112xf32>) -> tensor<1x32x112x112xf32>
@@ -201,4 +202,4 @@ func.func @depthwise(%x: tensor<1x32x114x114xf32>, %w: tensor<32x3x3xf32>, %o: t
 }
 // CHECK: flow.executable @depthwise_dispatch_0
 // CHECK-SAME: workgroup_count = array<i64: 32, 1, 1>
-// CHECK: workgroup_tile = [0, 0, 0, 1, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", cache_tiles = [1, 1, 112, 1, 1, 1], cache_order = [0, 1, 3, 2, 4, 5], register_tiles = [0, 0, 64, 0, 1, 1], roles = [2, 2, 4]>]
+// CHECK: workgroup_tile = [0, 0, 0, 1, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", cache_tiles = [1, 0, 112, 1, 0, 0], cache_order = [0, 1, 3, 2, 4, 5], register_tiles = [0, 2, 64, 0, 1, 1], roles = [1, 2, 4]>]

@@ -124,16 +124,16 @@ func.func @transposed_rhs(%a: memref<16x32xf32>, %b: memref<64x32xf32>, %c: memr
 // tap, times a row of input lanes at the tap's offset, accumulated in
 // registers over every tap. 28 lanes run as 16 + 12, the 12 in a 16-lane
 // vector with the lanes past the row masked off (out-of-bounds
-// transfers); rows of fewer than four vectors go two or more to a register
-// tile (here 2 rows x 2 vectors: four accumulators, disjoint row views),
-// all carried through the tap loops.
+// transfers); short rows go several to a register tile (here 4 rows x 2
+// vectors: eight accumulators, disjoint row views). The 9 taps unroll:
+// 72 FMAs from the accumulators' reads to their writes, no loop between.
 // CHECK-LABEL: func.func @depthwise
-// CHECK:       scf.for {{.*}} step %c2
-// CHECK-COUNT-2: vector.transfer_read {{.*}} {in_bounds = [true]} : memref<1x1x1x16xf32{{.*}}, vector<16xf32>
-// CHECK-COUNT-2: vector.transfer_read %{{.+}}[%c0, %c0, %c0, %c0], %{{.+}} : memref<1x1x1x12xf32{{.*}}, vector<16xf32>
-// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK:         scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK-COUNT-4:   vector.fma {{.*}} : vector<16xf32>
+// CHECK:       scf.for {{.*}} step %c4
+// CHECK-COUNT-4: vector.transfer_read {{.*}} {in_bounds = [true]} : memref<1x1x1x16xf32{{.*}}, vector<16xf32>
+// CHECK-COUNT-4: vector.transfer_read %{{.+}}[%c0, %c0, %c0, %c0], %{{.+}} : memref<1x1x1x12xf32{{.*}}, vector<16xf32>
+// CHECK-NOT:     scf.for
+// CHECK-COUNT-72: vector.fma {{.*}} : vector<16xf32>
+// CHECK-NOT:     scf.for
 // CHECK:       vector.transfer_write {{.*}} : vector<16xf32>, memref<1x1x1x12xf32
 // CHECK-NOT:   linalg.generic
 func.func @depthwise(%x: memref<1x4x30x30xf32>, %w: memref<4x3x3xf32>, %o: memref<1x4x28x28xf32>) {
@@ -155,12 +155,18 @@ func.func @depthwise_strided(%x: memref<1x4x29x29xf32>, %w: memref<4x3x3xf32>, %
 // -----
 
 // NHWC depthwise: the weights run along the same channel lanes as the
-// input, so both are read as lanes; two output pixels per register tile.
+// input, so both are read as lanes; four output pixels of two vectors per
+// register tile, the 9 taps unrolled (36 FMAs, each tap's weights read
+// once for the four pixels).
 // CHECK-LABEL: func.func @depthwise_nhwc
-// CHECK:       scf.for {{.*}} -> (vector<32xf32>, vector<32xf32>)
+// CHECK:       scf.for {{.*}} step %c4
+// CHECK-NOT:     scf.for
+// CHECK-COUNT-4: vector.transfer_read {{.*}} memref<1x1x1x32xf32, strided<[2048, 256, 32, 1]{{.*}} vector<32xf32>
 // CHECK:         %[[X:.+]] = vector.transfer_read {{.*}} vector<32xf32>
 // CHECK:         %[[W:.+]] = vector.transfer_read {{.*}} vector<32xf32>
 // CHECK:         vector.fma %[[X]], %[[W]], %{{.+}} : vector<32xf32>
+// CHECK-COUNT-35: vector.fma
+// CHECK-NOT:     vector.fma
 func.func @depthwise_nhwc(%x: memref<1x10x10x32xf32>, %w: memref<3x3x32xf32>, %o: memref<1x8x8x32xf32>) {
   linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x10x10x32xf32>, memref<3x3x32xf32>) outs(%o : memref<1x8x8x32xf32>)
   return
@@ -275,11 +281,12 @@ func.func @blocked_direct_conv(%x: memref<1x2x16x16x16xf32>, %w: memref<2x2x3x3x
 
 // A max pool in the blocked layout: the channels are the lanes, four
 // output pixels per register tile, the running maximum in registers across
-// the window (the window operand only gives its shape and is never read).
+// the window's 9 steps, unrolled (the window operand only gives its shape
+// and is never read).
 // CHECK-LABEL: func.func @blocked_max_pool
-// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK:         scf.for
-// CHECK-COUNT-4:   arith.maximumf %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK:       scf.for
+// CHECK-NOT:     scf.for
+// CHECK-COUNT-36: arith.maximumf %{{.+}}, %{{.+}} : vector<16xf32>
 // CHECK-NOT:   memref.load
 // CHECK-COUNT-4: vector.transfer_write
 func.func @blocked_max_pool(%x: memref<1x1x9x9x16xf32>, %win: memref<3x3xf32>, %y: memref<1x1x4x4x16xf32>) {
@@ -405,15 +412,17 @@ func.func @rows_not_dividing_the_cache_tile(%a: memref<197x64xf32>, %b: memref<6
 // A reduction of one input along lanes (a global average pool's sum over
 // the pixels of a blocked map): a broadcast kernel whose register tile
 // holds one vector of lanes per channel block, carried in registers over
-// the pixel loops, each step one load and one vector add.
+// the 7x7 pixels (unrolled: 49 steps), each step one load and one vector
+// add per block.
 // CHECK-LABEL: func.func @lane_wise_sum
 // CHECK-COUNT-2: vector.transfer_read {{.*}} vector<16xf32>
-// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
-// CHECK:         scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>)
-// CHECK:           %[[X0:.+]] = vector.transfer_read {{.*}} vector<16xf32>
-// CHECK-NEXT:      arith.addf %[[X0]], %{{.+}} : vector<16xf32>
-// CHECK:           %[[X1:.+]] = vector.transfer_read {{.*}} vector<16xf32>
-// CHECK-NEXT:      arith.addf %[[X1]], %{{.+}} : vector<16xf32>
+// CHECK-NOT:   scf.for
+// CHECK:       %[[X0:.+]] = vector.transfer_read {{.*}} vector<16xf32>
+// CHECK-NEXT:  arith.addf %[[X0]], %{{.+}} : vector<16xf32>
+// CHECK:       %[[X1:.+]] = vector.transfer_read {{.*}} vector<16xf32>
+// CHECK-NEXT:  arith.addf %[[X1]], %{{.+}} : vector<16xf32>
+// CHECK-COUNT-96: arith.addf
+// CHECK-NOT:   scf.for
 // CHECK:       vector.transfer_write
 // CHECK:       vector.transfer_write
 // CHECK-NOT:   linalg.generic

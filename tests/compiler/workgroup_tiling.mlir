@@ -129,7 +129,9 @@ flow.executable @short_rows_dispatch_0 entry @short_rows_dispatch_0 attributes {
 // channel blocks it does not pad: the convolution's register tiles read
 // the workgroup's 5 blocks of the unpadded input directly, each pixel's
 // vector masked off (the pad value) where its row or column falls in the
-// padding (PaddedSources.h); no padded temporary is left.
+// padding (PaddedSources.h); no padded temporary is left. A tile holds a
+// whole row of 7 pixels and its 9 taps unroll: the columns' masks are
+// constants, the row's one check per tap row.
 #in = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 + d4, d3 + d5, d6)>
 #filter = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
 #out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d6)>
@@ -158,12 +160,14 @@ flow.executable @padded_input_dispatch_0 entry @padded_input_dispatch_0 attribut
 // CHECK:         %[[SOURCE:.+]] = memref.subview %arg0[0, %{{.+}}, 0, 0, 0] [1, 5, 7, 7, 16]
 // CHECK-NOT:     memref.alloca
 // CHECK:         scf.for
-// CHECK:         arith.cmpi sge
-// CHECK:         arith.cmpi sle
-// CHECK:         scf.for
-// CHECK:         %[[INSIDE:.+]] = vector.broadcast %{{.+}} : i1 to vector<16xi1>
-// CHECK:         %[[LANES:.+]] = vector.maskedload %[[SOURCE]][%{{.+}}], %[[INSIDE]], %{{.+}} : memref<1x5x7x7x16xf32, {{.+}}>, vector<16xi1>, vector<16xf32>
-// CHECK:         vector.fma %[[LANES]]
+// CHECK:           scf.for %{{.+}} = %c0 to %c7 step %c1
+// CHECK:             arith.cmpi sge
+// CHECK:             arith.cmpi sle
+// CHECK-NOT:         scf.for
+// CHECK:             %[[LANES:.+]] = vector.maskedload %[[SOURCE]][%{{.+}}], %{{.+}}, %{{.+}} : memref<1x5x7x7x16xf32, {{.+}}>, vector<16xi1>, vector<16xf32>
+// CHECK:             vector.fma %[[LANES]]
+// CHECK-COUNT-62:    vector.fma
+// CHECK-NOT:         scf.for
 // CHECK-NOT:     memref.alloca
 // CHECK:         return
 

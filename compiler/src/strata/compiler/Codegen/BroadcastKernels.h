@@ -20,6 +20,11 @@
 
 namespace strata {
 
+// Marks a broadcast kernel's register reduction loops (its taps and
+// channel blocks), for unrollTapLoops.
+inline constexpr llvm::StringLiteral kRegisterTapLoopMarker =
+    "strata.register_tap_loop";
+
 // The tiles of a broadcast kernel for `op`, or nullopt when `op` is not one
 // (no input walks the output's innermost loop, or the other input does).
 std::optional<ContractionTiles> chooseBroadcastTiles(mlir::linalg::LinalgOp op,
@@ -43,6 +48,13 @@ mlir::LogicalResult vectorizeBroadcastTile(mlir::RewriterBase &rewriter,
                                            const ContractionTiles &tiles,
                                            unsigned kernel,
                                            const PaddedSources &padded);
+
+// Unrolls each nest of a broadcast kernel's tap loops (marked
+// kRegisterTapLoopMarker, unmarked after) of at most 64 steps in all: a
+// row's taps then share their input loads (CSE), and the steps need no
+// loop control. Loaded and stored once per tile, the accumulators stay in
+// registers either way.
+void unrollTapLoops(mlir::func::FuncOp func);
 
 } // namespace strata
 

@@ -333,8 +333,11 @@ LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
       registerTiled->op.getIteratorTypesArray();
   for (auto [dim, loop] :
        zipTiledLoops(interchange, tiles.registers, registerTiled->loops))
-    if (iterators[dim] == utils::IteratorType::reduction)
+    if (iterators[dim] == utils::IteratorType::reduction) {
       loop->setAttr(kRegisterReductionLoopMarker, rewriter.getUnitAttr());
+      if (tiles.broadcast)
+        loop->setAttr(kRegisterTapLoopMarker, rewriter.getUnitAttr());
+    }
 
   // Peel the row and vector loops (the reduction loop steps by one): the
   // main loops then have static register tiles, and so do the remainders
@@ -683,8 +686,11 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
     return failure();
   hoistAccumulatorTiles(func);
   // After the accumulators are carried by the tap loops: each version of a
-  // loop nest carries them on its own.
-  unswitchWindowChecks(rewriter, func, [&](Value memref) {
+  // loop nest carries them on its own, and unrolled, the taps carry them
+  // from one step to the next.
+  unswitchWindowChecks(rewriter, func);
+  unrollTapLoops(func);
+  hoistWindowSharedReads(rewriter, func, [&](Value memref) {
     return canReadAhead(memref, padded);
   });
   foldAccumulatorFills(func, fills, unvectorized);

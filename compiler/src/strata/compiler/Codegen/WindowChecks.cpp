@@ -150,31 +150,6 @@ getRangeOverLoops(OpBuilder &builder, Location loc, OpFoldResult position,
   return std::pair(build(least), build(greatest));
 }
 
-// Steps of a window unrolled in each version, at most (a 7x7 window's
-// 49).
-constexpr int64_t kMaxUnrolledWindow = 64;
-
-// The tap loops of one version of a window, unrolled when they are few:
-// the reads that steps share (an input vector each of a row's taps reads)
-// are then one read, and the check-free version is straight-line code.
-void unrollWindowVersion(Block *block) {
-  SmallVector<scf::ForOp> loops;
-  int64_t steps = 1;
-  block->walk([&](scf::ForOp loop) {
-    loops.push_back(loop);
-    std::optional<APInt> trips = loop.getStaticTripCount();
-    steps = trips && trips->getZExtValue() <= kMaxUnrolledWindow
-                ? steps * std::max<int64_t>(trips->getZExtValue(), 1)
-                : kMaxUnrolledWindow + 1;
-  });
-  if (loops.empty() || steps > kMaxUnrolledWindow)
-    return;
-  // Innermost first (the walk is post-order).
-  for (scf::ForOp loop : loops)
-    if (failed(loopUnrollFull(loop)))
-      return;
-}
-
 // The ops of `block` that `read` needs, itself last, in block order, when
 // all of them but `read` are side-effect free and everything else they use
 // is defined outside `versions`; empty otherwise.
@@ -205,9 +180,9 @@ SmallVector<Operation *> getReadSlice(Operation *read, Block *block,
 }
 
 // Moves above `versions` the reads that `canReadAhead` allows in either of
-// its unrolled versions (a filter's vectors; never the padded source, in
-// bounds only where the check holds), with the index arithmetic and views
-// they need. Both versions then share those reads, and LLVM keeps them
+// its versions (unrolled: unrollTapLoops) (a filter's vectors; never the padded
+// source, in bounds only where the check holds), with the index arithmetic and
+// views they need. Both versions then share those reads, and LLVM keeps them
 // out of the loop over tiles as it did when only the input loads were
 // conditional (a 3x3 NHWC depthwise convolution reloaded its 18 filter
 // vectors per tile, 8%). What only one version needs stays in it.
@@ -380,8 +355,7 @@ void markWindowCheck(scf::IfOp branch) {
   branch->setAttr(kWindowCheckAttr, UnitAttr::get(branch.getContext()));
 }
 
-void unswitchWindowChecks(RewriterBase &rewriter, func::FuncOp func,
-                          function_ref<bool(Value)> canReadAhead) {
+void unswitchWindowChecks(RewriterBase &rewriter, func::FuncOp func) {
   // Border tiles first: their copies of the checks are unswitched too.
   llvm::SmallPtrSet<Operation *, 8> peeled;
   for (scf::IfOp branch : collectWindowChecks(func)) {
@@ -401,12 +375,14 @@ void unswitchWindowChecks(RewriterBase &rewriter, func::FuncOp func,
     else
       branch->removeAttr(kWindowCheckAttr);
   }
+}
+
+void hoistWindowSharedReads(RewriterBase &rewriter, func::FuncOp func,
+                            function_ref<bool(Value)> canReadAhead) {
   func.walk([&](scf::IfOp versions) {
     if (!versions->hasAttr(kWindowVersionsAttr))
       return;
     versions->removeAttr(kWindowVersionsAttr);
-    unrollWindowVersion(versions.thenBlock());
-    unrollWindowVersion(versions.elseBlock());
     hoistSharedReads(versions, canReadAhead);
   });
   DominanceInfo dominance(func);

@@ -41,11 +41,15 @@ mlir::Value buildWindowCheck(
 void markWindowCheck(mlir::scf::IfOp branch);
 
 // Versions the tap loops around every marked window check on it, the
-// loops' first and last tiles peeled first; each version's taps are
-// unrolled when there are at most 64, and the reads `canReadAhead` allows
-// (operands the dispatch only reads, never the padded source) move ahead
-// of the versions, shared by both.
-void unswitchWindowChecks(
+// loops' first and last tiles peeled first. (Each version's taps then
+// unroll as any register tile's do: unrollTapLoops.)
+void unswitchWindowChecks(mlir::RewriterBase &rewriter,
+                          mlir::func::FuncOp func);
+
+// Moves the reads that `canReadAhead` allows (operands the dispatch only
+// reads, never the padded source) out of the unrolled versions of each
+// window, ahead of them, shared by both; then CSE.
+void hoistWindowSharedReads(
     mlir::RewriterBase &rewriter, mlir::func::FuncOp func,
     llvm::function_ref<bool(mlir::Value memref)> canReadAhead);
 

@@ -52,8 +52,9 @@ namespace strata {
 namespace {
 
 // The smallest filter (taps) for which a depthwise convolution with no
-// blockable neighbour is blocked anyway (isWorthBlockingAlone).
-constexpr int64_t kMinDepthwiseTapsAlone = 25;
+// blockable neighbour is blocked anyway (isWorthBlockingAlone): past the
+// 64 taps the NCHW kernel unrolls (BroadcastKernels.cpp).
+constexpr int64_t kMinDepthwiseTapsAlone = 65;
 
 // Marks the blocked (packed) ops with the kind a profile names them by.
 constexpr StringLiteral kBlockedKindConv = "conv2d";
@@ -104,9 +105,10 @@ bool isWorthBlockingAlone(linalg::LinalgOp op) {
   int64_t rank = cast<RankedTensorType>(filter.getType()).getRank();
   int64_t taps = dimOf(filter, rank - 2) * dimOf(filter, rank - 1);
   // A depthwise convolution does `taps` multiply-adds per element where a
-  // convolution does `taps` x channels: only large filters outweigh the
-  // two relayouts (alone, blocked: 5x5 0.64 -> 0.78 of oneDNN, 7x7 0.72 ->
-  // 1.00, 3x3 0.53 -> 0.39).
+  // convolution does `taps` x channels: in NCHW, rows of pixels as lanes
+  // and its taps unrolled, it beats the two relayouts up to 7x7 (alone,
+  // 96 channels at 56x56: 5x5 0.185 ms NCHW, 0.283 blocked; 7x7 0.347,
+  // 0.378).
   if (isa<linalg::DepthwiseConv2DNchwChwOp>(op))
     return taps >= kMinDepthwiseTapsAlone;
   return isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp>(op) &&
