@@ -203,3 +203,23 @@ func.func @depthwise(%x: tensor<1x32x114x114xf32>, %w: tensor<32x3x3xf32>, %o: t
 // CHECK: flow.executable @depthwise_dispatch_0
 // CHECK-SAME: workgroup_count = array<i64: 32, 1, 1>
 // CHECK: workgroup_tile = [0, 0, 0, 1, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", cache_tiles = [1, 0, 112, 1, 0, 0], cache_order = [0, 1, 3, 2, 4, 5], register_tiles = [0, 2, 64, 0, 1, 1], roles = [1, 2, 4]>]
+
+// A blocked depthwise convolution, 9 blocks of 16 channels, stride 2 to a
+// 28x28 map: register tiles of 7 pixels, whose 4 tiles a row would split
+// evenly. But the input's pixels are its lanes read through the window:
+// each strip would re-read its neighbours' columns, a few pixels from
+// each of many rows. Workgroups take channel blocks whole (9).
+func.func @blocked_depthwise_grid(%x: tensor<1x9x58x58x16xf32>, %w: tensor<9x3x3x16xf32>, %o: tensor<1x9x28x28x16xf32>) -> tensor<1x9x28x28x16xf32> {
+  %0 = flow.dispatch.region -> (tensor<1x9x28x28x16xf32>) {
+    %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d6)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%x, %w : tensor<1x9x58x58x16xf32>, tensor<9x3x3x16xf32>) outs(%o : tensor<1x9x28x28x16xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %m = arith.mulf %a, %b : f32
+      %s = arith.addf %c, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<1x9x28x28x16xf32>
+    flow.return %1 : tensor<1x9x28x28x16xf32>
+  }
+  return %0 : tensor<1x9x28x28x16xf32>
+}
+// CHECK: flow.executable @blocked_depthwise_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 9, 1, 1>
+// CHECK: workgroup_tile = [0, 1, 0, 0, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", {{.*}}register_tiles = [0, 0, 0, 7, 1, 1, 16]

@@ -466,6 +466,15 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
   return success();
 }
 
+bool readsTapsAsLanes(linalg::LinalgOp op, const ContractionTiles &tiles) {
+  return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    return map.isFunctionOfDim(tiles.vectorLoop) ||
+           tiles.rowLoop == tiles.vectorLoop ||
+           !map.isFunctionOfDim(tiles.rowLoop);
+  });
+}
+
 void unrollTapLoops(func::FuncOp func) {
   // The outermost of each nest.
   SmallVector<scf::ForOp> nests;

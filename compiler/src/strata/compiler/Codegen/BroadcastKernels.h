@@ -49,6 +49,13 @@ mlir::LogicalResult vectorizeBroadcastTile(mlir::RewriterBase &rewriter,
                                            unsigned kernel,
                                            const PaddedSources &padded);
 
+// Whether the register tiles of `op`, a broadcast kernel of `tiles`, read
+// every input as lanes or as one element for the whole tile (a depthwise
+// convolution, a pooling): their taps then share input loads once
+// unrolled. Not so a direct convolution's, each row broadcasting its own
+// element at every step.
+bool readsTapsAsLanes(mlir::linalg::LinalgOp op, const ContractionTiles &tiles);
+
 // Unrolls each nest of a broadcast kernel's tap loops (marked
 // kRegisterTapLoopMarker, unmarked after) of at most 64 steps in all: a
 // row's taps then share their input loads (CSE), and the steps need no

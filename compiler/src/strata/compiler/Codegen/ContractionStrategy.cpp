@@ -335,7 +335,7 @@ LogicalResult tileContraction(RewriterBase &rewriter, linalg::LinalgOp op,
        zipTiledLoops(interchange, tiles.registers, registerTiled->loops))
     if (iterators[dim] == utils::IteratorType::reduction) {
       loop->setAttr(kRegisterReductionLoopMarker, rewriter.getUnitAttr());
-      if (tiles.broadcast)
+      if (tiles.broadcast && readsTapsAsLanes(registerTiled->op, tiles))
         loop->setAttr(kRegisterTapLoopMarker, rewriter.getUnitAttr());
     }
 
