@@ -180,10 +180,10 @@ SmallVector<Operation *> getReadSlice(Operation *read, Block *block,
 }
 
 // Moves above `versions` the reads that `canReadAhead` allows in either of
-// its versions (unrolled: unrollTapLoops) (a filter's vectors; never the padded
-// source, in bounds only where the check holds), with the index arithmetic and
-// views they need. Both versions then share those reads, and LLVM keeps them
-// out of the loop over tiles as it did when only the input loads were
+// its (unrolled) versions, a filter's vectors but never the padded source,
+// in bounds only where the check holds, with the index arithmetic and views
+// they need. Both versions then share those reads, and LLVM keeps them out
+// of the loop over tiles as it did when only the input loads were
 // conditional (a 3x3 NHWC depthwise convolution reloaded its 18 filter
 // vectors per tile, 8%). What only one version needs stays in it.
 void hoistSharedReads(scf::IfOp versions,
