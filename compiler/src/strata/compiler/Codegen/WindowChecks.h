@@ -7,9 +7,10 @@
 // affine in the tap loops' variables, so their least and greatest values
 // over the whole window are known before the loops: one check covers
 // every tap. The tap loops are then versioned on it (unswitched): plain
-// loads in one copy, masked ones in the other, each unrolled. The first
-// and last tiles of a row, which meet the padding, become iterations of
-// their own with constant positions.
+// loads in one copy, masked ones in the other, each unrolled later where
+// its taps are few (unrollTapLoops). The first and last tiles of a row of
+// up to 32 tiles, which meet the padding, become iterations of their own
+// with constant positions.
 //
 //===----------------------------------------------------------------------===//
 #ifndef STRATA_COMPILER_CODEGEN_WINDOWCHECKS_H_
