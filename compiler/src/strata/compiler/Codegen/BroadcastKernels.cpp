@@ -37,9 +37,6 @@ constexpr int64_t kLanesAccumulators = 8;
 constexpr int64_t kBlockedAccumulators512 = 24;
 constexpr int64_t kBlockedAccumulators = 12;
 constexpr int64_t kMaxRegisterBlocks = 4;
-// Steps of a nest of tap loops unrolled, at most (a 7x7 window's 49, or
-// a 3x3 convolution's taps over 4 input-channel blocks, 36).
-constexpr int64_t kMaxUnrolledTaps = 64;
 
 // Rows per register tile for `range` rows: the most, up to `limit`, that
 // divide `range` if that is at least half the limit (7 for a 56- or

@@ -56,6 +56,9 @@ mlir::LogicalResult vectorizeBroadcastTile(mlir::RewriterBase &rewriter,
 // element at every step.
 bool readsTapsAsLanes(mlir::linalg::LinalgOp op, const ContractionTiles &tiles);
 
+// Steps of a nest of tap loops unrolled, at most (a 7x7 window's 49).
+inline constexpr int64_t kMaxUnrolledTaps = 64;
+
 // Unrolls each nest of a broadcast kernel's tap loops (marked
 // kRegisterTapLoopMarker, unmarked after) of at most 64 steps in all: a
 // row's taps then share their input loads (CSE), and the steps need no

@@ -431,10 +431,8 @@ SmallVector<Value> readPaddedTileLanes(RewriterBase &rewriter, Location loc,
           readPaddedLanes(rewriter, loc, view, type, lanes, sources));
     return masked;
   };
-  // Plain loads where `inside` holds, else what `otherwise` reads.
-  auto branchOn = [&](Value inside,
-                      function_ref<SmallVector<Value>(OpBuilder &)> otherwise)
-      -> scf::IfOp {
+  // Plain loads where `inside` holds, else masked ones.
+  auto branchOn = [&](Value inside) -> scf::IfOp {
     SmallVector<Type> resultTypes(views.size(), type);
     auto branch = scf::IfOp::create(rewriter, loc, resultTypes, inside,
                                     /*addThenBlock=*/true,
@@ -443,21 +441,21 @@ SmallVector<Value> readPaddedTileLanes(RewriterBase &rewriter, Location loc,
     rewriter.setInsertionPointToStart(branch.thenBlock());
     scf::YieldOp::create(rewriter, loc, readInside(rewriter));
     rewriter.setInsertionPointToStart(branch.elseBlock());
-    scf::YieldOp::create(rewriter, loc, otherwise(rewriter));
+    scf::YieldOp::create(rewriter, loc, readMasked(rewriter));
     return branch;
   };
   // Tiles inside tap loops check their whole window once, before the
   // loops (unswitched on it: each version then unrolls on its own, the
   // border tiles' with masks per row); others check each step.
   if (Value windowInside = buildWindowCheck(rewriter, loc, checked)) {
-    scf::IfOp branch = branchOn(windowInside, readMasked);
+    scf::IfOp branch = branchOn(windowInside);
     markWindowCheck(branch);
     return branch.getResults();
   }
   Value stepInside = buildInsideCheck(rewriter, loc, checked);
   if (!stepInside)
     return readInside(rewriter);
-  return branchOn(stepInside, readMasked).getResults();
+  return branchOn(stepInside).getResults();
 }
 
 bool canReadAhead(Value memref, const PaddedSources &sources) {

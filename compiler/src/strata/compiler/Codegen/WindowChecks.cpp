@@ -379,12 +379,18 @@ void unswitchWindowChecks(RewriterBase &rewriter, func::FuncOp func) {
 
 void hoistWindowSharedReads(RewriterBase &rewriter, func::FuncOp func,
                             function_ref<bool(Value)> canReadAhead) {
+  bool hoisted = false;
   func.walk([&](scf::IfOp versions) {
     if (!versions->hasAttr(kWindowVersionsAttr))
       return;
     versions->removeAttr(kWindowVersionsAttr);
     hoistSharedReads(versions, canReadAhead);
+    hoisted = true;
   });
+  // The two versions' copies of a read are one read now (only where there
+  // were versions: hoistAccumulatorTiles ran CSE over the rest).
+  if (!hoisted)
+    return;
   DominanceInfo dominance(func);
   eliminateCommonSubExpressions(rewriter, dominance, func);
 }

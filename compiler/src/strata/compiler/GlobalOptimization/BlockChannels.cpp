@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/Codegen/BroadcastKernels.h"
 #include "strata/compiler/DispatchCreation/DispatchNames.h"
 #include "strata/compiler/GlobalOptimization/FoldPackOfConstant.h"
 #include "strata/compiler/Passes.h"
@@ -53,8 +54,8 @@ namespace {
 
 // The smallest filter (taps) for which a depthwise convolution with no
 // blockable neighbour is blocked anyway (isWorthBlockingAlone): past the
-// 64 taps the NCHW kernel unrolls (BroadcastKernels.cpp).
-constexpr int64_t kMinDepthwiseTapsAlone = 65;
+// taps the NCHW kernel unrolls.
+constexpr int64_t kMinDepthwiseTapsAlone = kMaxUnrolledTaps + 1;
 
 // Marks the blocked (packed) ops with the kind a profile names them by.
 constexpr StringLiteral kBlockedKindConv = "conv2d";
