@@ -344,6 +344,9 @@ KERNELS = [
     # A narrow reduction (squeezenet's fire modules: 16 channels in).
     conv("conv3x3_c16_nchw16c", "nchw16c", 16, 55, 64, 3, pad=1),
     conv("conv1x1_nchw16c", "nchw16c", 64, 56, 256, 1),
+    # Deep layers (ResNet's last stages): the filters outgrow the L2 cache.
+    conv("conv3x3_256_14x14_nchw16c", "nchw16c", 256, 14, 256, 3, pad=1),
+    conv("conv3x3_512_7x7_nchw16c", "nchw16c", 512, 7, 512, 3, pad=1),
     conv("conv3x3_s2_nchw16c", "nchw16c", 128, 28, 128, 3, stride=2, pad=1),
     conv("conv7x7_s2_stem_nchw16c", "nchw16c", 3, 224, 64, 7, stride=2, pad=3),
     conv("conv3x3_g4_nchw16c", "nchw16c", 64, 56, 64, 3, pad=1, groups=4),

@@ -1,6 +1,7 @@
 //===- PaddedSources.cpp - windows read from unpadded sources -------------===//
 
 #include "strata/compiler/Codegen/PaddedSources.h"
+#include "strata/compiler/Codegen/PlainSubViews.h"
 #include "strata/compiler/Codegen/WindowChecks.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -78,14 +79,6 @@ bool isSameValue(Value a, Value b) {
          x == y;
 }
 
-// A view of a buffer through subviews of unit strides that keep the rank.
-bool isPlainSubView(memref::SubViewOp subview) {
-  return subview.getSourceType().getRank() == subview.getType().getRank() &&
-         llvm::all_of(subview.getMixedStrides(), [](OpFoldResult stride) {
-           return isConstantIntValue(stride, 1);
-         });
-}
-
 // The views of `root` (through plain subviews, root included) in `views`
 // and their other uses in `uses`; failure when a subview is not plain.
 LogicalResult collectViews(Value root, SmallVectorImpl<Value> &views,
@@ -122,31 +115,6 @@ bool isOnlyRead(Value buffer) {
     return isa<memref::LoadOp, vector::TransferReadOp, vector::LoadOp,
                vector::MaskedLoadOp>(use->getOwner());
   });
-}
-
-// The buffer at the root of `view`'s plain subviews, or null.
-Value getViewRoot(Value view) {
-  while (auto subview = view.getDefiningOp<memref::SubViewOp>()) {
-    if (!isPlainSubView(subview))
-      return nullptr;
-    view = subview.getSource();
-  }
-  return view;
-}
-
-// The offsets of `view` (a view of plain subviews) in its root buffer.
-SmallVector<OpFoldResult> getOffsetsInRoot(OpBuilder &builder, Location loc,
-                                           Value view) {
-  auto rank = cast<MemRefType>(view.getType()).getRank();
-  SmallVector<OpFoldResult> offsets(rank, builder.getIndexAttr(0));
-  AffineExpr d0, d1;
-  bindDims(builder.getContext(), d0, d1);
-  for (auto subview = view.getDefiningOp<memref::SubViewOp>(); subview;
-       subview = subview.getSource().getDefiningOp<memref::SubViewOp>())
-    for (auto [offset, step] : llvm::zip(offsets, subview.getMixedOffsets()))
-      offset = affine::makeComposedFoldedAffineApply(builder, loc, d0 + d1,
-                                                     {offset, step});
-  return offsets;
 }
 
 // The same when every offset is static, without building anything.
