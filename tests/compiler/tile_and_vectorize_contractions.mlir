@@ -280,15 +280,15 @@ func.func @blocked_direct_conv(%x: memref<1x1x16x16x16xf32>, %w: memref<2x1x3x3x
 
 // -----
 
-// The same with 4 input-channel blocks: the filter of both output blocks
-// (72 KiB) would not stay in L1 across the rows, so the input-channel
-// blocks are cache tiles of one (18 KiB of filter), looped outside the
-// rows. Each step prefetches its filter vectors of the next chunk (the
+// The same with 8 input-channel blocks: the filter of both output blocks
+// (144 KiB, over 196 pixels) would come from memory, all of it for the
+// first row, so the input-channel blocks are cache tiles of one (18 KiB
+// of filter), looped outside the rows. Each step prefetches its filter vectors of the next chunk (the
 // last chunk prefetches itself); the fill is not folded into the
 // accumulators, which go through memory once per chunk.
 // CHECK-LABEL: func.func @blocked_direct_conv_filter_chunks
 // CHECK:       linalg.generic {{.*}} outs(%arg2 : memref<1x2x14x14x16xf32>)
-// CHECK:       scf.for %[[CHUNK:.+]] = %c0 to %c4 step %c1
+// CHECK:       scf.for %[[CHUNK:.+]] = %c0 to %c8 step %c1
 // CHECK:         %[[NEXT:.+]] = affine.min #{{.+}}(%[[CHUNK]])
 // CHECK:         scf.for {{.*}} = %c0 to %c14 step %c1
 // CHECK:           scf.for {{.*}} = %c0 to %c14 step %c7
@@ -303,10 +303,10 @@ func.func @blocked_direct_conv(%x: memref<1x1x16x16x16xf32>, %w: memref<2x1x3x3x
 // CHECK-NOT:               memref.prefetch
 // CHECK:                 scf.yield
 // CHECK-COUNT-14:    vector.transfer_write
-func.func @blocked_direct_conv_filter_chunks(%x: memref<1x4x16x16x16xf32>, %w: memref<2x4x3x3x16x16xf32>, %y: memref<1x2x14x14x16xf32>) {
+func.func @blocked_direct_conv_filter_chunks(%x: memref<1x8x16x16x16xf32>, %w: memref<2x8x3x3x16x16xf32>, %y: memref<1x2x14x14x16xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%y : memref<1x2x14x14x16xf32>)
-  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%x, %w : memref<1x4x16x16x16xf32>, memref<2x4x3x3x16x16xf32>) outs(%y : memref<1x2x14x14x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%x, %w : memref<1x8x16x16x16xf32>, memref<2x8x3x3x16x16xf32>) outs(%y : memref<1x2x14x14x16xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %c, %p : f32

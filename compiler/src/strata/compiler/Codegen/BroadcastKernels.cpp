@@ -209,19 +209,23 @@ static void addOutputBlocks(linalg::LinalgOp op, ContractionTiles &tiles,
 }
 
 // A direct convolution's filter slice for one cache tile of output
-// channels that outgrows this many bytes is read in chunks of at most
-// this many (a fraction of the 48 KiB L1, beside the input rows)...
+// channels of more than this many bytes, which a model's other weights
+// evict from the caches between calls, is read in chunks...
+constexpr int64_t kMinChunkedFilterBytes = 128 * 1024;
+// ... of at most this many (a fraction of the 48 KiB L1, beside the input
+// rows)...
 constexpr int64_t kMaxFilterChunkBytes = 32 * 1024;
 // ... where it serves at most this many output pixels: on more, the first
 // row's wait for the filter is a small share of the time, and the chunks'
 // accumulators going through memory cost more than it (3x3 convolutions
 // of 64 channels at 56x56 ran 2-3% slower in chunks; at 14x14 and 7x7,
-// 4% and 14% faster in resnet18).
+// 4% and 14% faster in resnet18; mobilenet_v2's 1x1 convolutions at 7x7,
+// of 40 and 120 KiB of filter, 3-6% slower).
 constexpr int64_t kMaxPixelsPerFilterChunk = 256;
 
 // A direct convolution whose filter slice per cache tile of output channels
-// does not stay in L1 (ResNet's last stage: 590 KB for 32 of 512 channels)
-// streamed it from L2 or beyond once per output row, the first row from
+// is large (ResNet's last stage: 590 KB for 32 of 512 channels) and serves
+// few pixels read it from L2 once per output row, the first row from
 // memory at a few bytes per FMA: its rows waited on the filter (111
 // GFLOP/s in resnet18 against 165 for the early layers). The outermost
 // reduction loop the filter reads that is not a tap of the window (its
@@ -272,7 +276,7 @@ static void chunkFilterReduction(linalg::LinalgOp op, ContractionTiles &tiles,
     if (tiles.cache[loop] != 0)
       pixelTiles *= llvm::divideCeil(ranges[loop], tiles.cache[loop]);
   }
-  if (bytes <= kMaxFilterChunkBytes || pixels > kMaxPixelsPerFilterChunk ||
+  if (bytes <= kMinChunkedFilterBytes || pixels > kMaxPixelsPerFilterChunk ||
       pixelTiles < 2 || !chunkLoop)
     return;
   int64_t range = ranges[*chunkLoop];
