@@ -105,17 +105,19 @@ func.func @blocked_depthwise_split_along_padding(%x: tensor<1x2x112x112x16xf32>,
 // -----
 
 // A convolution in the blocked layout broadcasts the input's elements
-// (its lanes are output channels): no register tile reads the input in
-// place, and every workgroup (a block of output channels) would pad all of
-// it, so the pad stays a dispatch of its own.
-// CHECK-LABEL: func.func @blocked_conv_reads_every_channel
-// CHECK:         %[[P:.+]] = flow.dispatch.region
-// CHECK:           tensor.pad
-// CHECK-NOT:       strata.pad_read_in_place
-// CHECK:         flow.dispatch.region
-// CHECK-NOT:       tensor.pad
+// (its lanes are output channels), one per row of its register tiles:
+// they read them in place too, checked once per tile, the multiply-adds of
+// an element in the padding masked off (Codegen/PaddedSources.h), so the
+// pad joins.
+// CHECK-LABEL: func.func @blocked_conv_reads_in_place
+// CHECK-SAME:    (%[[X:.+]]: tensor<1x4x28x28x16xf32>,
+// CHECK:         %[[R:.+]] = flow.dispatch.region
+// CHECK:           %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0]
+// CHECK:           } {strata.pad_read_in_place}
 // CHECK:           linalg.generic {{.*}} ins(%[[P]],
-func.func @blocked_conv_reads_every_channel(%x: tensor<1x4x28x28x16xf32>, %w: tensor<4x4x3x3x16x16xf32>) -> tensor<1x4x28x28x16xf32> {
+// CHECK-NOT:     flow.dispatch.region
+// CHECK:         return %[[R]]
+func.func @blocked_conv_reads_in_place(%x: tensor<1x4x28x28x16xf32>, %w: tensor<4x4x3x3x16x16xf32>) -> tensor<1x4x28x28x16xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0] {
   ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %i4: index):
@@ -131,6 +133,71 @@ func.func @blocked_conv_reads_every_channel(%x: tensor<1x4x28x28x16xf32>, %w: te
     linalg.yield %s : f32
   } -> tensor<1x4x28x28x16xf32>
   return %r : tensor<1x4x28x28x16xf32>
+}
+
+// -----
+
+// The same under a ReLU epilogue, the dispatch's root: the convolution
+// below it reads the padded input, in place.
+// CHECK-LABEL: func.func @blocked_conv_relu_reads_in_place
+// CHECK:         flow.dispatch.region
+// CHECK:           %[[P:.+]] = tensor.pad
+// CHECK:           } {strata.pad_read_in_place}
+// CHECK:           %[[C:.+]] = linalg.generic {{.*}} ins(%[[P]],
+// CHECK:           linalg.generic {{.*}} ins(%[[C]] :
+// CHECK-NOT:     flow.dispatch.region
+func.func @blocked_conv_relu_reads_in_place(%x: tensor<1x4x28x28x16xf32>, %w: tensor<4x4x3x3x16x16xf32>) -> tensor<1x4x28x28x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %i4: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x28x28x16xf32> to tensor<1x4x30x30x16xf32>
+  %e = tensor.empty() : tensor<1x4x28x28x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x28x28x16xf32>) -> tensor<1x4x28x28x16xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]}
+       ins(%p, %w : tensor<1x4x30x30x16xf32>, tensor<4x4x3x3x16x16xf32>) outs(%f : tensor<1x4x28x28x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x28x28x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+       ins(%c : tensor<1x4x28x28x16xf32>) outs(%e : tensor<1x4x28x28x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x28x28x16xf32>
+  return %r : tensor<1x4x28x28x16xf32>
+}
+
+// -----
+
+// A stem convolution reads an NCHW input of 3 channels one element per row
+// along its pixels: a border tile would check each element at every tap,
+// which costs more than the pad's own dispatch, so that stays.
+// CHECK-LABEL: func.func @stem_keeps_its_pad_dispatch
+// CHECK:         %[[P:.+]] = flow.dispatch.region
+// CHECK:           tensor.pad
+// CHECK-NOT:       strata.pad_read_in_place
+// CHECK:         flow.dispatch.region
+// CHECK-NOT:       tensor.pad
+// CHECK:           linalg.generic {{.*}} ins(%[[P]],
+func.func @stem_keeps_its_pad_dispatch(%x: tensor<1x3x64x64xf32>, %w: tensor<4x3x7x7x16xf32>) -> tensor<1x4x32x32x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 3, 3] high[0, 0, 3, 3] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %zero : f32
+  } : tensor<1x3x64x64xf32> to tensor<1x3x70x70xf32>
+  %e = tensor.empty() : tensor<1x4x32x32x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x32x32x16xf32>) -> tensor<1x4x32x32x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d4, d2 * 2 + d5, d3 * 2 + d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d4, d5, d6, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d7)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]}
+       ins(%p, %w : tensor<1x3x70x70xf32>, tensor<4x3x7x7x16xf32>) outs(%f : tensor<1x4x32x32x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x32x32x16xf32>
+  return %r : tensor<1x4x32x32x16xf32>
 }
 
 // -----

@@ -231,3 +231,50 @@ flow.executable @split_along_padding_dispatch_0 entry @split_along_padding_dispa
 // CHECK:             vector.transfer_write %[[LAST]]#3
 // CHECK-NOT:     memref.alloca
 // CHECK:         return
+
+// -----
+
+// A direct convolution in the blocked layout reads its padded input in
+// place as well, one element per row of its register tiles (7 pixels x 2
+// blocks of output channels), each tile's window checked once: inside it,
+// plain loads from the unpadded argument; where it meets the padding,
+// loads at positions clamped into the argument, and the multiply-adds of
+// the elements outside masked off (a select of the accumulator, which
+// becomes a masked FMA). No padded copy is built.
+#in = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>
+#filter = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>
+flow.executable @direct_conv_in_place_dispatch_0 entry @direct_conv_in_place_dispatch_0 attributes {workgroup_count = array<i64: 28, 1, 1>} {
+  builtin.module {
+    func.func @direct_conv_in_place_dispatch_0(%x: tensor<1x2x28x28x16xf32>, %w: tensor<2x2x3x3x16x16xf32>) -> tensor<1x2x28x28x16xf32> attributes {flow.lowering_config = #flow.lowering_config<vector_bits = 512, workgroup_tile = [0, 0, 1, 0, 0, 0, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", cache_tiles = [1, 2, 1, 0, 0, 0, 0, 16, 0], cache_order = [0, 1, 2, 3, 7, 4, 5, 6, 8], register_tiles = [0, 2, 0, 7, 1, 1, 1, 16, 1], roles = [3, 7, 4]>]>} {
+      %zero = arith.constant 0.0 : f32
+      %p = tensor.pad %x low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0] {
+      ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %i4: index):
+        tensor.yield %zero : f32
+      } {strata.pad_read_in_place} : tensor<1x2x28x28x16xf32> to tensor<1x2x30x30x16xf32>
+      %e = tensor.empty() : tensor<1x2x28x28x16xf32>
+      %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x28x28x16xf32>) -> tensor<1x2x28x28x16xf32>
+      %r = linalg.generic {indexing_maps = [#in, #filter, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%p, %w : tensor<1x2x30x30x16xf32>, tensor<2x2x3x3x16x16xf32>) outs(%f : tensor<1x2x28x28x16xf32>) {
+      ^bb0(%a: f32, %b: f32, %acc: f32):
+        %m = arith.mulf %a, %b : f32
+        %s = arith.addf %acc, %m : f32
+        linalg.yield %s : f32
+      } -> tensor<1x2x28x28x16xf32>
+      return %r : tensor<1x2x28x28x16xf32>
+    }
+  }
+}
+// CHECK-LABEL: func.func @direct_conv_in_place_dispatch_0
+// CHECK-NOT:     memref.alloca
+// CHECK:         scf.if
+// CHECK:           memref.load %arg0[%c0, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<1x2x28x28x16xf32>
+// CHECK-NOT:       arith.select
+// CHECK:         } else {
+// CHECK:           arith.maxsi
+// CHECK:           arith.minsi
+// CHECK:           memref.load %arg0[%c0, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<1x2x28x28x16xf32>
+// CHECK:           arith.cmpi ult, %{{.+}}, %c28
+// CHECK:           %[[SUM:.+]] = vector.fma
+// CHECK:           arith.select %{{.+}}, %[[SUM]], %{{.+}} : vector<16xi1>, vector<16xf32>
+// CHECK-NOT:     memref.alloca
+// CHECK:         return

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
@@ -576,19 +577,62 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
       factorCache[key] = value;
   }
   bool fma = isPlainMultiplyAdd(op);
+  // The elements of a padded input read in place, one per row (a direct
+  // convolution's input; PaddedSources.h), all the tile's rows under one
+  // check. Where an element may lie in the padding, a multiply-add by a
+  // zero pad leaves its accumulators as they are (a masked FMA, as cheap
+  // as a plain one); other bodies take the pad value for it.
+  DenseMap<FactorKey, Value> factorInside;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (!op.payloadUsesValueFromOperand(input) ||
+        op.getMatchingIndexingMap(input).isFunctionOfDim(tiles.vectorLoop))
+      continue;
+    SmallVector<FactorKey> keys;
+    SmallVector<Value> views;
+    for (int64_t step = 0; step < rows * blocks; ++step) {
+      FactorKey key = getFactorKey(input, step / blocks, step % blocks);
+      if (llvm::is_contained(keys, key))
+        continue;
+      keys.push_back(key);
+      views.push_back(tileView(input, std::get<1>(key), std::get<2>(key)));
+    }
+    std::optional<PaddedElements> elements =
+        readPaddedTileElements(rewriter, loc, views, padded);
+    if (!elements)
+      continue;
+    bool masksAccumulators =
+        fma && matchPattern(elements->padValue, m_AnyZeroFloat());
+    for (auto [key, value, inside] :
+         llvm::zip(keys, elements->values, elements->insides)) {
+      if (inside && !masksAccumulators) {
+        value = arith::SelectOp::create(rewriter, loc, inside, value,
+                                        elements->padValue);
+        inside = Value();
+      }
+      factorCache[key] =
+          vector::BroadcastOp::create(rewriter, loc, type, value);
+      if (inside)
+        factorInside[key] = inside;
+    }
+  }
   for (int64_t step = 0; step < rows * blocks; ++step) {
     int64_t row = step / blocks, block = step % blocks;
     SmallVector<Value> factors;
+    Value inside;
     for (OpOperand *input : op.getDpsInputOperands()) {
       if (!op.payloadUsesValueFromOperand(input)) {
         factors.push_back(Value());
         continue;
       }
-      auto [operandNumber, rowKey, blockKey] = getFactorKey(input, row, block);
-      Value &factor = factorCache[{operandNumber, rowKey, blockKey}];
+      FactorKey key = getFactorKey(input, row, block);
+      auto [operandNumber, rowKey, blockKey] = key;
+      Value &factor = factorCache[key];
       if (!factor)
         factor = readFactor(input, rowKey, blockKey);
       factors.push_back(factor);
+      if (Value flag = factorInside.lookup(key))
+        inside =
+            inside ? arith::AndIOp::create(rewriter, loc, inside, flag) : flag;
     }
     Value accView = tileView(acc, row, block);
     Value accumulator = readLanes(accView);
@@ -606,6 +650,13 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
           mapping.map(arg, factor);
       mapping.map(op.getBlock()->getArguments().back(), accumulator);
       result = cloneBodyOnLanes(rewriter, loc, op, type, mapping);
+    }
+    if (inside) {
+      Value mask = vector::BroadcastOp::create(
+          rewriter, loc, VectorType::get(type.getShape(), inside.getType()),
+          inside);
+      result =
+          arith::SelectOp::create(rewriter, loc, mask, result, accumulator);
     }
     unsigned accRank = cast<MemRefType>(accView.getType()).getRank();
     SmallVector<bool> inBounds{!masked};

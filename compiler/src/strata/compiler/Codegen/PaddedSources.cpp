@@ -426,6 +426,115 @@ SmallVector<Value> readPaddedTileLanes(RewriterBase &rewriter, Location loc,
   return branchOn(stepInside).getResults();
 }
 
+std::optional<PaddedElements>
+readPaddedTileElements(RewriterBase &rewriter, Location loc,
+                       ArrayRef<Value> views, const PaddedSources &sources) {
+  const PaddedSource *found =
+      views.empty() ? nullptr : findPaddedSource(views.front(), sources);
+  if (!found || llvm::any_of(views, [&](Value view) {
+        return findPaddedSource(view, sources) != found;
+      }))
+    return std::nullopt;
+  const PaddedSource &padded = *found;
+  auto sourceType = cast<MemRefType>(padded.source.getType());
+  int64_t rank = sourceType.getRank();
+  AffineExpr d0;
+  bindDims(rewriter.getContext(), d0);
+  // Every view's origin in the source, and its positions along the padded
+  // dimensions, which must lie inside it.
+  SmallVector<SmallVector<OpFoldResult>> positions;
+  SmallVector<SmallVector<std::pair<OpFoldResult, int64_t>>> checkedPerView;
+  SmallVector<std::pair<OpFoldResult, int64_t>> checked;
+  for (Value view : views) {
+    SmallVector<OpFoldResult> offsets = getOffsetsInRoot(rewriter, loc, view);
+    SmallVector<OpFoldResult> position;
+    SmallVector<std::pair<OpFoldResult, int64_t>> viewChecked;
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      position.push_back(affine::makeComposedFoldedAffineApply(
+          rewriter, loc, d0 - padded.low[dim], {offsets[dim]}));
+      if (padded.paddedDims[dim])
+        viewChecked.push_back({position.back(), sourceType.getDimSize(dim)});
+    }
+    llvm::append_range(checked, viewChecked);
+    positions.push_back(std::move(position));
+    checkedPerView.push_back(std::move(viewChecked));
+  }
+  Type f32 = sourceType.getElementType();
+  Type i1 = rewriter.getI1Type();
+  auto readInside = [&](OpBuilder &builder) {
+    SmallVector<Value> loaded;
+    for (ArrayRef<OpFoldResult> position : positions)
+      loaded.push_back(memref::LoadOp::create(
+          builder, loc, padded.source,
+          getValueOrCreateConstantIndexOp(builder, loc, position)));
+    return loaded;
+  };
+  // Loads at positions clamped into the source, then their inside flags.
+  auto readClamped = [&](OpBuilder &builder) {
+    SmallVector<Value> loaded, insides;
+    for (auto [position, viewChecked] : llvm::zip(positions, checkedPerView)) {
+      SmallVector<Value> indices;
+      for (int64_t dim = 0; dim < rank; ++dim) {
+        Value index =
+            getValueOrCreateConstantIndexOp(builder, loc, position[dim]);
+        if (padded.paddedDims[dim]) {
+          Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+          Value last = arith::ConstantIndexOp::create(
+              builder, loc, sourceType.getDimSize(dim) - 1);
+          index = arith::MinSIOp::create(
+              builder, loc, arith::MaxSIOp::create(builder, loc, index, zero),
+              last);
+        }
+        indices.push_back(index);
+      }
+      loaded.push_back(
+          memref::LoadOp::create(builder, loc, padded.source, indices));
+      Value inside = buildInsideCheck(builder, loc, viewChecked);
+      insides.push_back(inside ? inside
+                               : arith::ConstantIntOp::create(builder, loc, 1,
+                                                              /*width=*/1));
+    }
+    llvm::append_range(loaded, insides);
+    return loaded;
+  };
+  PaddedElements elements;
+  elements.padValue = padded.padValue;
+  auto split = [&](ValueRange results) {
+    elements.values.assign(results.begin(), results.begin() + views.size());
+    elements.insides.assign(results.begin() + views.size(), results.end());
+  };
+  // Plain loads where every view lies inside for every tap, else clamped
+  // ones (the tap loops are unswitched on the check).
+  Value check = buildWindowCheck(rewriter, loc, checked);
+  bool window = check != nullptr;
+  if (!check)
+    check = buildInsideCheck(rewriter, loc, checked);
+  if (!check) {
+    elements.values = readInside(rewriter);
+    elements.insides.assign(views.size(), Value());
+    return elements;
+  }
+  SmallVector<Type> resultTypes(views.size(), f32);
+  resultTypes.append(views.size(), i1);
+  auto branch = scf::IfOp::create(rewriter, loc, resultTypes, check,
+                                  /*addThenBlock=*/true,
+                                  /*addElseBlock=*/true);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(branch.thenBlock());
+    SmallVector<Value> yielded = readInside(rewriter);
+    Value inside = arith::ConstantIntOp::create(rewriter, loc, 1, /*width=*/1);
+    yielded.append(views.size(), inside);
+    scf::YieldOp::create(rewriter, loc, yielded);
+    rewriter.setInsertionPointToStart(branch.elseBlock());
+    scf::YieldOp::create(rewriter, loc, readClamped(rewriter));
+  }
+  if (window)
+    markWindowCheck(branch);
+  split(branch.getResults());
+  return elements;
+}
+
 bool canReadAhead(Value memref, const PaddedSources &sources) {
   Value root = getViewRoot(memref);
   return root && isOnlyRead(memref) &&

@@ -79,6 +79,30 @@ readPaddedTileLanes(mlir::RewriterBase &rewriter, mlir::Location loc,
                     llvm::ArrayRef<mlir::Value> views, mlir::VectorType type,
                     int64_t lanes, const PaddedSources &sources);
 
+// Elements of a padded buffer read from its source (readPaddedTileElements):
+// each view's element, and whether it lies inside the source (null: it
+// does). Where it does not, `values` holds an element of the source at a
+// clamped position, which the caller must not use as is: it selects the
+// pad value, or leaves the accumulator the element would feed unchanged.
+struct PaddedElements {
+  llvm::SmallVector<mlir::Value> values;
+  llvm::SmallVector<mlir::Value> insides;
+  mlir::Value padValue;
+};
+
+// The element at the origin of each of `views` (views of one buffer of
+// `sources`, the rows of a register tile that broadcasts one element per
+// row: a direct convolution's input) read from the buffer's source, under
+// one check that they all lie inside it: plain loads where they do; loads
+// at positions clamped into the source, with their inside flags,
+// otherwise. Inside a register tile's tap loops the check covers every
+// tap, before the loops (WindowChecks.h). Returns nullopt when `views` are
+// not all views of one of `sources`.
+std::optional<PaddedElements>
+readPaddedTileElements(mlir::RewriterBase &rewriter, mlir::Location loc,
+                       llvm::ArrayRef<mlir::Value> views,
+                       const PaddedSources &sources);
+
 // Whether a read of `memref` may move ahead of a window check
 // (WindowChecks.h): the dispatch only reads it, and it is not the source
 // of one of `sources`, which is in bounds only where the check holds.

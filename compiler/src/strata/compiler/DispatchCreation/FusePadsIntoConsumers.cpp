@@ -7,9 +7,10 @@
 // dispatch and one pass over memory fewer (a lone 3x3 depthwise
 // convolution of a 112x112 map spent 45% of its time in its pad dispatch):
 //
-// - a broadcast kernel (a depthwise convolution) whose register tiles read
-//   the padded operand as lanes reads its source in place, the lanes
-//   masked where they fall in the padding (Codegen/PaddedSources.h): the
+// - a broadcast kernel (a depthwise or direct convolution) whose register
+//   tiles read the padded operand, as lanes or one element per row, reads
+//   its source in place, the lanes masked (an element's multiply-adds
+//   skipped) where they fall in the padding (Codegen/PaddedSources.h): the
 //   padded tensor is never built, so the pad stays whole, outside the
 //   workgroup loop, however the workgroups split (marked
 //   `kPadReadInPlaceAttr`; codegen fails rather than build it);
@@ -111,19 +112,38 @@ int64_t getByteSize(RankedTensorType type) {
 
 enum class PadFusion { none, readInPlace, perWorkgroup };
 
-// How `pad`, read by `root` through `operand`, joins `region`: read in
-// place by a broadcast kernel's lanes, or padded by each workgroup for its
-// own slice when the split loop reads the padded operand along one
-// unpadded dimension only and each workgroup's slice is small.
-PadFusion choosePadFusion(tensor::PadOp pad, linalg::LinalgOp root,
-                          OpOperand &operand, flow::DispatchRegionOp region,
-                          unsigned vectorBits) {
+// Whether `map`, by which `op` reads an input one element per step (a
+// direct convolution's), has a reduction loop other than a tap innermost:
+// the input's channels, over which a border tile's checks of the element's
+// position stay the same (hoisted out of the innermost loop). An NCHW
+// stem's elements, along the pixels of a row, were checked at every tap:
+// 1.52 -> 1.64 ms, pad dispatch included.
+bool hasChannelsInnermost(linalg::LinalgOp op, AffineMap map) {
+  if (map.getNumResults() == 0)
+    return false;
+  auto innermost = dyn_cast<AffineDimExpr>(map.getResults().back());
+  return innermost && op.getIteratorTypesArray()[innermost.getPosition()] ==
+                          utils::IteratorType::reduction;
+}
+
+// How `pad`, read by `reader` through `operand`, joins `region`: read in
+// place by a broadcast kernel, or, when `reader` is the region's root,
+// padded by each workgroup for its own slice when the split loop reads the
+// padded operand along one unpadded dimension only and each workgroup's
+// slice is small.
+PadFusion choosePadFusion(tensor::PadOp pad, linalg::LinalgOp reader,
+                          bool isRoot, OpOperand &operand,
+                          flow::DispatchRegionOp region, unsigned vectorBits) {
   std::optional<ContractionTiles> kernel =
-      chooseContractionTiles(root, vectorBits);
-  AffineMap map = root.getMatchingIndexingMap(&operand);
-  if (kernel && kernel->broadcast && map.isFunctionOfDim(kernel->vectorLoop) &&
-      pad.getSourceType().getElementType().isF32())
+      chooseContractionTiles(reader, vectorBits);
+  AffineMap map = reader.getMatchingIndexingMap(&operand);
+  if (kernel && kernel->broadcast &&
+      pad.getSourceType().getElementType().isF32() &&
+      (map.isFunctionOfDim(kernel->vectorLoop) ||
+       hasChannelsInnermost(reader, map)))
     return PadFusion::readInPlace;
+  if (!isRoot)
+    return PadFusion::none;
   RankedTensorType paddedType = pad.getResultType();
   int64_t bytes = getByteSize(paddedType);
   std::optional<WorkgroupTiling> tiling = chooseDispatchWorkgroupTiling(
@@ -187,18 +207,29 @@ struct FusePadsIntoConsumersPass
           findDispatchRoot(consumer.getBody().front().getTerminator());
       if (!root)
         continue;
-      for (OpOperand *operand : root.getDpsInputOperands()) {
-        auto producer = operand->get().getDefiningOp<flow::DispatchRegionOp>();
-        if (!producer || producer->getNumResults() != 1 ||
-            !operand->get().hasOneUse())
-          continue;
-        tensor::PadOp pad = getPadOnlyRegion(producer);
-        if (!pad)
-          continue;
-        PadFusion fusion =
-            choosePadFusion(pad, root, *operand, consumer, vectorBits);
-        if (fusion != PadFusion::none)
-          fusePad(pad, producer, consumer, fusion);
+      // A kernel under an elementwise epilogue (a convolution's bias and
+      // ReLU) reads its own inputs.
+      SmallVector<linalg::LinalgOp> readers = {root};
+      for (Value input : root.getDpsInputs())
+        if (auto kernel = input.getDefiningOp<linalg::LinalgOp>();
+            kernel && kernel->getNumResults() == 1 &&
+            consumer->isProperAncestor(kernel))
+          readers.push_back(kernel);
+      for (linalg::LinalgOp reader : readers) {
+        for (OpOperand *operand : reader.getDpsInputOperands()) {
+          auto producer =
+              operand->get().getDefiningOp<flow::DispatchRegionOp>();
+          if (!producer || producer->getNumResults() != 1 ||
+              !operand->get().hasOneUse())
+            continue;
+          tensor::PadOp pad = getPadOnlyRegion(producer);
+          if (!pad)
+            continue;
+          PadFusion fusion = choosePadFusion(pad, reader, reader == root,
+                                             *operand, consumer, vectorBits);
+          if (fusion != PadFusion::none)
+            fusePad(pad, producer, consumer, fusion);
+        }
       }
     }
   }
