@@ -1,10 +1,14 @@
 // RUN: strata-opt %s --pass-pipeline='builtin.module(func.func(strata-block-channels{block=4}))' --split-input-file | FileCheck %s
 
-// A chain of two convolutions with a bias and ReLU between them: the input
-// is packed into [N, C/4, H, W, 4] once, both convolutions, the bias and
-// the ReLU run blocked (the bias and the filters packed at compile time),
-// and only the result is unpacked. The filters' tiles are [.., ci, fi]:
-// the output channels, the vector lanes, innermost.
+// A chain of two convolutions with a bias and ReLU between them: both
+// convolutions, the bias and the ReLU run blocked (the bias and the
+// filters packed at compile time), and only the result is unpacked. The
+// filters' tiles are [.., ci, fi]: the output channels, the vector lanes,
+// innermost. The first convolution broadcasts its input's elements one at
+// a time, so it reads the NCHW input through a reshape into channel blocks,
+// [N, C/4, 4, H, W], with no relayout; the second reads the blocked
+// [N, C/4, H, W, 4].
+// CHECK-DAG:   #[[XN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d8, d2 + d5, d3 + d6)>
 // CHECK-DAG:   #[[X:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>
 // CHECK-DAG:   #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>
 // CHECK-DAG:   #[[Y:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>
@@ -13,8 +17,8 @@
 // CHECK-DAG:     %[[BIAS:.+]] = arith.constant dense<{{\[}}[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00, 7.000000e+00, 8.000000e+00]]> : tensor<2x4xf32>
 // CHECK-DAG:     %[[W1:.+]] = arith.constant dense<5.000000e-01> : tensor<2x2x1x1x4x4xf32>
 // CHECK:         %[[EXP:.+]] = tensor.expand_shape %arg0 {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 4, 10, 10]
-// CHECK:         %[[XB:.+]] = linalg.transpose ins(%[[EXP]] : tensor<1x2x4x10x10xf32>) outs(%{{.+}} : tensor<1x2x10x10x4xf32>) permutation = [0, 1, 3, 4, 2]
-// CHECK:         %[[C1:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[Y]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%[[XB]], %[[W1]] : {{.+}}) {{.+}} attrs = {strata.op_kind = "conv2d"}
+// CHECK-NOT:     linalg.transpose ins(%[[EXP]]
+// CHECK:         %[[C1:.+]] = linalg.generic {indexing_maps = [#[[XN]], #[[W]], #[[Y]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%[[EXP]], %[[W1]] : {{.+}}) {{.+}} attrs = {strata.op_kind = "conv2d"}
 // CHECK:         %[[R:.+]] = linalg.generic {{.+}} ins(%[[C1]], %[[BIAS]] : tensor<1x2x10x10x4xf32>, tensor<2x4xf32>)
 // CHECK:           arith.maximumf
 // CHECK-NOT:     linalg.transpose
@@ -125,9 +129,10 @@ func.func @depthwise_then_max_pool(%x: tensor<1x8x6x6xf32>, %w: tensor<8x3x3xf32
 // -----
 
 // The sum of two blocked convolutions is blocked (both of its inputs come
-// from unpacks) and feeds a third; their shared input is packed once.
+// from unpacks) and feeds a third; their shared input is read by both
+// through one reshape into channel blocks.
 // CHECK-LABEL: func.func @residual_add_of_two_convolutions
-// CHECK:         %[[XB:.+]] = linalg.transpose ins(%{{.+}} : tensor<1x2x4x4x4xf32>)
+// CHECK:         %[[XB:.+]] = tensor.expand_shape %arg0 {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 4, 4, 4]
 // CHECK:         %[[A:.+]] = linalg.generic {{.+}} ins(%[[XB]], %{{.+}} attrs = {strata.op_kind = "conv2d"}
 // CHECK:         %[[B:.+]] = linalg.generic {{.+}} ins(%[[XB]], %{{.+}} attrs = {strata.op_kind = "conv2d"}
 // CHECK:         %[[S:.+]] = linalg.generic {{.+}} ins(%[[A]], %[[B]] : tensor<1x2x4x4x4xf32>, tensor<1x2x4x4x4xf32>)
@@ -284,4 +289,28 @@ func.func @concat_not_whole_blocks(%x: tensor<1x4x4x4xf32>, %w: tensor<4x4x3x3xf
   %a = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%xp, %w : tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) outs(%f : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
   %j = tensor.concat dim(1) %a, %y : (tensor<1x4x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x6x4x4xf32>
   return %j : tensor<1x6x4x4xf32>
+}
+
+// -----
+
+// A lone 3x3 convolution of a padded NCHW argument: blocked, it reads the
+// argument through a reshape into channel blocks, padded there (the pad
+// joins its dispatch later and is read in place), with no relayout of its
+// input; only its result is unpacked.
+// CHECK-DAG:   #[[XN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d8, d2 + d5, d3 + d6)>
+// CHECK-LABEL: func.func @lone_conv_reads_its_argument_unpacked
+// CHECK:         %[[EXP:.+]] = tensor.expand_shape %arg0 {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 4, 8, 8]
+// CHECK:         %[[P:.+]] = tensor.pad %[[EXP]] low[0, 0, 0, 1, 1] high[0, 0, 0, 1, 1]
+// CHECK:         %[[C:.+]] = linalg.generic {indexing_maps = [#[[XN]], {{.+}}]{{.+}} ins(%[[P]], %{{.+}} : tensor<1x2x4x10x10xf32>, tensor<2x2x3x3x4x4xf32>) {{.+}} attrs = {strata.op_kind = "conv2d"}
+// CHECK:         linalg.transpose ins(%[[C]] : tensor<1x2x8x8x4xf32>)
+func.func @lone_conv_reads_its_argument_unpacked(%x: tensor<1x8x8x8xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<1x8x8x8xf32> to tensor<1x8x10x10xf32>
+  %e = tensor.empty() : tensor<1x8x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x8x10x10xf32>, tensor<8x8x3x3xf32>) outs(%f : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %c : tensor<1x8x8x8xf32>
 }

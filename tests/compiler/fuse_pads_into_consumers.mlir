@@ -255,3 +255,33 @@ func.func @pooled_value_with_another_use(%x: tensor<1x64x7x7xf32>) -> (tensor<1x
   } -> tensor<1x64x7x7xf32>
   return %r, %n : tensor<1x64x7x7xf32>, tensor<1x64x7x7xf32>
 }
+
+// -----
+
+// A blocked convolution reading an NCHW argument through a reshape into
+// channel blocks ([N, C/16, 16, H, W]: BlockChannels' unpacked input)
+// loops over the channels within a block innermost, as over a blocked
+// input: it reads the padded argument in place.
+// CHECK-LABEL: func.func @unpacked_conv_input_read_in_place
+// CHECK:         flow.dispatch.region
+// CHECK:           %[[P:.+]] = tensor.pad
+// CHECK:           } {strata.pad_read_in_place}
+// CHECK:           linalg.generic {{.*}} ins(%[[P]],
+// CHECK-NOT:     flow.dispatch.region
+func.func @unpacked_conv_input_read_in_place(%x: tensor<1x2x16x28x28xf32>, %w: tensor<2x2x3x3x16x16xf32>) -> tensor<1x2x28x28x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 0, 1, 1] high[0, 0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %i4: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2x16x28x28xf32> to tensor<1x2x16x30x30xf32>
+  %e = tensor.empty() : tensor<1x2x28x28x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x28x28x16xf32>) -> tensor<1x2x28x28x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d8, d2 + d5, d3 + d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]}
+       ins(%p, %w : tensor<1x2x16x30x30xf32>, tensor<2x2x3x3x16x16xf32>) outs(%f : tensor<1x2x28x28x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x28x28x16xf32>
+  return %r : tensor<1x2x28x28x16xf32>
+}

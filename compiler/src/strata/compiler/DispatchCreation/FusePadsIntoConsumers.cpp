@@ -112,18 +112,21 @@ int64_t getByteSize(RankedTensorType type) {
 
 enum class PadFusion { none, readInPlace, perWorkgroup };
 
-// Whether `map`, by which `op` reads an input one element per step (a
-// direct convolution's), has a reduction loop other than a tap innermost:
-// the input's channels, over which a border tile's checks of the element's
-// position stay the same (hoisted out of the innermost loop). An NCHW
-// stem's elements, along the pixels of a row, were checked at every tap:
-// 1.52 -> 1.64 ms, pad dispatch included.
+// Whether `op` reads an input one element per step by `map` (a direct
+// convolution's) with a channel loop as its innermost loop (register tiles
+// loop over the reductions in order, the last innermost): a channel loop
+// is read as a plain dimension, not a tap's `oh + kh`. A border tile's
+// checks of the element's position then stay the same along it and are
+// hoisted out of it. An NCHW stem's taps loop innermost, its elements
+// checked at every one: 1.52 -> 1.64 ms, pad dispatch included.
 bool hasChannelsInnermost(linalg::LinalgOp op, AffineMap map) {
-  if (map.getNumResults() == 0)
-    return false;
-  auto innermost = dyn_cast<AffineDimExpr>(map.getResults().back());
-  return innermost && op.getIteratorTypesArray()[innermost.getPosition()] ==
-                          utils::IteratorType::reduction;
+  std::optional<unsigned> innermost;
+  for (auto [loop, type] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (type == utils::IteratorType::reduction)
+      innermost = loop;
+  return innermost &&
+         llvm::is_contained(map.getResults(),
+                            getAffineDimExpr(*innermost, op.getContext()));
 }
 
 // How `pad`, read by `reader` through `operand`, joins `region`: read in

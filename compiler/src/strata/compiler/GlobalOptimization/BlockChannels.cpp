@@ -388,6 +388,101 @@ struct BlockConcatOfBlocked : OpRewritePattern<tensor::ConcatOp> {
   int64_t block;
 };
 
+// A blocked direct convolution broadcasts its input one element at a time,
+// so it reads any layout of it equally: an input that would be packed for
+// it alone (the graph's NCHW input to a lone convolution) is read through
+// a reshape that splits its channels into blocks instead, in place, and
+// its relayout (a pass over memory, 9% of a lone 3x3 convolution of 128
+// channels at 28x28) goes. A pad between them pads the reshaped input. The
+// convolution's innermost reduction loop stays the channels within a
+// block, so the reads of a tile's rows stay on one cache line each step.
+struct ReadUnpackedConvInput : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp conv,
+                                PatternRewriter &rewriter) const override {
+    auto kind = conv->getAttrOfType<StringAttr>(kOpKindAttr);
+    if (!kind || kind.getValue() != kBlockedKindConv ||
+        conv.getNumDpsInputs() != 2)
+      return failure();
+    OpOperand *input = conv.getDpsInputOperand(0);
+    Value value = input->get();
+    auto pad = value.getDefiningOp<tensor::PadOp>();
+    if (pad) {
+      if (!pad->hasOneUse())
+        return failure();
+      value = pad.getSource();
+    }
+    auto pack = value.getDefiningOp<linalg::PackOp>();
+    if (!pack || !value.hasOneUse() || pack.getInnerDimsPos().size() != 1 ||
+        !isIdentityPermutation(pack.getOuterDimsPerm()) ||
+        pack.getPaddingValue())
+      return failure();
+    int64_t dim = pack.getInnerDimsPos()[0];
+    ArrayRef<int64_t> tiles = pack.getStaticInnerTiles();
+    auto sourceType = cast<RankedTensorType>(pack.getSource().getType());
+    if (tiles.size() != 1 || ShapedType::isDynamic(tiles[0]) ||
+        !sourceType.hasStaticShape() ||
+        sourceType.getDimSize(dim) % tiles[0] != 0)
+      return failure();
+    int64_t rank = sourceType.getRank();
+    // The packed layout's dimensions [.., c/b, .., b] in the split one
+    // [.., c/b, b, ..]: each packed dimension's place there.
+    SmallVector<int64_t> splitPosition;
+    for (int64_t d = 0; d < rank; ++d)
+      splitPosition.push_back(d <= dim ? d : d + 1);
+    splitPosition.push_back(dim + 1);
+    // A pad of the packed value must leave the tile dimension alone.
+    if (pad &&
+        (pad.getStaticLow().back() != 0 || pad.getStaticHigh().back() != 0 ||
+         llvm::is_contained(pad.getStaticLow(), ShapedType::kDynamic) ||
+         llvm::is_contained(pad.getStaticHigh(), ShapedType::kDynamic) ||
+         !pad.getConstantPaddingValue()))
+      return failure();
+
+    Location loc = conv.getLoc();
+    SmallVector<int64_t> splitShape(sourceType.getShape());
+    splitShape[dim] /= tiles[0];
+    splitShape.insert(splitShape.begin() + dim + 1, tiles[0]);
+    SmallVector<ReassociationIndices> reassociation;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == dim)
+        reassociation.push_back({d, d + 1});
+      else
+        reassociation.push_back({d <= dim ? d : d + 1});
+    }
+    rewriter.setInsertionPoint(conv);
+    Value split = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get(splitShape, sourceType.getElementType()),
+        pack.getSource(), reassociation);
+    if (pad) {
+      SmallVector<OpFoldResult> low(rank + 1, rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> high(rank + 1, rewriter.getIndexAttr(0));
+      for (int64_t d = 0; d <= rank; ++d) {
+        low[splitPosition[d]] = rewriter.getIndexAttr(pad.getStaticLow()[d]);
+        high[splitPosition[d]] = rewriter.getIndexAttr(pad.getStaticHigh()[d]);
+      }
+      split = tensor::PadOp::create(rewriter, loc, Type(), split, low, high,
+                                    pad.getConstantPaddingValue())
+                  .getResult();
+    }
+    // The convolution reads the split layout by the same indices, placed.
+    AffineMap map = conv.getMatchingIndexingMap(input);
+    SmallVector<AffineExpr> results(map.getNumResults());
+    for (auto [d, expr] : llvm::enumerate(map.getResults()))
+      results[splitPosition[d]] = expr;
+    SmallVector<AffineMap> maps = conv.getIndexingMapsArray();
+    maps[input->getOperandNumber()] = AffineMap::get(
+        map.getNumDims(), map.getNumSymbols(), results, rewriter.getContext());
+    rewriter.modifyOpInPlace(conv, [&] {
+      input->set(split);
+      conv.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
+    return success();
+  }
+};
+
 // An unpacked shape with each tiled dimension split in two (outer, tile),
 // and the permutation that takes that shape to the packed layout (the
 // tiles moved innermost, in the order the pack lists them).
@@ -522,6 +617,13 @@ struct BlockChannelsPass
     patterns.add<BlockConsumerOfBlocked, BlockConcatOfBlocked>(context, block);
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();
+
+    {
+      RewritePatternSet unpacked(context);
+      unpacked.add<ReadUnpackedConvInput>(context);
+      if (failed(applyPatternsGreedily(func, std::move(unpacked))))
+        return signalPassFailure();
+    }
 
     // The layout changes left run as transposes.
     SmallVector<Operation *> relayouts;
