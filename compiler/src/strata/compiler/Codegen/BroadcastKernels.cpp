@@ -435,166 +435,183 @@ std::optional<ContractionTiles> chooseBroadcastTiles(linalg::LinalgOp op,
   return tiles;
 }
 
-// A broadcast kernel's register tile (every loop but the vector loop has
-// one iteration): acc[lanes] += broadcast(A) * B[lanes] (or A[lanes]), one
-// vector.fma.
-LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
-                                     linalg::LinalgOp op,
-                                     const ContractionTiles &tiles,
-                                     unsigned kernel,
-                                     const PaddedSources &padded) {
-  if (!isRegisterTileShape(op, tiles))
-    return failure();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  bool hasRows = tiles.rowLoop != tiles.vectorLoop;
-  int64_t rows = hasRows ? ranges[tiles.rowLoop] : 1;
-  std::optional<unsigned> chunkLoop = getChunkedReductionLoop(op, tiles);
-  OpOperand *acc = op.getDpsInitOperand(0);
-  Type f32 = rewriter.getF32Type();
-  // A lane count that is not a power of two (a partial last vector) runs
-  // as the next power of two with the lanes past the tile masked off: the
-  // transfers are out of bounds there, and lower to masked loads and
-  // stores.
-  int64_t lanes = ranges[tiles.vectorLoop];
-  bool masked = !llvm::isPowerOf2_64(lanes);
-  auto type = VectorType::get({int64_t(llvm::PowerOf2Ceil(lanes))}, f32);
-  Location loc = op.getLoc();
-  MLIRContext *context = op.getContext();
-  rewriter.setInsertionPoint(op);
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value padding = arith::ConstantOp::create(rewriter, loc, f32,
-                                            rewriter.getF32FloatAttr(0));
+namespace {
 
-  // The tile's block loops (output-channel blocks), each spanned whole.
-  SmallVector<unsigned> blockLoops = getRegisterBlockLoops(tiles);
-  unsigned blockLoop = blockLoops.empty() ? tiles.vectorLoop : blockLoops[0];
-  int64_t blocks = blockLoops.empty() ? 1 : ranges[blockLoop];
-  if (blockLoops.size() > 1)
-    return failure();
-  // Row `row` of block `block` of an operand's tile: a view whose innermost
-  // dimension holds the lanes (or one element) and whose other dimensions
-  // are unit ones, at the offsets the row and block loops index it by (as
-  // row * stride + taps: at row * stride); rows and blocks are disjoint
-  // static subviews, so each accumulator is carried in registers on its
-  // own.
-  auto tileView = [&](OpOperand *operand, int64_t row, int64_t block) -> Value {
-    AffineMap map = op.getMatchingIndexingMap(operand);
-    Value memref = operand->get();
-    auto memrefType = cast<MemRefType>(memref.getType());
-    SmallVector<OpFoldResult> offsets(memrefType.getRank(),
-                                      rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes =
-        memref::getMixedSizes(rewriter, loc, memref);
-    SmallVector<OpFoldResult> strides(memrefType.getRank(),
-                                      rewriter.getIndexAttr(1));
-    bool sliced = false;
-    for (auto [index, expr] : llvm::enumerate(map.getResults())) {
-      bool byRow = hasRows && expr.isFunctionOfDim(tiles.rowLoop);
-      bool byBlock = blocks > 1 && expr.isFunctionOfDim(blockLoop);
-      if (!byRow && !byBlock)
-        continue;
-      SmallVector<AffineExpr> dims(map.getNumDims(),
-                                   getAffineConstantExpr(0, context));
-      if (hasRows)
-        dims[tiles.rowLoop] = getAffineConstantExpr(row, context);
-      if (blocks > 1)
-        dims[blockLoop] = getAffineConstantExpr(block, context);
-      auto offset =
-          dyn_cast<AffineConstantExpr>(expr.replaceDimsAndSymbols(dims, {}));
-      offsets[index] = rewriter.getIndexAttr(offset ? offset.getValue() : 0);
-      sizes[index] = rewriter.getIndexAttr(1);
-      sliced = true;
-    }
-    if (!sliced)
-      return memref;
-    return memref::SubViewOp::create(rewriter, loc, memref, offsets, sizes,
-                                     strides);
-  };
-  auto readLanes = [&](Value memref) -> Value {
-    unsigned rank = cast<MemRefType>(memref.getType()).getRank();
-    SmallVector<Value> indices(rank, zero);
-    SmallVector<bool> inBounds{!masked};
-    return vector::TransferReadOp::create(
-        rewriter, loc, type, memref, indices, padding,
-        AffineMap::getMinorIdentityMap(rank, 1, context),
-        ArrayRef<bool>(inBounds));
-  };
-  // An input the vector loop walks is read as lanes (per row where it reads
-  // the row loop), the other as one element broadcast to all lanes.
-  // (An element the rows share is loaded once.)
-  auto broadcastElement = [&](OpOperand *input, int64_t row,
-                              int64_t block) -> Value {
-    Value view = tileView(input, row, block);
-    unsigned rank = cast<MemRefType>(view.getType()).getRank();
-    Value scalar = memref::LoadOp::create(rewriter, loc, view,
-                                          SmallVector<Value>(rank, zero));
-    return vector::BroadcastOp::create(rewriter, loc, type, scalar);
-  };
-  // Each input's factor for (row, block), read once per distinct view:
-  // a row's broadcast element serves every block, a block's weight
-  // lanes every row, and an element neither reads serves the whole tile.
-  auto readFactor = [&](OpOperand *input, int64_t row, int64_t block) -> Value {
-    AffineMap map = op.getMatchingIndexingMap(input);
-    if (!map.isFunctionOfDim(tiles.vectorLoop))
-      return broadcastElement(input, row, block);
-    Value view = tileView(input, row, block);
-    Value fromSource = readPaddedLanes(rewriter, loc, view, type,
-                                       ranges[tiles.vectorLoop], padded);
-    if (fromSource)
-      return fromSource;
-    if (chunkLoop)
-      prefetchNextChunk(rewriter, loc, op, input, view, *chunkLoop,
-                        tiles.cache[*chunkLoop]);
-    return readLanes(view);
-  };
+// Builds a broadcast kernel's register tile (vectorizeBroadcastTile): for
+// each row and block of the tile, its factors (read once per distinct
+// view), one FMA (or the body on vectors) and the accumulator's store.
+class BroadcastTileBuilder {
+public:
+  BroadcastTileBuilder(RewriterBase &rewriter, linalg::LinalgOp op,
+                       const ContractionTiles &tiles,
+                       const PaddedSources &padded)
+      : rewriter(rewriter), op(op), tiles(tiles), padded(padded),
+        loc(op.getLoc()), context(op.getContext()) {}
+
+  LogicalResult build(unsigned kernel);
+
+private:
+  // (operand number, row, block); row and block are 0 where the operand
+  // does not read them.
   using FactorKey = std::tuple<unsigned, int64_t, int64_t>;
-  auto getFactorKey = [&](OpOperand *input, int64_t row,
-                          int64_t block) -> FactorKey {
-    AffineMap map = op.getMatchingIndexingMap(input);
-    int64_t rowKey = hasRows && map.isFunctionOfDim(tiles.rowLoop) ? row : 0;
-    int64_t blockKey = blocks > 1 && map.isFunctionOfDim(blockLoop) ? block : 0;
-    return {input->getOperandNumber(), rowKey, blockKey};
-  };
+
+  Value tileView(OpOperand *operand, int64_t row, int64_t block);
+  Value readLanes(Value memref);
+  Value broadcastElement(OpOperand *input, int64_t row, int64_t block);
+  Value readFactor(OpOperand *input, int64_t row, int64_t block);
+  FactorKey getFactorKey(OpOperand *input, int64_t row, int64_t block);
+  void collectTileViews(OpOperand *input, SmallVectorImpl<FactorKey> &keys,
+                        SmallVectorImpl<Value> &views);
+  void readPaddedInputs();
+  void buildStep(int64_t row, int64_t block, unsigned kernel);
+
+  RewriterBase &rewriter;
+  linalg::LinalgOp op;
+  const ContractionTiles &tiles;
+  const PaddedSources &padded;
+  Location loc;
+  MLIRContext *context;
+  SmallVector<int64_t> ranges;
+  bool hasRows = false;
+  int64_t rows = 1;
+  // The tile's block loop (output-channel blocks), spanned whole.
+  unsigned blockLoop = 0;
+  int64_t blocks = 1;
+  std::optional<unsigned> chunkLoop;
+  bool masked = false;
+  bool fma = false;
+  VectorType type;
+  Value zero, padding;
   DenseMap<FactorKey, Value> factorCache;
-  // The lanes of a padded input read in place (PaddedSources.h): all the
-  // tile's rows at once, under one check that they lie inside the source.
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    if (!op.payloadUsesValueFromOperand(input) ||
-        !op.getMatchingIndexingMap(input).isFunctionOfDim(tiles.vectorLoop))
-      continue;
-    SmallVector<FactorKey> keys;
-    SmallVector<Value> views;
-    for (int64_t step = 0; step < rows * blocks; ++step) {
-      FactorKey key = getFactorKey(input, step / blocks, step % blocks);
-      if (llvm::is_contained(keys, key))
-        continue;
-      keys.push_back(key);
-      views.push_back(tileView(input, std::get<1>(key), std::get<2>(key)));
-    }
-    SmallVector<Value> lanesRead = readPaddedTileLanes(
-        rewriter, loc, views, type, ranges[tiles.vectorLoop], padded);
-    for (auto [key, value] : llvm::zip(keys, lanesRead))
-      factorCache[key] = value;
-  }
-  bool fma = isPlainMultiplyAdd(op);
-  // The elements of a padded input read in place, one per row (a direct
-  // convolution's input; PaddedSources.h), all the tile's rows under one
-  // check. Where an element may lie in the padding, a multiply-add by a
-  // zero pad leaves its accumulators as they are (a masked FMA, as cheap
-  // as a plain one); other bodies take the pad value for it.
+  // The inside flags of elements read in place that may lie in the
+  // padding: their multiply-adds are masked.
   DenseMap<FactorKey, Value> factorInside;
+};
+
+// Row `row` of block `block` of an operand's tile: a view whose innermost
+// dimension holds the lanes (or one element) and whose other dimensions
+// are unit ones, at the offsets the row and block loops index it by (as
+// row * stride + taps: at row * stride); rows and blocks are disjoint
+// static subviews, so each accumulator is carried in registers on its
+// own.
+Value BroadcastTileBuilder::tileView(OpOperand *operand, int64_t row,
+                                     int64_t block) {
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  Value memref = operand->get();
+  auto memrefType = cast<MemRefType>(memref.getType());
+  SmallVector<OpFoldResult> offsets(memrefType.getRank(),
+                                    rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes =
+      memref::getMixedSizes(rewriter, loc, memref);
+  SmallVector<OpFoldResult> strides(memrefType.getRank(),
+                                    rewriter.getIndexAttr(1));
+  bool sliced = false;
+  for (auto [index, expr] : llvm::enumerate(map.getResults())) {
+    bool byRow = hasRows && expr.isFunctionOfDim(tiles.rowLoop);
+    bool byBlock = blocks > 1 && expr.isFunctionOfDim(blockLoop);
+    if (!byRow && !byBlock)
+      continue;
+    SmallVector<AffineExpr> dims(map.getNumDims(),
+                                 getAffineConstantExpr(0, context));
+    if (hasRows)
+      dims[tiles.rowLoop] = getAffineConstantExpr(row, context);
+    if (blocks > 1)
+      dims[blockLoop] = getAffineConstantExpr(block, context);
+    auto offset =
+        dyn_cast<AffineConstantExpr>(expr.replaceDimsAndSymbols(dims, {}));
+    offsets[index] = rewriter.getIndexAttr(offset ? offset.getValue() : 0);
+    sizes[index] = rewriter.getIndexAttr(1);
+    sliced = true;
+  }
+  if (!sliced)
+    return memref;
+  return memref::SubViewOp::create(rewriter, loc, memref, offsets, sizes,
+                                   strides);
+}
+
+Value BroadcastTileBuilder::readLanes(Value memref) {
+  unsigned rank = cast<MemRefType>(memref.getType()).getRank();
+  SmallVector<Value> indices(rank, zero);
+  SmallVector<bool> inBounds{!masked};
+  return vector::TransferReadOp::create(
+      rewriter, loc, type, memref, indices, padding,
+      AffineMap::getMinorIdentityMap(rank, 1, context),
+      ArrayRef<bool>(inBounds));
+}
+
+// An input the vector loop walks is read as lanes (per row where it reads
+// the row loop), the other as one element broadcast to all lanes. (An
+// element the rows share is loaded once.)
+Value BroadcastTileBuilder::broadcastElement(OpOperand *input, int64_t row,
+                                             int64_t block) {
+  Value view = tileView(input, row, block);
+  unsigned rank = cast<MemRefType>(view.getType()).getRank();
+  Value scalar = memref::LoadOp::create(rewriter, loc, view,
+                                        SmallVector<Value>(rank, zero));
+  return vector::BroadcastOp::create(rewriter, loc, type, scalar);
+}
+
+// Each input's factor for (row, block), read once per distinct view: a
+// row's broadcast element serves every block, a block's weight lanes every
+// row, and an element neither reads serves the whole tile.
+Value BroadcastTileBuilder::readFactor(OpOperand *input, int64_t row,
+                                       int64_t block) {
+  AffineMap map = op.getMatchingIndexingMap(input);
+  if (!map.isFunctionOfDim(tiles.vectorLoop))
+    return broadcastElement(input, row, block);
+  Value view = tileView(input, row, block);
+  Value fromSource = readPaddedLanes(rewriter, loc, view, type,
+                                     ranges[tiles.vectorLoop], padded);
+  if (fromSource)
+    return fromSource;
+  if (chunkLoop)
+    prefetchNextChunk(rewriter, loc, op, input, view, *chunkLoop,
+                      tiles.cache[*chunkLoop]);
+  return readLanes(view);
+}
+
+BroadcastTileBuilder::FactorKey
+BroadcastTileBuilder::getFactorKey(OpOperand *input, int64_t row,
+                                   int64_t block) {
+  AffineMap map = op.getMatchingIndexingMap(input);
+  int64_t rowKey = hasRows && map.isFunctionOfDim(tiles.rowLoop) ? row : 0;
+  int64_t blockKey = blocks > 1 && map.isFunctionOfDim(blockLoop) ? block : 0;
+  return {input->getOperandNumber(), rowKey, blockKey};
+}
+
+// The distinct views of `input` that the tile's rows and blocks read, with
+// their keys.
+void BroadcastTileBuilder::collectTileViews(OpOperand *input,
+                                            SmallVectorImpl<FactorKey> &keys,
+                                            SmallVectorImpl<Value> &views) {
+  for (int64_t step = 0; step < rows * blocks; ++step) {
+    FactorKey key = getFactorKey(input, step / blocks, step % blocks);
+    if (llvm::is_contained(keys, key))
+      continue;
+    keys.push_back(key);
+    views.push_back(tileView(input, std::get<1>(key), std::get<2>(key)));
+  }
+}
+
+// The factors of a padded input read in place (PaddedSources.h), all the
+// tile's rows at once under one check that they lie inside the source:
+// lanes, or one element per row (a direct convolution's input). Where an
+// element may lie in the padding, a multiply-add by a zero pad leaves its
+// accumulators as they are (a masked FMA, as cheap as a plain one); other
+// bodies take the pad value for it.
+void BroadcastTileBuilder::readPaddedInputs() {
   for (OpOperand *input : op.getDpsInputOperands()) {
-    if (!op.payloadUsesValueFromOperand(input) ||
-        op.getMatchingIndexingMap(input).isFunctionOfDim(tiles.vectorLoop))
+    if (!op.payloadUsesValueFromOperand(input))
       continue;
     SmallVector<FactorKey> keys;
     SmallVector<Value> views;
-    for (int64_t step = 0; step < rows * blocks; ++step) {
-      FactorKey key = getFactorKey(input, step / blocks, step % blocks);
-      if (llvm::is_contained(keys, key))
-        continue;
-      keys.push_back(key);
-      views.push_back(tileView(input, std::get<1>(key), std::get<2>(key)));
+    collectTileViews(input, keys, views);
+    if (op.getMatchingIndexingMap(input).isFunctionOfDim(tiles.vectorLoop)) {
+      SmallVector<Value> lanesRead = readPaddedTileLanes(
+          rewriter, loc, views, type, ranges[tiles.vectorLoop], padded);
+      for (auto [key, value] : llvm::zip(keys, lanesRead))
+        factorCache[key] = value;
+      continue;
     }
     std::optional<PaddedElements> elements =
         readPaddedTileElements(rewriter, loc, views, padded);
@@ -615,58 +632,101 @@ LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
         factorInside[key] = inside;
     }
   }
-  for (int64_t step = 0; step < rows * blocks; ++step) {
-    int64_t row = step / blocks, block = step % blocks;
-    SmallVector<Value> factors;
-    Value inside;
-    for (OpOperand *input : op.getDpsInputOperands()) {
-      if (!op.payloadUsesValueFromOperand(input)) {
-        factors.push_back(Value());
-        continue;
-      }
-      FactorKey key = getFactorKey(input, row, block);
-      auto [operandNumber, rowKey, blockKey] = key;
-      Value &factor = factorCache[key];
-      if (!factor)
-        factor = readFactor(input, rowKey, blockKey);
-      factors.push_back(factor);
-      if (Value flag = factorInside.lookup(key))
-        inside =
-            inside ? arith::AndIOp::create(rewriter, loc, inside, flag) : flag;
+}
+
+// Row `row` of block `block`: its factors, the accumulator updated, stored.
+void BroadcastTileBuilder::buildStep(int64_t row, int64_t block,
+                                     unsigned kernel) {
+  SmallVector<Value> factors;
+  Value inside;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (!op.payloadUsesValueFromOperand(input)) {
+      factors.push_back(Value());
+      continue;
     }
-    Value accView = tileView(acc, row, block);
-    Value accumulator = readLanes(accView);
-    accumulator.getDefiningOp()->setAttr(kAccumulatorReadMarker,
-                                         rewriter.getIndexAttr(kernel));
-    Value result;
-    if (fma) {
-      result = vector::FMAOp::create(rewriter, loc, factors[0], factors[1],
-                                     accumulator);
-    } else {
-      IRMapping mapping;
-      for (auto [arg, factor] :
-           llvm::zip(op.getBlock()->getArguments(), factors))
-        if (factor)
-          mapping.map(arg, factor);
-      mapping.map(op.getBlock()->getArguments().back(), accumulator);
-      result = cloneBodyOnLanes(rewriter, loc, op, type, mapping);
-    }
-    if (inside) {
-      Value mask = vector::BroadcastOp::create(
-          rewriter, loc, VectorType::get(type.getShape(), inside.getType()),
-          inside);
-      result =
-          arith::SelectOp::create(rewriter, loc, mask, result, accumulator);
-    }
-    unsigned accRank = cast<MemRefType>(accView.getType()).getRank();
-    SmallVector<bool> inBounds{!masked};
-    vector::TransferWriteOp::create(
-        rewriter, loc, result, accView, SmallVector<Value>(accRank, zero),
-        AffineMap::getMinorIdentityMap(accRank, 1, context),
-        ArrayRef<bool>(inBounds));
+    FactorKey key = getFactorKey(input, row, block);
+    auto [operandNumber, rowKey, blockKey] = key;
+    Value &factor = factorCache[key];
+    if (!factor)
+      factor = readFactor(input, rowKey, blockKey);
+    factors.push_back(factor);
+    if (Value flag = factorInside.lookup(key))
+      inside =
+          inside ? arith::AndIOp::create(rewriter, loc, inside, flag) : flag;
   }
+  Value accView = tileView(op.getDpsInitOperand(0), row, block);
+  Value accumulator = readLanes(accView);
+  accumulator.getDefiningOp()->setAttr(kAccumulatorReadMarker,
+                                       rewriter.getIndexAttr(kernel));
+  Value result;
+  if (fma) {
+    result = vector::FMAOp::create(rewriter, loc, factors[0], factors[1],
+                                   accumulator);
+  } else {
+    IRMapping mapping;
+    for (auto [arg, factor] : llvm::zip(op.getBlock()->getArguments(), factors))
+      if (factor)
+        mapping.map(arg, factor);
+    mapping.map(op.getBlock()->getArguments().back(), accumulator);
+    result = cloneBodyOnLanes(rewriter, loc, op, type, mapping);
+  }
+  if (inside) {
+    Value mask = vector::BroadcastOp::create(
+        rewriter, loc, VectorType::get(type.getShape(), inside.getType()),
+        inside);
+    result = arith::SelectOp::create(rewriter, loc, mask, result, accumulator);
+  }
+  unsigned accRank = cast<MemRefType>(accView.getType()).getRank();
+  SmallVector<bool> inBounds{!masked};
+  vector::TransferWriteOp::create(
+      rewriter, loc, result, accView, SmallVector<Value>(accRank, zero),
+      AffineMap::getMinorIdentityMap(accRank, 1, context),
+      ArrayRef<bool>(inBounds));
+}
+
+LogicalResult BroadcastTileBuilder::build(unsigned kernel) {
+  if (!isRegisterTileShape(op, tiles))
+    return failure();
+  ranges = op.getStaticLoopRanges();
+  hasRows = tiles.rowLoop != tiles.vectorLoop;
+  rows = hasRows ? ranges[tiles.rowLoop] : 1;
+  SmallVector<unsigned> blockLoops = getRegisterBlockLoops(tiles);
+  if (blockLoops.size() > 1)
+    return failure();
+  blockLoop = blockLoops.empty() ? tiles.vectorLoop : blockLoops[0];
+  blocks = blockLoops.empty() ? 1 : ranges[blockLoop];
+  chunkLoop = getChunkedReductionLoop(op, tiles);
+  fma = isPlainMultiplyAdd(op);
+  // A lane count that is not a power of two (a partial last vector) runs
+  // as the next power of two with the lanes past the tile masked off: the
+  // transfers are out of bounds there, and lower to masked loads and
+  // stores.
+  int64_t lanes = ranges[tiles.vectorLoop];
+  masked = !llvm::isPowerOf2_64(lanes);
+  Type f32 = rewriter.getF32Type();
+  type = VectorType::get({int64_t(llvm::PowerOf2Ceil(lanes))}, f32);
+  rewriter.setInsertionPoint(op);
+  zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  padding = arith::ConstantOp::create(rewriter, loc, f32,
+                                      rewriter.getF32FloatAttr(0));
+  readPaddedInputs();
+  for (int64_t step = 0; step < rows * blocks; ++step)
+    buildStep(step / blocks, step % blocks, kernel);
   rewriter.eraseOp(op);
   return success();
+}
+
+} // namespace
+
+// A broadcast kernel's register tile (every loop but the vector loop has
+// one iteration): acc[lanes] += broadcast(A) * B[lanes] (or A[lanes]), one
+// vector.fma.
+LogicalResult vectorizeBroadcastTile(RewriterBase &rewriter,
+                                     linalg::LinalgOp op,
+                                     const ContractionTiles &tiles,
+                                     unsigned kernel,
+                                     const PaddedSources &padded) {
+  return BroadcastTileBuilder(rewriter, op, tiles, padded).build(kernel);
 }
 
 bool readsTapsAsLanes(linalg::LinalgOp op, const ContractionTiles &tiles) {
