@@ -439,6 +439,9 @@ struct ReadUnpackedConvInput : OpRewritePattern<linalg::GenericOp> {
          llvm::is_contained(pad.getStaticHigh(), ShapedType::kDynamic) ||
          !pad.getConstantPaddingValue()))
       return failure();
+    AffineMap map = conv.getMatchingIndexingMap(input);
+    if (map.getNumResults() != rank + 1)
+      return failure();
 
     Location loc = conv.getLoc();
     SmallVector<int64_t> splitShape(sourceType.getShape());
@@ -468,7 +471,6 @@ struct ReadUnpackedConvInput : OpRewritePattern<linalg::GenericOp> {
                   .getResult();
     }
     // The convolution reads the split layout by the same indices, placed.
-    AffineMap map = conv.getMatchingIndexingMap(input);
     SmallVector<AffineExpr> results(map.getNumResults());
     for (auto [d, expr] : llvm::enumerate(map.getResults()))
       results[splitPosition[d]] = expr;
