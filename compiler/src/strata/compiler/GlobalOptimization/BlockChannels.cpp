@@ -388,103 +388,6 @@ struct BlockConcatOfBlocked : OpRewritePattern<tensor::ConcatOp> {
   int64_t block;
 };
 
-// A blocked direct convolution broadcasts its input one element at a time,
-// so it reads any layout of it equally: an input that would be packed for
-// it alone (the graph's NCHW input to a lone convolution) is read through
-// a reshape that splits its channels into blocks instead, in place, and
-// its relayout (a pass over memory, 9% of a lone 3x3 convolution of 128
-// channels at 28x28) goes. A pad between them pads the reshaped input. The
-// convolution's innermost reduction loop stays the channels within a
-// block, so the reads of a tile's rows stay on one cache line each step.
-struct ReadUnpackedConvInput : OpRewritePattern<linalg::GenericOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(linalg::GenericOp conv,
-                                PatternRewriter &rewriter) const override {
-    auto kind = conv->getAttrOfType<StringAttr>(kOpKindAttr);
-    if (!kind || kind.getValue() != kBlockedKindConv ||
-        conv.getNumDpsInputs() != 2)
-      return failure();
-    OpOperand *input = conv.getDpsInputOperand(0);
-    Value value = input->get();
-    auto pad = value.getDefiningOp<tensor::PadOp>();
-    if (pad) {
-      if (!pad->hasOneUse())
-        return failure();
-      value = pad.getSource();
-    }
-    auto pack = value.getDefiningOp<linalg::PackOp>();
-    if (!pack || !value.hasOneUse() || pack.getInnerDimsPos().size() != 1 ||
-        !isIdentityPermutation(pack.getOuterDimsPerm()) ||
-        pack.getPaddingValue())
-      return failure();
-    int64_t dim = pack.getInnerDimsPos()[0];
-    ArrayRef<int64_t> tiles = pack.getStaticInnerTiles();
-    auto sourceType = cast<RankedTensorType>(pack.getSource().getType());
-    if (tiles.size() != 1 || ShapedType::isDynamic(tiles[0]) ||
-        !sourceType.hasStaticShape() ||
-        sourceType.getDimSize(dim) % tiles[0] != 0)
-      return failure();
-    int64_t rank = sourceType.getRank();
-    // The packed layout's dimensions [.., c/b, .., b] in the split one
-    // [.., c/b, b, ..]: each packed dimension's place there.
-    SmallVector<int64_t> splitPosition;
-    for (int64_t d = 0; d < rank; ++d)
-      splitPosition.push_back(d <= dim ? d : d + 1);
-    splitPosition.push_back(dim + 1);
-    // A pad of the packed value must leave the tile dimension alone.
-    if (pad &&
-        (pad.getStaticLow().back() != 0 || pad.getStaticHigh().back() != 0 ||
-         llvm::is_contained(pad.getStaticLow(), ShapedType::kDynamic) ||
-         llvm::is_contained(pad.getStaticHigh(), ShapedType::kDynamic) ||
-         !pad.getConstantPaddingValue()))
-      return failure();
-    AffineMap map = conv.getMatchingIndexingMap(input);
-    if (map.getNumResults() != rank + 1)
-      return failure();
-
-    Location loc = conv.getLoc();
-    SmallVector<int64_t> splitShape(sourceType.getShape());
-    splitShape[dim] /= tiles[0];
-    splitShape.insert(splitShape.begin() + dim + 1, tiles[0]);
-    SmallVector<ReassociationIndices> reassociation;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d == dim)
-        reassociation.push_back({d, d + 1});
-      else
-        reassociation.push_back({d <= dim ? d : d + 1});
-    }
-    rewriter.setInsertionPoint(conv);
-    Value split = tensor::ExpandShapeOp::create(
-        rewriter, loc,
-        RankedTensorType::get(splitShape, sourceType.getElementType()),
-        pack.getSource(), reassociation);
-    if (pad) {
-      SmallVector<OpFoldResult> low(rank + 1, rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> high(rank + 1, rewriter.getIndexAttr(0));
-      for (int64_t d = 0; d <= rank; ++d) {
-        low[splitPosition[d]] = rewriter.getIndexAttr(pad.getStaticLow()[d]);
-        high[splitPosition[d]] = rewriter.getIndexAttr(pad.getStaticHigh()[d]);
-      }
-      split = tensor::PadOp::create(rewriter, loc, Type(), split, low, high,
-                                    pad.getConstantPaddingValue())
-                  .getResult();
-    }
-    // The convolution reads the split layout by the same indices, placed.
-    SmallVector<AffineExpr> results(map.getNumResults());
-    for (auto [d, expr] : llvm::enumerate(map.getResults()))
-      results[splitPosition[d]] = expr;
-    SmallVector<AffineMap> maps = conv.getIndexingMapsArray();
-    maps[input->getOperandNumber()] = AffineMap::get(
-        map.getNumDims(), map.getNumSymbols(), results, rewriter.getContext());
-    rewriter.modifyOpInPlace(conv, [&] {
-      input->set(split);
-      conv.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-    });
-    return success();
-  }
-};
-
 // An unpacked shape with each tiled dimension split in two (outer, tile),
 // and the permutation that takes that shape to the packed layout (the
 // tiles moved innermost, in the order the pack lists them).
@@ -570,6 +473,89 @@ FailureOr<Value> lowerUnPackToTranspose(RewriterBase &rewriter,
                                          split->reassociation)
       .getResult();
 }
+
+// A blocked direct convolution broadcasts its input one element at a time,
+// so it reads any layout of it equally: an input that would be packed for
+// it alone (the graph's NCHW input to a lone convolution) is read through
+// the reshape that splits its channels into blocks instead (the pack's
+// first half, splitTiledDims), in place, and its relayout (a pass over
+// memory, 9% of a lone 3x3 convolution of 128 channels at 28x28) goes. A
+// pad between them pads the reshaped input. The convolution's innermost
+// reduction loop stays the channels within a block, so the reads of a
+// tile's rows stay on one cache line each step.
+struct ReadUnpackedConvInput : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp conv,
+                                PatternRewriter &rewriter) const override {
+    auto kind = conv->getAttrOfType<StringAttr>(kOpKindAttr);
+    if (!kind || kind.getValue() != kBlockedKindConv ||
+        conv.getNumDpsInputs() != 2)
+      return failure();
+    OpOperand *input = conv.getDpsInputOperand(0);
+    Value value = input->get();
+    auto pad = value.getDefiningOp<tensor::PadOp>();
+    if (pad) {
+      if (!pad->hasOneUse())
+        return failure();
+      value = pad.getSource();
+    }
+    auto pack = value.getDefiningOp<linalg::PackOp>();
+    if (!pack || !value.hasOneUse() || pack.getPaddingValue())
+      return failure();
+    RankedTensorType sourceType = pack.getSourceType();
+    FailureOr<SplitTiles> split =
+        splitTiledDims(sourceType, pack.getOuterDimsPerm(),
+                       pack.getInnerDimsPos(), pack.getStaticInnerTiles());
+    if (failed(split))
+      return failure();
+    // The packed dimension `d` is the split one `split->toPacked[d]`. A pad
+    // of the packed value must leave its tiles alone.
+    int64_t packedRank = split->toPacked.size();
+    auto padsTiles = [&](ArrayRef<int64_t> amounts) {
+      return llvm::any_of(amounts.drop_front(sourceType.getRank()),
+                          [](int64_t amount) { return amount != 0; });
+    };
+    if (pad &&
+        (padsTiles(pad.getStaticLow()) || padsTiles(pad.getStaticHigh()) ||
+         llvm::is_contained(pad.getStaticLow(), ShapedType::kDynamic) ||
+         llvm::is_contained(pad.getStaticHigh(), ShapedType::kDynamic) ||
+         !pad.getConstantPaddingValue()))
+      return failure();
+    AffineMap map = conv.getMatchingIndexingMap(input);
+    if (map.getNumResults() != packedRank)
+      return failure();
+
+    Location loc = conv.getLoc();
+    rewriter.setInsertionPoint(conv);
+    Value unpacked = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get(split->shape, sourceType.getElementType()),
+        pack.getSource(), split->reassociation);
+    if (pad) {
+      SmallVector<OpFoldResult> low(packedRank), high(packedRank);
+      for (auto [d, position] : llvm::enumerate(split->toPacked)) {
+        low[position] = rewriter.getIndexAttr(pad.getStaticLow()[d]);
+        high[position] = rewriter.getIndexAttr(pad.getStaticHigh()[d]);
+      }
+      unpacked = tensor::PadOp::create(rewriter, loc, Type(), unpacked, low,
+                                       high, pad.getConstantPaddingValue())
+                     .getResult();
+    }
+    // The convolution reads the split layout by the same indices, placed.
+    SmallVector<AffineExpr> results(packedRank);
+    for (auto [d, position] : llvm::enumerate(split->toPacked))
+      results[position] = map.getResult(d);
+    SmallVector<AffineMap> maps = conv.getIndexingMapsArray();
+    maps[input->getOperandNumber()] = AffineMap::get(
+        map.getNumDims(), map.getNumSymbols(), results, rewriter.getContext());
+    rewriter.modifyOpInPlace(conv, [&] {
+      input->set(unpacked);
+      conv.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
+    return success();
+  }
+};
 
 struct BlockChannelsPass
     : public impl::BlockChannelsPassBase<BlockChannelsPass> {
