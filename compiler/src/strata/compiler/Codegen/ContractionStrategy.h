@@ -45,6 +45,14 @@ getRegisterBlockLoops(const ContractionTiles &tiles) {
   return loops;
 }
 
+// The order of a register tile's loops, outermost first, over all
+// `numLoops` loops of the op (those of register tile 0 make no loop): rows,
+// output-channel blocks, the vector loop, the reduction loop, then the
+// others in loop order (a broadcast kernel's other reductions: taps,
+// channels).
+llvm::SmallVector<unsigned> getRegisterLoopOrder(const ContractionTiles &tiles,
+                                                 unsigned numLoops);
+
 // `tile`, or `range` when that is static and smaller.
 inline int64_t clampTile(int64_t tile, int64_t range) {
   if (mlir::ShapedType::isDynamic(range))

@@ -112,17 +112,18 @@ int64_t getByteSize(RankedTensorType type) {
 
 enum class PadFusion { none, readInPlace, perWorkgroup };
 
-// Whether `op` reads an input one element per step by `map` (a direct
-// convolution's) with a channel loop as its innermost loop (register tiles
-// loop over the reductions in order, the last innermost): a channel loop
-// is read as a plain dimension, not a tap's `oh + kh`. A border tile's
-// checks of the element's position then stay the same along it and are
-// hoisted out of it. An NCHW stem's taps loop innermost, its elements
-// checked at every one: 1.52 -> 1.64 ms, pad dispatch included.
-bool hasChannelsInnermost(linalg::LinalgOp op, AffineMap map) {
+// Whether the register tiles of `kernel` (`op`'s), which read an input
+// one element per step by `map` (a direct convolution's), loop innermost
+// over a channel of it: a loop it reads as a plain dimension, not a tap's
+// `oh + kh`. A border tile's checks of the element's position then stay
+// the same along that loop and are hoisted out of it. An NCHW stem's taps
+// loop innermost, its elements checked at every one: 1.52 -> 1.64 ms, pad
+// dispatch included.
+bool hasChannelsInnermost(linalg::LinalgOp op, const ContractionTiles &kernel,
+                          AffineMap map) {
   std::optional<unsigned> innermost;
-  for (auto [loop, type] : llvm::enumerate(op.getIteratorTypesArray()))
-    if (type == utils::IteratorType::reduction)
+  for (unsigned loop : getRegisterLoopOrder(kernel, op.getNumLoops()))
+    if (kernel.registers[loop] != 0)
       innermost = loop;
   return innermost &&
          llvm::is_contained(map.getResults(),
@@ -143,7 +144,7 @@ PadFusion choosePadFusion(tensor::PadOp pad, linalg::LinalgOp reader,
   if (kernel && kernel->broadcast &&
       pad.getSourceType().getElementType().isF32() &&
       (map.isFunctionOfDim(kernel->vectorLoop) ||
-       hasChannelsInnermost(reader, map)))
+       hasChannelsInnermost(reader, *kernel, map)))
     return PadFusion::readInPlace;
   if (!isRoot)
     return PadFusion::none;
