@@ -139,6 +139,40 @@ const PaddedSource *findPaddedSource(Value view, const PaddedSources &sources) {
   return it == sources.end() ? nullptr : &it->second;
 }
 
+// The one buffer of `sources` that every view of `views` is a view of, or
+// null.
+const PaddedSource *findTileSource(ArrayRef<Value> views,
+                                   const PaddedSources &sources) {
+  const PaddedSource *found =
+      views.empty() ? nullptr : findPaddedSource(views.front(), sources);
+  if (!found || llvm::any_of(views, [&](Value view) {
+        return findPaddedSource(view, sources) != found;
+      }))
+    return nullptr;
+  return found;
+}
+
+// The origin of `view` (a view of `padded`'s buffer) in the source: its
+// offsets less the padding.
+SmallVector<OpFoldResult> getPositionsInSource(OpBuilder &builder, Location loc,
+                                               Value view,
+                                               const PaddedSource &padded) {
+  SmallVector<OpFoldResult> positions = getOffsetsInRoot(builder, loc, view);
+  AffineExpr d0 = builder.getAffineDimExpr(0);
+  for (auto [position, low] : llvm::zip(positions, padded.low))
+    position = affine::makeComposedFoldedAffineApply(builder, loc, d0 - low,
+                                                     {position});
+  return positions;
+}
+
+// `index` clamped into [0, size).
+Value clampIndex(OpBuilder &builder, Location loc, Value index, int64_t size) {
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value last = arith::ConstantIndexOp::create(builder, loc, size - 1);
+  return arith::MinSIOp::create(
+      builder, loc, arith::MaxSIOp::create(builder, loc, index, zero), last);
+}
+
 // The smallest extent of a padded dimension for which register tiles check
 // once whether they lie inside the source (readPaddedTileLanes).
 constexpr int64_t kMinVersionedExtent = 32;
@@ -234,19 +268,17 @@ Value readPaddedLanes(RewriterBase &rewriter, Location loc, Value view,
   if (!found)
     return nullptr;
   const PaddedSource &padded = *found;
-  SmallVector<OpFoldResult> offsets = getOffsetsInRoot(rewriter, loc, view);
+  SmallVector<OpFoldResult> positions =
+      getPositionsInSource(rewriter, loc, view, padded);
   auto sourceType = cast<MemRefType>(padded.source.getType());
   int64_t rank = sourceType.getRank();
-  AffineExpr d0;
-  bindDims(rewriter.getContext(), d0);
   // The view's origin in the source; outer positions outside it read only
   // padding (every lane masked, at a position clamped into the source).
   SmallVector<Value> indices;
   Value inside;
   Type i1 = rewriter.getI1Type();
   for (int64_t dim = 0; dim < rank; ++dim) {
-    OpFoldResult position = affine::makeComposedFoldedAffineApply(
-        rewriter, loc, d0 - padded.low[dim], {offsets[dim]});
+    OpFoldResult position = positions[dim];
     int64_t size = sourceType.getDimSize(dim);
     std::optional<int64_t> constant = getConstantIntValue(position);
     Value index = getValueOrCreateConstantIndexOp(rewriter, loc, position);
@@ -264,9 +296,7 @@ Value readPaddedLanes(RewriterBase &rewriter, Location loc, Value view,
         arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle, index,
                               last));
     inside = inside ? arith::AndIOp::create(rewriter, loc, inside, ok) : ok;
-    indices.push_back(arith::MinSIOp::create(
-        rewriter, loc, arith::MaxSIOp::create(rewriter, loc, index, zero),
-        last));
+    indices.push_back(clampIndex(rewriter, loc, index, size));
   }
 
   // Lane l reads the source's innermost position start + l: masked where
@@ -324,11 +354,8 @@ SmallVector<Value> readPaddedTileLanes(RewriterBase &rewriter, Location loc,
                                        ArrayRef<Value> views, VectorType type,
                                        int64_t lanes,
                                        const PaddedSources &sources) {
-  const PaddedSource *found =
-      views.empty() ? nullptr : findPaddedSource(views.front(), sources);
-  if (!found || llvm::any_of(views, [&](Value view) {
-        return findPaddedSource(view, sources) != found;
-      }))
+  const PaddedSource *found = findTileSource(views, sources);
+  if (!found)
     return {};
   const PaddedSource &padded = *found;
   auto sourceType = cast<MemRefType>(padded.source.getType());
@@ -344,18 +371,15 @@ SmallVector<Value> readPaddedTileLanes(RewriterBase &rewriter, Location loc,
     if (padded.paddedDims[dim] &&
         sourceType.getDimSize(dim) < kMinVersionedExtent)
       return {};
-  AffineExpr d0;
-  bindDims(rewriter.getContext(), d0);
+  AffineExpr d0 = rewriter.getAffineDimExpr(0);
   // Every view's origin in the source, and the positions that must lie
   // inside it (with the last of each row's lanes).
   SmallVector<SmallVector<Value>> positions;
   SmallVector<std::pair<OpFoldResult, int64_t>> checked;
   for (Value view : views) {
-    SmallVector<OpFoldResult> offsets = getOffsetsInRoot(rewriter, loc, view);
     SmallVector<Value> indices;
-    for (int64_t dim = 0; dim < rank; ++dim) {
-      OpFoldResult position = affine::makeComposedFoldedAffineApply(
-          rewriter, loc, d0 - padded.low[dim], {offsets[dim]});
+    for (auto [dim, position] :
+         llvm::enumerate(getPositionsInSource(rewriter, loc, view, padded))) {
       int64_t size = sourceType.getDimSize(dim);
       if (padded.paddedDims[dim]) {
         checked.push_back({position, size});
@@ -429,32 +453,24 @@ SmallVector<Value> readPaddedTileLanes(RewriterBase &rewriter, Location loc,
 std::optional<PaddedElements>
 readPaddedTileElements(RewriterBase &rewriter, Location loc,
                        ArrayRef<Value> views, const PaddedSources &sources) {
-  const PaddedSource *found =
-      views.empty() ? nullptr : findPaddedSource(views.front(), sources);
-  if (!found || llvm::any_of(views, [&](Value view) {
-        return findPaddedSource(view, sources) != found;
-      }))
+  const PaddedSource *found = findTileSource(views, sources);
+  if (!found)
     return std::nullopt;
   const PaddedSource &padded = *found;
   auto sourceType = cast<MemRefType>(padded.source.getType());
   int64_t rank = sourceType.getRank();
-  AffineExpr d0;
-  bindDims(rewriter.getContext(), d0);
   // Every view's origin in the source, and its positions along the padded
   // dimensions, which must lie inside it.
   SmallVector<SmallVector<OpFoldResult>> positions;
   SmallVector<SmallVector<std::pair<OpFoldResult, int64_t>>> checkedPerView;
   SmallVector<std::pair<OpFoldResult, int64_t>> checked;
   for (Value view : views) {
-    SmallVector<OpFoldResult> offsets = getOffsetsInRoot(rewriter, loc, view);
-    SmallVector<OpFoldResult> position;
+    SmallVector<OpFoldResult> position =
+        getPositionsInSource(rewriter, loc, view, padded);
     SmallVector<std::pair<OpFoldResult, int64_t>> viewChecked;
-    for (int64_t dim = 0; dim < rank; ++dim) {
-      position.push_back(affine::makeComposedFoldedAffineApply(
-          rewriter, loc, d0 - padded.low[dim], {offsets[dim]}));
+    for (int64_t dim = 0; dim < rank; ++dim)
       if (padded.paddedDims[dim])
-        viewChecked.push_back({position.back(), sourceType.getDimSize(dim)});
-    }
+        viewChecked.push_back({position[dim], sourceType.getDimSize(dim)});
     llvm::append_range(checked, viewChecked);
     positions.push_back(std::move(position));
     checkedPerView.push_back(std::move(viewChecked));
@@ -477,14 +493,8 @@ readPaddedTileElements(RewriterBase &rewriter, Location loc,
       for (int64_t dim = 0; dim < rank; ++dim) {
         Value index =
             getValueOrCreateConstantIndexOp(builder, loc, position[dim]);
-        if (padded.paddedDims[dim]) {
-          Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
-          Value last = arith::ConstantIndexOp::create(
-              builder, loc, sourceType.getDimSize(dim) - 1);
-          index = arith::MinSIOp::create(
-              builder, loc, arith::MaxSIOp::create(builder, loc, index, zero),
-              last);
-        }
+        if (padded.paddedDims[dim])
+          index = clampIndex(builder, loc, index, sourceType.getDimSize(dim));
         indices.push_back(index);
       }
       loaded.push_back(
@@ -499,10 +509,6 @@ readPaddedTileElements(RewriterBase &rewriter, Location loc,
   };
   PaddedElements elements;
   elements.padValue = padded.padValue;
-  auto split = [&](ValueRange results) {
-    elements.values.assign(results.begin(), results.begin() + views.size());
-    elements.insides.assign(results.begin() + views.size(), results.end());
-  };
   // Plain loads where every view lies inside for every tap, else clamped
   // ones (the tap loops are unswitched on the check).
   Value check = buildWindowCheck(rewriter, loc, checked);
@@ -531,7 +537,9 @@ readPaddedTileElements(RewriterBase &rewriter, Location loc,
   }
   if (window)
     markWindowCheck(branch);
-  split(branch.getResults());
+  ValueRange results = branch.getResults();
+  elements.values.assign(results.begin(), results.begin() + views.size());
+  elements.insides.assign(results.begin() + views.size(), results.end());
   return elements;
 }
 
