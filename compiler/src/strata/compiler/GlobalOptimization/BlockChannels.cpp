@@ -431,24 +431,32 @@ FailureOr<SplitTiles> splitTiledDims(RankedTensorType unpacked,
   return split;
 }
 
+// The split of a pack's source by its tiles (a pack without padding).
+FailureOr<SplitTiles> splitPackSource(linalg::PackOp pack) {
+  if (pack.getPaddingValue())
+    return failure();
+  return splitTiledDims(pack.getSourceType(), pack.getOuterDimsPerm(),
+                        pack.getInnerDimsPos(), pack.getStaticInnerTiles());
+}
+
+// The pack's source reshaped to `split` (its first half: no data moves).
+Value expandPackSource(OpBuilder &builder, linalg::PackOp pack,
+                       const SplitTiles &split) {
+  return tensor::ExpandShapeOp::create(
+      builder, pack.getLoc(),
+      RankedTensorType::get(split.shape, pack.getSourceType().getElementType()),
+      pack.getSource(), split.reassociation);
+}
+
 // A pack as the source split by its tiles, then transposed.
 FailureOr<Value> lowerPackToTranspose(RewriterBase &rewriter,
                                       linalg::PackOp pack) {
-  if (pack.getPaddingValue())
-    return failure();
-  RankedTensorType sourceType = pack.getSourceType();
-  FailureOr<SplitTiles> split =
-      splitTiledDims(sourceType, pack.getOuterDimsPerm(),
-                     pack.getInnerDimsPos(), pack.getStaticInnerTiles());
+  FailureOr<SplitTiles> split = splitPackSource(pack);
   if (failed(split))
     return failure();
-  Location loc = pack.getLoc();
-  Value expanded = tensor::ExpandShapeOp::create(
-      rewriter, loc,
-      RankedTensorType::get(split->shape, sourceType.getElementType()),
-      pack.getSource(), split->reassociation);
-  return linalg::TransposeOp::create(rewriter, loc, expanded, pack.getDest(),
-                                     split->toPacked)
+  Value expanded = expandPackSource(rewriter, pack, *split);
+  return linalg::TransposeOp::create(rewriter, pack.getLoc(), expanded,
+                                     pack.getDest(), split->toPacked)
       ->getResult(0);
 }
 
@@ -501,19 +509,17 @@ struct ReadUnpackedConvInput : OpRewritePattern<linalg::GenericOp> {
       value = pad.getSource();
     }
     auto pack = value.getDefiningOp<linalg::PackOp>();
-    if (!pack || !value.hasOneUse() || pack.getPaddingValue())
+    if (!pack || !value.hasOneUse())
       return failure();
-    RankedTensorType sourceType = pack.getSourceType();
-    FailureOr<SplitTiles> split =
-        splitTiledDims(sourceType, pack.getOuterDimsPerm(),
-                       pack.getInnerDimsPos(), pack.getStaticInnerTiles());
+    FailureOr<SplitTiles> split = splitPackSource(pack);
     if (failed(split))
       return failure();
+    int64_t sourceRank = pack.getSourceType().getRank();
     // The packed dimension `d` is the split one `split->toPacked[d]`. A pad
     // of the packed value must leave its tiles alone.
     int64_t packedRank = split->toPacked.size();
     auto padsTiles = [&](ArrayRef<int64_t> amounts) {
-      return llvm::any_of(amounts.drop_front(sourceType.getRank()),
+      return llvm::any_of(amounts.drop_front(sourceRank),
                           [](int64_t amount) { return amount != 0; });
     };
     if (pad &&
@@ -528,10 +534,7 @@ struct ReadUnpackedConvInput : OpRewritePattern<linalg::GenericOp> {
 
     Location loc = conv.getLoc();
     rewriter.setInsertionPoint(conv);
-    Value unpacked = tensor::ExpandShapeOp::create(
-        rewriter, loc,
-        RankedTensorType::get(split->shape, sourceType.getElementType()),
-        pack.getSource(), split->reassociation);
+    Value unpacked = expandPackSource(rewriter, pack, *split);
     if (pad) {
       SmallVector<OpFoldResult> low(packedRank), high(packedRank);
       for (auto [d, position] : llvm::enumerate(split->toPacked)) {
