@@ -103,3 +103,29 @@ func.func @too_much_shared_memory(%buf: memref<16xf32>) {
   %tmp = memref.alloca() : memref<16384xf32>
   return
 }
+
+// -----
+
+// Code written for the whole block (a tiled contraction) runs on every
+// thread as it is, its barriers inside, and a barrier ends it.
+// CHECK-LABEL: func.func @block_cooperative
+// CHECK:         scf.for
+// CHECK:           nvvm.barrier0
+// CHECK:           memref.store %{{.+}}, %arg0
+// CHECK:         }
+// CHECK-NOT:     strata.cuda.block_cooperative
+// CHECK-NEXT:    nvvm.barrier0
+// CHECK-NEXT:    return
+func.func @block_cooperative(%out: memref<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1.0 : f32
+  %tid = nvvm.read.ptx.sreg.tid.x : i32
+  %t = arith.index_castui %tid : i32 to index
+  scf.for %i = %c0 to %c4 step %c1 {
+    nvvm.barrier0
+    memref.store %one, %out[%t] : memref<256xf32>
+  } {strata.cuda.block_cooperative}
+  return
+}

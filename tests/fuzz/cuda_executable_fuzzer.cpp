@@ -46,6 +46,9 @@ void RunOne(const uint8_t *data, size_t size) {
     }
     if (threads > STRATA_CUDA_MAX_THREADS_PER_BLOCK)
       Fail("a block of more than 1024 threads was accepted");
+    if (entry.blocks_per_workgroup == 0 ||
+        entry.blocks_per_workgroup > STRATA_CUDA_MAX_BLOCKS_PER_WORKGROUP)
+      Fail("blocks_per_workgroup outside 1..65536 was accepted");
     if (uint64_t(entry.binding_count) * 8 +
             uint64_t(entry.push_constant_count) * 4 >
         hal::cuda::kCudaMaxKernelParameterBytes)

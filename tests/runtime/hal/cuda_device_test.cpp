@@ -334,9 +334,10 @@ protected:
     return buffer.ok() ? std::move(*buffer) : nullptr;
   }
 
-  RefPtr<Executable> LoadAddConstant() {
+  RefPtr<Executable> LoadAddConstant(uint32_t blocks_per_workgroup = 1) {
     std::vector<uint8_t> bytes = testing::BuildCudaExecutable(
-        {{"add_constant", 2, 1, {4, 1, 1}}}, testing::kAddConstantPtx, 80);
+        {{"add_constant", 2, 1, {4, 1, 1}, blocks_per_workgroup}},
+        testing::kAddConstantPtx, 80);
     auto executable = device_->CreateExecutable(
         STRATA_HAL_EXECUTABLE_FORMAT_CUDA_PTX, bytes, {});
     EXPECT_TRUE(executable.ok()) << executable.status().ToString();
@@ -688,6 +689,40 @@ TEST_F(CudaFakeDeviceTest, BindingOffsetsReachTheKernel) {
   CUdeviceptr base = CudaBuffer::FromBuffer(buffer.get())->device_address();
   EXPECT_EQ(state_.launches[0].addresses[0], base + 96);
   EXPECT_EQ(state_.launches[0].addresses[1], base + 128);
+}
+
+TEST_F(CudaFakeDeviceTest, BlocksPerWorkgroupScaleTheGrid) {
+  RefPtr<Buffer> buffer = Allocate(STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL, 256);
+  RefPtr<Executable> executable = LoadAddConstant(/*blocks_per_workgroup=*/4);
+  RefPtr<CommandBuffer> command_buffer = NewCommandBuffer();
+  ASSERT_TRUE(buffer && executable && command_buffer);
+  uint32_t constants[] = {1};
+  BufferBinding bindings[] = {{buffer.get(), 0, 128}, {buffer.get(), 128, 128}};
+  ASSERT_TRUE(
+      command_buffer
+          ->Dispatch(executable.get(), 0, {2, 3, 1}, constants, bindings)
+          .ok());
+  ASSERT_TRUE(command_buffer->Finalize().ok());
+  ASSERT_TRUE(Execute(command_buffer.get(), nullptr).ok());
+  ASSERT_EQ(state_.launches.size(), 1u);
+  EXPECT_EQ(state_.launches[0].grid[0], 8u);
+  EXPECT_EQ(state_.launches[0].grid[1], 3u);
+  EXPECT_EQ(state_.launches[0].grid[2], 1u);
+
+  // x scaled past CUDA's 2^31 - 1 blocks is refused before the launch.
+  RefPtr<Executable> widest = LoadAddConstant(/*blocks_per_workgroup=*/65536);
+  RefPtr<CommandBuffer> too_wide = NewCommandBuffer();
+  ASSERT_TRUE(widest && too_wide);
+  ASSERT_TRUE(
+      too_wide->Dispatch(widest.get(), 0, {65535, 1, 1}, constants, bindings)
+          .ok());
+  ASSERT_TRUE(too_wide->Finalize().ok());
+  Status status = Execute(too_wide.get(), nullptr);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.ToString().find("past CUDA's grid limits"),
+            std::string::npos)
+      << status.ToString();
+  EXPECT_EQ(state_.launches.size(), 1u);
 }
 
 TEST_F(CudaFakeDeviceTest, FailedLaunchFailsTheSignalFence) {

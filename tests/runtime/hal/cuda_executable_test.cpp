@@ -13,7 +13,7 @@ using testing::ExportSpec;
 
 std::vector<uint8_t> ValidExecutable() {
   return BuildCudaExecutable(
-      {{"add_constant", 2, 1, {256, 1, 1}}, {"fill", 1, 0, {8, 8, 4}}},
+      {{"add_constant", 2, 1, {256, 1, 1}}, {"fill", 1, 0, {8, 8, 4}, 3}},
       testing::kAddConstantPtx, 80);
 }
 
@@ -51,6 +51,7 @@ TEST(CudaExecutableParser, ValidRoundTrips) {
   EXPECT_EQ(layout->exports[1].name, "fill");
   EXPECT_EQ(layout->exports[1].block_size[1], 8u);
   EXPECT_EQ(layout->exports[1].block_size[2], 4u);
+  EXPECT_EQ(layout->exports[1].blocks_per_workgroup, 3u);
 }
 
 TEST(CudaExecutableParser, Truncated) {
@@ -68,14 +69,16 @@ TEST(CudaExecutableParser, BadMagicVersionReserved) {
   Header(bytes)->magic[7] = 'X';
   ExpectInvalid(bytes, "bad magic");
   bytes = ValidExecutable();
-  Header(bytes)->version = 2;
-  ExpectInvalid(bytes, "version 2");
+  Header(bytes)->version = 1;
+  ExpectInvalid(bytes, "version 1 is not the supported version 2");
   bytes = ValidExecutable();
   Header(bytes)->reserved = 1;
   ExpectInvalid(bytes, "header reserved field is 1");
   bytes = ValidExecutable();
-  Export(bytes, 1)->reserved = 7;
-  ExpectInvalid(bytes, "export 1: reserved field is 7");
+  Export(bytes, 1)->blocks_per_workgroup = 0;
+  ExpectInvalid(bytes, "export 1: blocks_per_workgroup 0 is outside 1..65536");
+  Export(bytes, 1)->blocks_per_workgroup = 65537;
+  ExpectInvalid(bytes, "export 1: blocks_per_workgroup 65537 is outside");
 }
 
 TEST(CudaExecutableParser, ExportCount) {

@@ -18,6 +18,7 @@ struct ExportSpec {
   uint32_t binding_count = 0;
   uint32_t push_constant_count = 0;
   std::array<uint32_t, 3> block_size = {1, 1, 1};
+  uint32_t blocks_per_workgroup = 1;
 };
 
 // Header, export table, names, then the PTX and its NUL.
@@ -42,6 +43,7 @@ BuildCudaExecutable(const std::vector<ExportSpec> &exports,
     entry.push_constant_count = spec.push_constant_count;
     for (int i = 0; i < 3; ++i)
       entry.block_size[i] = spec.block_size[i];
+    entry.blocks_per_workgroup = spec.blocks_per_workgroup;
     names += spec.name;
     table.push_back(entry);
   }

@@ -72,6 +72,15 @@ def ConvertConvToIm2ColPass : Pass<"strata-convert-conv-to-im2col",
                            "::mlir::arith::ArithDialect"];
 }
 
+def SplitAccumulatorInitsPass : Pass<"strata-split-accumulator-inits",
+                                     "mlir::func::FuncOp"> {
+  let summary = "Makes a sum into a value a sum from zero followed by an "
+                "elementwise add of the value";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def FormDispatchRegionsPass : Pass<"strata-form-dispatch-regions",
                                    "mlir::func::FuncOp"> {
   let summary = "Groups linalg ops and their fusable producers into "
@@ -307,6 +316,30 @@ def CUDAExpandFloatRemainderPass
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::scf::SCFDialect"];
+}
+
+def CUDATileContractionsPass
+    : Pass<"strata-cuda-tile-contractions", "mlir::func::FuncOp"> {
+  let summary = "Writes a dispatch's f32 contraction as a thread-block kernel "
+                "with shared-memory tiles and per-thread register tiles";
+  let description = [{
+    For a cuda kernel on buffers whose work is one contraction (C += A * B,
+    any batch loops, inputs f32 or extended to it), optionally after a fill
+    of C and before elementwise epilogues on C: each thread block computes
+    64 x 128 tiles of C, staging 16-deep slices of A and B in shared memory
+    and holding a 4 x 8 tile of accumulators per thread; the fill becomes
+    the accumulators' start and the epilogues run on them before the one
+    store. Blocks split the columns (`strata.cuda.blocks_per_workgroup` on
+    the function). Kernels of any other shape are left to the per-element
+    lowering.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def CUDADistributeToThreadsPass

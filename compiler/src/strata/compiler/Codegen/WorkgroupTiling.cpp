@@ -247,6 +247,33 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits,
   if (wanted < 2)
     return WorkgroupTiling();
   bool narrow = grid == WorkgroupGrid::gpuBlocks;
+  // A GPU contraction's thread blocks tile rows and columns themselves (the
+  // cuda target's kernel shares a column tile's loads across a block and
+  // launches the columns as several blocks of one workgroup): workgroups
+  // take whole row tiles of that kernel, or one batch each where that makes
+  // more of them.
+  if (narrow && !tiles->broadcast) {
+    std::optional<WorkgroupTiling> best;
+    auto consider = [&](unsigned loop, int64_t tile) {
+      std::optional<unsigned> rootLoop = mapToRootLoop(root, contraction, loop);
+      if (!rootLoop)
+        return;
+      int64_t count = llvm::divideCeil(ranges[loop], tile);
+      if (count < 2 || count > getMaxWorkgroups(grid))
+        return;
+      if (!best || count > best->count)
+        best = WorkgroupTiling{*rootLoop, tile, count};
+    };
+    SmallVector<utils::IteratorType> iterators =
+        contraction.getIteratorTypesArray();
+    for (unsigned loop = 0; loop < ranges.size(); ++loop)
+      if (iterators[loop] == utils::IteratorType::parallel &&
+          loop != tiles->rowLoop && loop != tiles->vectorLoop)
+        consider(loop, 1);
+    if (tiles->rowLoop != tiles->vectorLoop)
+      consider(tiles->rowLoop, kGpuContractionRowTile);
+    return best ? *best : WorkgroupTiling();
+  }
 
   // The split of `loop` into tiles of a multiple of `smallest`, at most
   // `preferred` (or as few as `wanted` allows), that balances best over 2 and 4
@@ -326,10 +353,9 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits,
         tiles->broadcast
             ? splitLoop(tiles->rowLoop, 64, tiles->registers[tiles->rowLoop],
                         /*exact=*/true)
-        : narrow ? splitLoop(tiles->rowLoop, 64, 8)
-                 // Whole cache tiles of rows, else whole register tiles.
-                 : splitLoop(tiles->rowLoop, tiles->cache[tiles->rowLoop],
-                             tiles->registers[tiles->rowLoop]);
+            // Whole cache tiles of rows, else whole register tiles.
+            : splitLoop(tiles->rowLoop, tiles->cache[tiles->rowLoop],
+                        tiles->registers[tiles->rowLoop]);
     if (option)
       (tiles->broadcast && splitsOnlyAlone(tiles->rowLoop) ? windowedOptions
                                                            : options)

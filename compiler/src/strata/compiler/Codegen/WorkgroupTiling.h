@@ -38,6 +38,11 @@ enum class WorkgroupGrid {
   gpuBlocks,
 };
 
+// The rows of a GPU contraction's workgroup: the row tile of the cuda
+// target's thread-block kernel (Codegen/CUDA/TileContractions.cpp), which
+// spreads the columns over several blocks of the workgroup.
+inline constexpr int64_t kGpuContractionRowTile = 64;
+
 // Whether `pad` pads by a constant with static amounts to a static shape,
 // which a workgroup loop can write directly (fills plus an interior).
 bool isStaticConstantPad(mlir::tensor::PadOp pad);

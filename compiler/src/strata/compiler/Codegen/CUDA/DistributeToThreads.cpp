@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/Codegen/CUDA/ThreadBlocks.h"
 #include "strata/compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -102,6 +103,12 @@ LogicalResult ThreadDistributor::distributeBlock(Block &block) {
     if (&op == threadId.getDefiningOp() || &op == threadCount.getDefiningOp() ||
         isa<NVVM::ThreadIdXOp, NVVM::BlockDimXOp>(op))
       continue;
+    // Written for the whole block already (TileContractions.cpp).
+    if (op.hasAttr(kBlockCooperativeAttr)) {
+      op.removeAttr(kBlockCooperativeAttr);
+      barrierAfter(&op);
+      continue;
+    }
     if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
       if (failed(distributeParallelLoop(loop)))
         return failure();

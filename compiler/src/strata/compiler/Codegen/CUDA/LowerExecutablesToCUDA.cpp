@@ -13,6 +13,7 @@
 
 #include "strata/compiler/Codegen/BufferizeExecutable.h"
 #include "strata/compiler/Codegen/CUDA/NVPTXTarget.h"
+#include "strata/compiler/Codegen/CUDA/ThreadBlocks.h"
 #include "strata/compiler/Codegen/ExecutableTargets.h"
 #include "strata/compiler/Passes.h"
 
@@ -38,10 +39,6 @@ using namespace mlir;
 namespace strata {
 namespace {
 
-// Threads per workgroup. Every export uses the same block: the distributed
-// loops stride by the block size the kernel reads at run time.
-constexpr uint32_t kThreadsPerBlock = 256;
-
 // Buffer code to the LLVM dialect. Kept as text so `strata-opt` users can
 // reproduce any step.
 constexpr const char *kToLLVMPipeline =
@@ -51,7 +48,7 @@ constexpr const char *kToLLVMPipeline =
     // Integer powers become small functions (no libdevice either).
     "convert-math-to-funcs,"
     "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
-    "arith-expand,"
+    "arith-expand,convert-vector-to-llvm,"
     "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
     "convert-cf-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
@@ -59,8 +56,10 @@ constexpr const char *kToLLVMPipeline =
     "canonicalize";
 
 // The workgroup id and count of the entry (its last two arguments) become
-// the thread block's position in the grid, x fastest.
-void mapWorkgroupsToBlocks(func::FuncOp entry, unsigned bindingCount) {
+// the thread block's position in the grid, x fastest, x divided by the
+// blocks of each workgroup.
+void mapWorkgroupsToBlocks(func::FuncOp entry, unsigned bindingCount,
+                           int64_t blocksPerWorkgroup) {
   OpBuilder builder(entry.getContext());
   builder.setInsertionPointToStart(&entry.getBody().front());
   Location loc = entry.getLoc();
@@ -69,10 +68,17 @@ void mapWorkgroupsToBlocks(func::FuncOp entry, unsigned bindingCount) {
     return arith::IndexCastUIOp::create(builder, loc, builder.getIndexType(),
                                         value);
   };
-  Value idX = toIndex(NVVM::BlockIdXOp::create(builder, loc, i32));
+  Value blocks =
+      arith::ConstantIndexOp::create(builder, loc, blocksPerWorkgroup);
+  auto perWorkgroup = [&](Value value) -> Value {
+    return builder.createOrFold<arith::DivUIOp>(loc, value, blocks);
+  };
+  Value idX =
+      perWorkgroup(toIndex(NVVM::BlockIdXOp::create(builder, loc, i32)));
   Value idY = toIndex(NVVM::BlockIdYOp::create(builder, loc, i32));
   Value idZ = toIndex(NVVM::BlockIdZOp::create(builder, loc, i32));
-  Value countX = toIndex(NVVM::GridDimXOp::create(builder, loc, i32));
+  Value countX =
+      perWorkgroup(toIndex(NVVM::GridDimXOp::create(builder, loc, i32)));
   Value countY = toIndex(NVVM::GridDimYOp::create(builder, loc, i32));
   Value countZ = toIndex(NVVM::GridDimZOp::create(builder, loc, i32));
   auto mul = [&](Value a, Value b) -> Value {
@@ -129,7 +135,8 @@ void appendU32(std::string &bytes, uint32_t value) {
 // The executable's bytes in the layout of cuda_executable_format.h: one
 // export.
 std::string packExecutable(StringRef kernelName, unsigned bindingCount,
-                           StringRef ptx, unsigned capability) {
+                           StringRef ptx, unsigned capability,
+                           int64_t blocksPerWorkgroup) {
   uint32_t headerSize = sizeof(strata_cuda_executable_header_t);
   uint32_t nameOffset = headerSize + sizeof(strata_cuda_export_t);
   uint32_t ptxOffset = nameOffset + kernelName.size();
@@ -148,10 +155,10 @@ std::string packExecutable(StringRef kernelName, unsigned bindingCount,
   appendU32(bytes, kernelName.size());
   appendU32(bytes, bindingCount);
   appendU32(bytes, /*push_constant_count=*/0);
-  appendU32(bytes, kThreadsPerBlock);
+  appendU32(bytes, kCudaThreadsPerBlock);
   appendU32(bytes, 1);
   appendU32(bytes, 1);
-  appendU32(bytes, /*reserved=*/0);
+  appendU32(bytes, blocksPerWorkgroup);
   bytes.append(kernelName.data(), kernelName.size());
   bytes.append(ptx.data(), ptx.size());
   bytes.push_back('\0');
@@ -217,7 +224,17 @@ LowerExecutablesToCUDAPass::lowerExecutable(flow::ExecutableOp executable,
   for (unsigned i = 0; i < bindingCount; ++i)
     entry.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
                      UnitAttr::get(executable.getContext()));
-  mapWorkgroupsToBlocks(entry, bindingCount);
+  // Contractions become thread-block kernels first: they choose how many
+  // blocks share a workgroup.
+  OpPassManager tiling(ModuleOp::getOperationName());
+  tiling.nest<func::FuncOp>().addPass(createCUDATileContractionsPass());
+  if (failed(runPipeline(tiling, inner)))
+    return failure();
+  int64_t blocksPerWorkgroup = 1;
+  if (auto blocks = entry->getAttrOfType<IntegerAttr>(kBlocksPerWorkgroupAttr))
+    blocksPerWorkgroup = blocks.getInt();
+  entry->removeAttr(kBlocksPerWorkgroupAttr);
+  mapWorkgroupsToBlocks(entry, bindingCount, blocksPerWorkgroup);
 
   OpPassManager toLLVM(ModuleOp::getOperationName());
   if (failed(parsePassPipeline(kToLLVMPipeline, toLLVM)) ||
@@ -234,7 +251,7 @@ LowerExecutablesToCUDAPass::lowerExecutable(flow::ExecutableOp executable,
                   builder.getUnitAttr());
   kernel->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                   builder.getDenseI32ArrayAttr(
-                      {static_cast<int32_t>(kThreadsPerBlock), 1, 1}));
+                      {static_cast<int32_t>(kCudaThreadsPerBlock), 1, 1}));
   if (printLoweredIR) {
     llvm::outs() << "// -----// executable @" << executable.getSymName()
                  << " for " << cudaArch << " //----- //\n";
@@ -252,8 +269,8 @@ LowerExecutablesToCUDAPass::lowerExecutable(flow::ExecutableOp executable,
     return executable.emitOpError("PTX generation for ")
            << cudaArch << " failed: " << llvm::toString(ptx.takeError());
 
-  std::string bytes =
-      packExecutable(kernelName, bindingCount, *ptx, capability);
+  std::string bytes = packExecutable(kernelName, bindingCount, *ptx, capability,
+                                     blocksPerWorkgroup);
   OpBuilder opBuilder(executable);
   hal::ExecutableBinaryOp::create(
       opBuilder, executable.getLoc(), executable.getSymName(),

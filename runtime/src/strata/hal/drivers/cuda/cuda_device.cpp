@@ -377,11 +377,19 @@ Status CudaDevice::Launch(const DispatchCommand &dispatch,
   const CudaSymbols &symbols = context_->symbols();
   CUstream stream = context_->stream();
   const WorkgroupCount &count = dispatch.workgroup_count;
+  // CUDA's grid holds at most 2^31 - 1 blocks along x, 65535 along y, z.
+  uint64_t blocks_x = uint64_t(count.x) * info.blocks_per_workgroup;
+  if (blocks_x > 0x7fffffffu || count.y > 65535u || count.z > 65535u)
+    return InvalidArgumentError(
+        "workgroup count ", count.x, "x", count.y, "x", count.z, " with ",
+        info.blocks_per_workgroup,
+        " blocks per workgroup is past CUDA's grid limits (2^31-1 x 65535 x "
+        "65535)");
   auto launch = [&] {
-    return STRATA_CUDA_CALL(symbols, cuLaunchKernel, info.function, count.x,
-                            count.y, count.z, info.block_size[0],
-                            info.block_size[1], info.block_size[2], 0u, stream,
-                            parameters, nullptr);
+    return STRATA_CUDA_CALL(
+        symbols, cuLaunchKernel, info.function, uint32_t(blocks_x), count.y,
+        count.z, info.block_size[0], info.block_size[1], info.block_size[2], 0u,
+        stream, parameters, nullptr);
   };
   if (!profiling_.load(std::memory_order_acquire))
     return launch();

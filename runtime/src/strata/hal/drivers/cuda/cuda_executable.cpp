@@ -13,10 +13,12 @@ static_assert(sizeof(strata_cuda_export_t) == 32);
 
 // The export's fields other than its name, checked.
 Status CheckExportShape(const strata_cuda_export_t &entry, uint32_t index) {
-  if (entry.reserved != 0)
+  if (entry.blocks_per_workgroup == 0 ||
+      entry.blocks_per_workgroup > STRATA_CUDA_MAX_BLOCKS_PER_WORKGROUP)
     return InvalidArgumentError("cuda executable export ", index,
-                                ": reserved field is ", entry.reserved,
-                                ", expected 0");
+                                ": blocks_per_workgroup ",
+                                entry.blocks_per_workgroup, " is outside 1..",
+                                STRATA_CUDA_MAX_BLOCKS_PER_WORKGROUP);
   uint64_t threads = 1;
   for (int axis = 0; axis < 3; ++axis) {
     if (entry.block_size[axis] == 0)
@@ -138,7 +140,8 @@ ParseCudaExecutable(std::span<const uint8_t> bytes) {
         {name,
          entry.binding_count,
          entry.push_constant_count,
-         {entry.block_size[0], entry.block_size[1], entry.block_size[2]}});
+         {entry.block_size[0], entry.block_size[1], entry.block_size[2]},
+         entry.blocks_per_workgroup});
   }
   return layout;
 }
@@ -207,9 +210,9 @@ CudaExecutableLoader::Load(std::string_view format,
   std::vector<CudaExecutable::Export> exports;
   exports.reserve(layout.exports.size());
   for (const CudaExportLayout &entry : layout.exports) {
-    CudaExecutable::Export info{std::string(entry.name), entry.binding_count,
-                                entry.push_constant_count, entry.block_size,
-                                nullptr};
+    CudaExecutable::Export info{std::string(entry.name),    entry.binding_count,
+                                entry.push_constant_count,  entry.block_size,
+                                entry.blocks_per_workgroup, nullptr};
     if (Status status =
             STRATA_CUDA_CALL(symbols, cuModuleGetFunction, &info.function,
                              module, info.name.c_str());

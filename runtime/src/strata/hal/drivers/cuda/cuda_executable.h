@@ -23,6 +23,7 @@ struct CudaExportLayout {
   uint32_t binding_count = 0;
   uint32_t push_constant_count = 0;
   std::array<uint32_t, 3> block_size = {1, 1, 1};
+  uint32_t blocks_per_workgroup = 1;
 };
 
 struct CudaExecutableLayout {
@@ -55,6 +56,8 @@ public:
     uint32_t binding_count = 0;
     uint32_t push_constant_count = 0;
     std::array<uint32_t, 3> block_size = {1, 1, 1};
+    // Blocks launched per workgroup along x.
+    uint32_t blocks_per_workgroup = 1;
     CUfunction function = nullptr;
   };
 

@@ -1,0 +1,577 @@
+//===- TileContractions.cpp - contractions as thread-block kernels --------===//
+//
+// The per-element lowering gives a matrix product one thread per output
+// element, each reading a whole row of A and column of B from memory (3 of
+// an H200's 51 TFLOP/s at 4096^3). Here a kernel whose work is one f32
+// contraction is written for the thread block instead: the block stages a
+// 64 x 16 slice of A and a 16 x 128 slice of B in shared memory, then every
+// thread reads them as 4-wide vectors into a 4 x 8 tile of accumulators it
+// keeps in registers over the whole reduction. A fill of C before the
+// contraction starts the accumulators; elementwise epilogues on C after it
+// run on them before the one store. The columns are spread over several
+// blocks of a workgroup (kBlocksPerWorkgroupAttr), whose rows
+// WorkgroupTiling already cut to one block tile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "strata/compiler/Codegen/CUDA/ThreadBlocks.h"
+#include "strata/compiler/Codegen/WorkgroupTiling.h"
+#include "strata/compiler/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace strata {
+#define GEN_PASS_DEF_CUDATILECONTRACTIONSPASS
+#include "strata/compiler/Passes.h.inc"
+} // namespace strata
+
+using namespace mlir;
+
+namespace strata {
+namespace {
+
+// The block's threads as a 16 x 16 grid, each with a register tile of 4
+// rows (one 4-wide shared load) by 8 columns (two, 64 columns apart, so a
+// warp's loads of B cover 256 contiguous bytes).
+constexpr int64_t kThreadRows = 16;
+constexpr int64_t kThreadColumns = 16;
+constexpr int64_t kLanes = 4;
+constexpr int64_t kTileRows = 4;
+constexpr int64_t kTileColumnVectors = 2;
+constexpr int64_t kTileColumns = kTileColumnVectors * kLanes;
+constexpr int64_t kBlockRows = kThreadRows * kTileRows;
+constexpr int64_t kBlockColumns = kThreadColumns * kTileColumns;
+// The reduction staged per step.
+constexpr int64_t kBlockDepth = 16;
+// Shared rows padded by one vector, so the 16 steps of a slice start in
+// different banks when threads store along the reduction.
+constexpr int64_t kSharedPad = kLanes;
+constexpr int64_t kMaxBlocksPerWorkgroup = 65536;
+
+static_assert(kThreadRows * kThreadColumns == kCudaThreadsPerBlock);
+static_assert(kBlockRows == kGpuContractionRowTile);
+static_assert(kBlockRows * kBlockDepth % kCudaThreadsPerBlock == 0 &&
+              kBlockColumns * kBlockDepth % kCudaThreadsPerBlock == 0);
+
+// The loops of C[.., m, n] += A[.., m, k] * B[.., k, n] (maps in any
+// order; batch loops are the other parallel ones).
+struct ContractionLoops {
+  unsigned m = 0, n = 0, k = 0;
+  SmallVector<unsigned> batch;
+};
+
+// What one kernel becomes: the contraction, the fill that starts it and
+// the epilogues after it, all on the same C.
+struct ContractionKernel {
+  linalg::GenericOp contraction;
+  ContractionLoops loops;
+  linalg::GenericOp fill;
+  Value fillValue;
+  SmallVector<linalg::GenericOp> epilogues;
+};
+
+// `value` is `arg`, or `arg` extended to f32.
+bool isInputOrExtension(Value value, BlockArgument arg) {
+  if (value == arg)
+    return true;
+  auto extension = value.getDefiningOp<arith::ExtFOp>();
+  return extension && extension.getIn() == arg;
+}
+
+// The body is `out + x * y` of the two inputs, each possibly extended, and
+// nothing else.
+bool isMultiplyAccumulate(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (yield.getNumOperands() != 1 || body.getNumArguments() != 3)
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  BlockArgument out = body.getArgument(2);
+  Value product = add.getLhs() == out   ? add.getRhs()
+                  : add.getRhs() == out ? add.getLhs()
+                                        : Value();
+  auto multiply = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!multiply)
+    return false;
+  BlockArgument x = body.getArgument(0), y = body.getArgument(1);
+  bool inOrder = isInputOrExtension(multiply.getLhs(), x) &&
+                 isInputOrExtension(multiply.getRhs(), y);
+  bool swapped = isInputOrExtension(multiply.getLhs(), y) &&
+                 isInputOrExtension(multiply.getRhs(), x);
+  if (!inOrder && !swapped)
+    return false;
+  size_t expected = 3 + (multiply.getLhs() != x && multiply.getLhs() != y) +
+                    (multiply.getRhs() != x && multiply.getRhs() != y);
+  return body.getOperations().size() == expected;
+}
+
+std::optional<ContractionLoops> classifyLoops(linalg::GenericOp op) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!llvm::all_of(maps,
+                    [](AffineMap map) { return map.isProjectedPermutation(); }))
+    return std::nullopt;
+  SmallVector<unsigned> m, n, k;
+  ContractionLoops loops;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned loop = 0; loop < op.getNumLoops(); ++loop) {
+    bool inA = maps[0].isFunctionOfDim(loop);
+    bool inB = maps[1].isFunctionOfDim(loop);
+    bool inC = maps[2].isFunctionOfDim(loop);
+    if (iterators[loop] == utils::IteratorType::reduction) {
+      if (!inA || !inB || inC)
+        return std::nullopt;
+      k.push_back(loop);
+    } else if (inA && !inB) {
+      m.push_back(loop);
+    } else if (inB && !inA) {
+      n.push_back(loop);
+    } else {
+      loops.batch.push_back(loop);
+    }
+  }
+  if (m.size() != 1 || n.size() != 1 || k.size() != 1)
+    return std::nullopt;
+  loops.m = m.front();
+  loops.n = n.front();
+  loops.k = k.front();
+  return loops;
+}
+
+// The buffer `view` is a view of (through subviews, casts, reshapes).
+Value getBufferRoot(Value view) {
+  while (auto viewLike = view.getDefiningOp<ViewLikeOpInterface>())
+    view = viewLike.getViewSource();
+  return view;
+}
+
+bool isIdentityOnC(linalg::GenericOp op, OpOperand &operand) {
+  return op.getMatchingIndexingMap(&operand).isIdentity();
+}
+
+// A fill of `c`: nothing read but a value defined outside, written to all
+// of it. The value, or null.
+Value getFillValue(linalg::GenericOp op, Value c) {
+  if (op.getNumDpsInits() != 1 || op.getDpsInitOperand(0)->get() != c ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !isIdentityOnC(op, *op.getDpsInitOperand(0)))
+    return {};
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 1)
+    return {};
+  Value yielded = body.getTerminator()->getOperand(0);
+  if (auto arg = dyn_cast<BlockArgument>(yielded)) {
+    if (arg.getOwner() != &body || arg.getArgNumber() >= op.getNumDpsInputs())
+      return {};
+    Value input = op.getDpsInputOperand(arg.getArgNumber())->get();
+    return isa<ShapedType>(input.getType()) ? Value() : input;
+  }
+  return yielded;
+}
+
+// An elementwise op that rewrites `c` in place from values of `c` at the
+// same element and of other buffers.
+bool isEpilogueOn(linalg::GenericOp op, Value c) {
+  if (op.getNumDpsInits() != 1 || op.getDpsInitOperand(0)->get() != c ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !isIdentityOnC(op, *op.getDpsInitOperand(0)))
+    return false;
+  Value root = getBufferRoot(c);
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (input->get() == c) {
+      if (!isIdentityOnC(op, *input))
+        return false;
+      continue;
+    }
+    if (isa<ShapedType>(input->get().getType()) &&
+        getBufferRoot(input->get()) == root)
+      return false;
+  }
+  return llvm::all_of(
+      op.getRegion().front().without_terminator(), [](Operation &inner) {
+        return isMemoryEffectFree(&inner) && inner.getNumRegions() == 0;
+      });
+}
+
+// The kernel of `func` when all it writes is one contraction's C (after a
+// fill, before epilogues), or nullopt.
+std::optional<ContractionKernel> matchKernel(func::FuncOp func) {
+  SmallVector<Operation *> writers;
+  for (Operation &op : func.getBody().front().without_terminator())
+    if (!isMemoryEffectFree(&op))
+      writers.push_back(&op);
+  ContractionKernel kernel;
+  auto contractionAt = llvm::find_if(writers, [](Operation *op) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    return generic && generic.getNumReductionLoops() > 0;
+  });
+  if (contractionAt == writers.end())
+    return std::nullopt;
+  kernel.contraction = cast<linalg::GenericOp>(*contractionAt);
+  linalg::GenericOp contraction = kernel.contraction;
+  if (contraction.getNumDpsInputs() != 2 || contraction.getNumDpsInits() != 1 ||
+      !contraction.hasPureBufferSemantics() ||
+      !isMultiplyAccumulate(contraction))
+    return std::nullopt;
+  Value c = contraction.getDpsInitOperand(0)->get();
+  auto cType = cast<MemRefType>(c.getType());
+  if (!cType.getElementType().isF32())
+    return std::nullopt;
+  for (OpOperand *input : contraction.getDpsInputOperands())
+    if (!isa<MemRefType>(input->get().getType()) ||
+        getBufferRoot(input->get()) == getBufferRoot(c))
+      return std::nullopt;
+  std::optional<ContractionLoops> loops = classifyLoops(contraction);
+  if (!loops)
+    return std::nullopt;
+  kernel.loops = *loops;
+
+  size_t position = contractionAt - writers.begin();
+  if (position > 1)
+    return std::nullopt;
+  if (position == 1) {
+    kernel.fill = dyn_cast<linalg::GenericOp>(writers.front());
+    if (!kernel.fill || !(kernel.fillValue = getFillValue(kernel.fill, c)) ||
+        kernel.fillValue.getType() != cType.getElementType())
+      return std::nullopt;
+  }
+  for (Operation *op : llvm::drop_begin(writers, position + 1)) {
+    auto epilogue = dyn_cast<linalg::GenericOp>(op);
+    if (!epilogue || !epilogue.hasPureBufferSemantics() ||
+        !isEpilogueOn(epilogue, c))
+      return std::nullopt;
+    kernel.epilogues.push_back(epilogue);
+  }
+  return kernel;
+}
+
+// Writes one ContractionKernel as block-cooperative loops.
+class KernelBuilder {
+public:
+  KernelBuilder(ContractionKernel kernel, OpBuilder &builder)
+      : kernel(kernel), b(builder), loc(kernel.contraction.getLoc()) {}
+
+  // Emits the kernel at the builder's point; returns its outermost op and
+  // the blocks per workgroup it was written for.
+  std::pair<Operation *, int64_t> build(Value aShared, Value bShared);
+
+private:
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value add(Value x, Value y) {
+    return b.createOrFold<arith::AddIOp>(loc, x, y);
+  }
+  Value mul(Value x, int64_t y) {
+    return b.createOrFold<arith::MulIOp>(loc, x, index(y));
+  }
+  Value less(Value x, Value bound) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, bound);
+  }
+  // `x` kept inside [0, bound): the load of a lane past the edge reads a
+  // valid element, which a select then discards.
+  Value clamp(Value x, Value bound) {
+    return arith::MinUIOp::create(
+        b, loc, x, arith::SubIOp::create(b, loc, bound, index(1)));
+  }
+  // The element of `operand` at the loop indices `loopIndex` (by loop).
+  Value loadOperand(OpOperand &operand, ArrayRef<Value> loopIndex);
+  // Stages the block's slice of input `which` (0: A, 1: B) at k0.
+  void stageSlice(unsigned which, Value shared, Value k0, Value outerStart);
+  Value applyEpilogues(Value value, ArrayRef<Value> loopIndex);
+
+  ContractionKernel kernel;
+  OpBuilder &b;
+  Location loc;
+  Value threadId;
+  SmallVector<Value> ranges; // per loop of the contraction
+  SmallVector<Value> loopIndex;
+};
+
+Value KernelBuilder::loadOperand(OpOperand &operand,
+                                 ArrayRef<Value> loopIndex) {
+  AffineMap map = kernel.contraction.getMatchingIndexingMap(&operand);
+  SmallVector<Value> indices;
+  for (AffineExpr expr : map.getResults())
+    indices.push_back(loopIndex[cast<AffineDimExpr>(expr).getPosition()]);
+  return memref::LoadOp::create(b, loc, operand.get(), indices);
+}
+
+void KernelBuilder::stageSlice(unsigned which, Value shared, Value k0,
+                               Value outerStart) {
+  linalg::GenericOp op = kernel.contraction;
+  OpOperand &operand = *op.getDpsInputOperand(which);
+  unsigned outer = which == 0 ? kernel.loops.m : kernel.loops.n;
+  int64_t width = which == 0 ? kBlockRows : kBlockColumns;
+  // Neighbouring threads read neighbouring elements of memory: along the
+  // reduction when it is the operand's innermost dimension.
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  bool reductionInnermost =
+      cast<AffineDimExpr>(map.getResults().back()).getPosition() ==
+      kernel.loops.k;
+  Type elementType = getElementTypeOrSelf(operand.get().getType());
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  for (int64_t step = 0; step < width * kBlockDepth / kCudaThreadsPerBlock;
+       ++step) {
+    Value element = add(threadId, index(step * kCudaThreadsPerBlock));
+    Value depth, across;
+    if (reductionInnermost) {
+      depth = arith::RemUIOp::create(b, loc, element, index(kBlockDepth));
+      across = arith::DivUIOp::create(b, loc, element, index(kBlockDepth));
+    } else {
+      depth = arith::DivUIOp::create(b, loc, element, index(width));
+      across = arith::RemUIOp::create(b, loc, element, index(width));
+    }
+    Value k = add(k0, depth);
+    Value position = add(outerStart, across);
+    Value inside = arith::AndIOp::create(
+        b, loc, less(k, ranges[kernel.loops.k]), less(position, ranges[outer]));
+    SmallVector<Value> at(loopIndex);
+    at[kernel.loops.k] = clamp(k, ranges[kernel.loops.k]);
+    at[outer] = clamp(position, ranges[outer]);
+    Value value = loadOperand(operand, at);
+    if (elementType != b.getF32Type())
+      value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+    value = arith::SelectOp::create(b, loc, inside, value, zero);
+    memref::StoreOp::create(b, loc, value, shared, ValueRange{depth, across});
+  }
+}
+
+Value KernelBuilder::applyEpilogues(Value value, ArrayRef<Value> loopIndex) {
+  Value c = kernel.contraction.getDpsInitOperand(0)->get();
+  AffineMap cMap = kernel.contraction.getMatchingIndexingMap(
+      kernel.contraction.getDpsInitOperand(0));
+  // An epilogue's loops are C's dimensions.
+  SmallVector<Value> cIndex;
+  for (AffineExpr expr : cMap.getResults())
+    cIndex.push_back(loopIndex[cast<AffineDimExpr>(expr).getPosition()]);
+  for (linalg::GenericOp epilogue : kernel.epilogues) {
+    Block &body = epilogue.getRegion().front();
+    IRMapping mapping;
+    for (OpOperand &operand : epilogue->getOpOperands()) {
+      BlockArgument arg = epilogue.getMatchingBlockArgument(&operand);
+      Value source = operand.get();
+      if (source == c) {
+        mapping.map(arg, value);
+        continue;
+      }
+      if (!isa<ShapedType>(source.getType())) {
+        mapping.map(arg, source);
+        continue;
+      }
+      AffineMap map = epilogue.getMatchingIndexingMap(&operand);
+      SmallVector<Value> indices;
+      for (AffineExpr expr : map.getResults())
+        indices.push_back(affine::makeComposedAffineApply(
+                              b, loc, AffineMap::get(map.getNumDims(), 0, expr),
+                              getAsOpFoldResult(cIndex))
+                              ->getResult(0));
+      mapping.map(arg, memref::LoadOp::create(b, loc, source, indices));
+    }
+    for (Operation &op : body.without_terminator()) {
+      if (auto loopIndexOp = dyn_cast<linalg::IndexOp>(op)) {
+        mapping.map(loopIndexOp.getResult(), cIndex[loopIndexOp.getDim()]);
+        continue;
+      }
+      b.clone(op, mapping);
+    }
+    value = mapping.lookup(body.getTerminator()->getOperand(0));
+  }
+  return value;
+}
+
+std::pair<Operation *, int64_t> KernelBuilder::build(Value aShared,
+                                                     Value bShared) {
+  linalg::GenericOp op = kernel.contraction;
+  const ContractionLoops &loops = kernel.loops;
+  Type i32 = b.getI32Type();
+  threadId = arith::IndexCastUIOp::create(
+      b, loc, b.getIndexType(), NVVM::ThreadIdXOp::create(b, loc, i32));
+  Value threadColumn =
+      arith::RemUIOp::create(b, loc, threadId, index(kThreadColumns));
+  Value threadRow =
+      arith::DivUIOp::create(b, loc, threadId, index(kThreadColumns));
+  for (Range range :
+       cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
+    ranges.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
+
+  // The columns are split between the workgroup's blocks where their count
+  // is known; a block otherwise walks every column tile.
+  int64_t columns = op.getStaticLoopRanges()[loops.n];
+  int64_t blocks =
+      ShapedType::isDynamic(columns)
+          ? 1
+          : std::clamp<int64_t>(llvm::divideCeil(columns, kBlockColumns), 1,
+                                kMaxBlocksPerWorkgroup);
+  Value blockInWorkgroup = index(0);
+  if (blocks > 1)
+    blockInWorkgroup = arith::RemUIOp::create(
+        b, loc,
+        arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                     NVVM::BlockIdXOp::create(b, loc, i32)),
+        index(blocks));
+
+  loopIndex.assign(op.getNumLoops(), index(0));
+  Operation *outermost = nullptr;
+  auto openLoop = [&](Value lower, Value upper, Value step) {
+    auto loop = scf::ForOp::create(b, loc, lower, upper, step);
+    if (!outermost)
+      outermost = loop;
+    b.setInsertionPointToStart(loop.getBody());
+    return loop.getInductionVar();
+  };
+  for (unsigned batch : loops.batch)
+    loopIndex[batch] = openLoop(index(0), ranges[batch], index(1));
+  Value m0 = openLoop(index(0), ranges[loops.m], index(kBlockRows));
+  Value n0 = openLoop(mul(blockInWorkgroup, kBlockColumns), ranges[loops.n],
+                      index(blocks * kBlockColumns));
+
+  // This thread's rows and columns of the block tile.
+  SmallVector<Value> rows, columnsAt;
+  for (int64_t i = 0; i < kTileRows; ++i)
+    rows.push_back(add(m0, add(mul(threadRow, kTileRows), index(i))));
+  for (int64_t v = 0; v < kTileColumnVectors; ++v)
+    for (int64_t lane = 0; lane < kLanes; ++lane)
+      columnsAt.push_back(
+          add(n0, add(mul(threadColumn, kLanes),
+                      index(v * kThreadColumns * kLanes + lane))));
+
+  OpOperand *cOperand = op.getDpsInitOperand(0);
+  SmallVector<Value> accumulators;
+  for (Value row : rows) {
+    for (Value column : columnsAt) {
+      if (kernel.fillValue) {
+        accumulators.push_back(kernel.fillValue);
+        continue;
+      }
+      SmallVector<Value> at(loopIndex);
+      at[loops.m] = clamp(row, ranges[loops.m]);
+      at[loops.n] = clamp(column, ranges[loops.n]);
+      accumulators.push_back(loadOperand(*cOperand, at));
+    }
+  }
+
+  auto reduction = scf::ForOp::create(b, loc, index(0), ranges[loops.k],
+                                      index(kBlockDepth), accumulators);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(reduction.getBody());
+    Value k0 = reduction.getInductionVar();
+    stageSlice(0, aShared, k0, m0);
+    stageSlice(1, bShared, k0, n0);
+    NVVM::Barrier0Op::create(b, loc);
+    auto step = scf::ForOp::create(b, loc, index(0), index(kBlockDepth),
+                                   index(1), reduction.getRegionIterArgs());
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(step.getBody());
+      Value depth = step.getInductionVar();
+      auto vectorType = VectorType::get({kLanes}, b.getF32Type());
+      auto loadVector = [&](Value shared, Value column) {
+        return vector::LoadOp::create(
+            b, loc, vectorType, shared, ValueRange{depth, column},
+            /*nontemporal=*/false, llvm::MaybeAlign(kLanes * 4));
+      };
+      Value aVector = loadVector(aShared, mul(threadRow, kTileRows));
+      SmallVector<Value> bVectors;
+      for (int64_t v = 0; v < kTileColumnVectors; ++v)
+        bVectors.push_back(
+            loadVector(bShared, add(mul(threadColumn, kLanes),
+                                    index(v * kThreadColumns * kLanes))));
+      SmallVector<Value> next;
+      ValueRange current = step.getRegionIterArgs();
+      for (int64_t i = 0; i < kTileRows; ++i) {
+        Value a = vector::ExtractOp::create(b, loc, aVector, i);
+        for (int64_t j = 0; j < kTileColumns; ++j) {
+          Value bValue = vector::ExtractOp::create(b, loc, bVectors[j / kLanes],
+                                                   j % kLanes);
+          // LLVM's fma directly: ExpandMath would split a math.fma.
+          next.push_back(LLVM::FMAOp::create(b, loc, a, bValue,
+                                             current[i * kTileColumns + j]));
+        }
+      }
+      scf::YieldOp::create(b, loc, next);
+    }
+    // The next slice overwrites what this one read.
+    NVVM::Barrier0Op::create(b, loc);
+    scf::YieldOp::create(b, loc, step.getResults());
+  }
+
+  for (auto [i, row] : llvm::enumerate(rows)) {
+    for (auto [j, column] : llvm::enumerate(columnsAt)) {
+      Value inside = arith::AndIOp::create(b, loc, less(row, ranges[loops.m]),
+                                           less(column, ranges[loops.n]));
+      auto store = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(store.thenBlock()->getTerminator());
+      SmallVector<Value> at(loopIndex);
+      at[loops.m] = row;
+      at[loops.n] = column;
+      Value value =
+          applyEpilogues(reduction.getResult(i * kTileColumns + j), at);
+      AffineMap cMap = op.getMatchingIndexingMap(cOperand);
+      SmallVector<Value> indices;
+      for (AffineExpr expr : cMap.getResults())
+        indices.push_back(at[cast<AffineDimExpr>(expr).getPosition()]);
+      memref::StoreOp::create(b, loc, value, cOperand->get(), indices);
+    }
+  }
+  return {outermost, blocks};
+}
+
+struct CUDATileContractionsPass
+    : public impl::CUDATileContractionsPassBase<CUDATileContractionsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    std::optional<ContractionKernel> kernel = matchKernel(func);
+    if (!kernel)
+      return;
+    OpBuilder builder(func.getContext());
+    Location loc = kernel->contraction.getLoc();
+    // The staged slices, K-major: a thread's rows (columns) are one vector.
+    // DistributeToThreads moves them to shared memory.
+    builder.setInsertionPointToStart(&func.getBody().front());
+    auto sharedType = [&](int64_t width) {
+      return MemRefType::get({kBlockDepth, width + kSharedPad},
+                             builder.getF32Type());
+    };
+    Value aShared =
+        memref::AllocaOp::create(builder, loc, sharedType(kBlockRows),
+                                 builder.getI64IntegerAttr(kLanes * 4));
+    Value bShared =
+        memref::AllocaOp::create(builder, loc, sharedType(kBlockColumns),
+                                 builder.getI64IntegerAttr(kLanes * 4));
+    // After the last op it replaces, where everything they read is defined.
+    Operation *last = kernel->epilogues.empty()
+                          ? kernel->contraction.getOperation()
+                          : kernel->epilogues.back().getOperation();
+    builder.setInsertionPointAfter(last);
+    auto [outermost, blocks] =
+        KernelBuilder(*kernel, builder).build(aShared, bShared);
+    outermost->setAttr(kBlockCooperativeAttr, builder.getUnitAttr());
+    if (blocks > 1)
+      func->setAttr(kBlocksPerWorkgroupAttr, builder.getI64IntegerAttr(blocks));
+    for (linalg::GenericOp epilogue : llvm::reverse(kernel->epilogues))
+      epilogue.erase();
+    kernel->contraction.erase();
+    if (kernel->fill)
+      kernel->fill.erase();
+  }
+};
+
+} // namespace
+} // namespace strata
