@@ -539,6 +539,38 @@ def _dw_blocked_padded():
     return [x, w], [np.ascontiguousarray(ref.reshape(1, 3, 16, 7, 7).transpose(0, 1, 3, 4, 2))]
 
 
+MATMULS = f"{CASES_DIR}/matmul_shapes.mlir"
+
+
+def _matmul_ragged():
+    r = _rng(70)
+    x, w, b = _f32(r, 200, 77), _f32(r, 77, 300), _f32(r, 300)
+    ref = np.maximum(x.astype(np.float64) @ w + b, 0)
+    return [x, w, b], [ref.astype(np.float32)]
+
+
+def _batch_matmul_transposed():
+    r = _rng(71)
+    a, b = _f32(r, 3, 70, 40), _f32(r, 3, 90, 40)
+    ref = a.astype(np.float64) @ b.transpose(0, 2, 1)
+    return [a, b], [ref.astype(np.float32)]
+
+
+def _matmul_f16_inputs():
+    r = _rng(72)
+    a = r.standard_normal((130, 66)).astype(np.float16)
+    b = r.standard_normal((66, 129)).astype(np.float16)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    return [a, b], [ref.astype(np.float32)]
+
+
+def _matmul_accumulate():
+    r = _rng(73)
+    a, b, c = _f32(r, 96, 33), _f32(r, 33, 150), _f32(r, 96, 150)
+    ref = a.astype(np.float64) @ b + c
+    return [a, b, c], [ref.astype(np.float32)]
+
+
 # name -> (source file, function, make inputs/references)
 def _accumulate_into_argument():
     r = _rng(41)
@@ -557,6 +589,11 @@ CASES = {
     "small_ints": (f"{CASES_DIR}/small_ints.mlir", "small_ints", _small_ints),
     "matmul_bias_relu": (f"{CASES_DIR}/matmul_bias_relu.mlir", "matmul_bias_relu", _matmul_bias_relu),
     "batch_matmul": (LINALG, "batch_matmul", _batch_matmul),
+    "matmul_ragged": (MATMULS, "matmul_ragged", _matmul_ragged),
+    "batch_matmul_transposed": (MATMULS, "batch_matmul_transposed",
+                                _batch_matmul_transposed),
+    "matmul_f16_inputs": (MATMULS, "matmul_f16_inputs", _matmul_f16_inputs),
+    "matmul_accumulate": (MATMULS, "matmul_accumulate", _matmul_accumulate),
     "matvec": (LINALG, "matvec", _matvec),
     "conv_nhwc": (LINALG, "conv_nhwc", _conv_nhwc),
     "conv_nchw_strided": (LINALG, "conv_nchw_strided", _conv_nchw_strided),

@@ -408,14 +408,24 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
   // An init the root only overwrites (elementwise ops often reuse an input
   // as their init) would become the loop's shared output and keep its
   // producer outside the loop; a fresh empty tensor lets it fuse.
+  // An init it accumulates into that is an argument (an input binding,
+  // never written) is copied, by a producer that fuses into each tile:
+  // bufferization would otherwise copy the whole argument in every
+  // workgroup, over the rows the others had already written.
   if (auto linalgRoot = dyn_cast<linalg::LinalgOp>(root.getOperation())) {
     for (OpOperand &init : linalgRoot.getDpsInitsMutable()) {
-      if (linalgRoot.payloadUsesValueFromOperand(&init))
-        continue;
       auto type = cast<RankedTensorType>(init.get().getType());
+      bool accumulates = linalgRoot.payloadUsesValueFromOperand(&init);
+      if (accumulates && !isa<BlockArgument>(init.get()))
+        continue;
       rewriter.setInsertionPoint(root);
-      init.set(tensor::EmptyOp::create(rewriter, root.getLoc(), type.getShape(),
-                                       type.getElementType()));
+      Value empty = tensor::EmptyOp::create(
+          rewriter, root.getLoc(), type.getShape(), type.getElementType());
+      if (accumulates)
+        empty =
+            linalg::CopyOp::create(rewriter, root.getLoc(), init.get(), empty)
+                .getResult(0);
+      init.set(empty);
     }
   }
   SmallVector<OpFoldResult> tileSizes(root.getLoopIteratorTypes().size(),

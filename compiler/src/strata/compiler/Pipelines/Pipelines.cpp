@@ -102,6 +102,7 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
       pm.addNestedPass<func::FuncOp>(createPackMatmulWeightsPass(packOptions));
     }
     pm.addNestedPass<func::FuncOp>(createConvertConvToIm2ColPass());
+    pm.addNestedPass<func::FuncOp>(createSplitAccumulatorInitsPass());
     pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass());
     if (unsigned vectorBits = getTargetVectorBits(options)) {
       FusePadsIntoConsumersPassOptions padOptions;
