@@ -129,3 +129,28 @@ func.func @block_cooperative(%out: memref<256xf32>) {
   } {strata.cuda.block_cooperative}
   return
 }
+
+// -----
+
+// Uniform control flow around such code runs on every thread too.
+// CHECK-LABEL: func.func @block_cooperative_under_guard
+// CHECK:         scf.if %arg1 {
+// CHECK-NEXT:      scf.for
+// CHECK:           }
+// CHECK-NEXT:      nvvm.barrier0
+// CHECK-NEXT:    }
+func.func @block_cooperative_under_guard(%out: memref<256xf32>, %first: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %one = arith.constant 1.0 : f32
+  %tid = nvvm.read.ptx.sreg.tid.x : i32
+  %t = arith.index_castui %tid : i32 to index
+  scf.if %first {
+    scf.for %i = %c0 to %c4 step %c1 {
+      nvvm.barrier0
+      memref.store %one, %out[%t] : memref<256xf32>
+    } {strata.cuda.block_cooperative}
+  }
+  return
+}

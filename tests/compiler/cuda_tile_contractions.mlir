@@ -3,12 +3,14 @@
 // A workgroup's 64 rows of relu(A * B + bias) after a zero fill: 384 columns
 // make 3 blocks of 128 per workgroup. The fill starts the 32 accumulators,
 // each step stages 16 of the reduction in the two shared slices between
-// barriers and reads them as 4-wide vectors, and the bias and ReLU run on
-// each accumulator before its one store.
+// barriers and reads them as 4-wide vectors; the tile then goes out through
+// shared memory, neighbouring threads storing neighbouring columns, the bias
+// and ReLU applied on the way.
 // CHECK-LABEL: func.func @matmul_bias_relu
 // CHECK-SAME:      attributes {strata.cuda.blocks_per_workgroup = 3 : i64}
 // CHECK-DAG:     %[[A_SHARED:.+]] = memref.alloca() {alignment = 16 : i64} : memref<16x68xf32>
 // CHECK-DAG:     %[[B_SHARED:.+]] = memref.alloca() {alignment = 16 : i64} : memref<16x132xf32>
+// CHECK-DAG:     %[[C_SHARED:.+]] = memref.alloca() {alignment = 16 : i64} : memref<64x132xf32>
 // CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK:         nvvm.read.ptx.sreg.tid.x
 // CHECK:         %[[CTA:.+]] = nvvm.read.ptx.sreg.ctaid.x
@@ -17,7 +19,7 @@
 // CHECK:         scf.for %[[M0:.+]] = %{{.+}} to %{{.+}} step %c64 {
 // CHECK:           %[[N_START:.+]] = arith.muli %[[PART]], %c128
 // CHECK:           scf.for %[[N0:.+]] = %[[N_START]] to %{{.+}} step %c384
-// CHECK:             %[[ACC:.+]]:32 = scf.for %[[K0:.+]] = %{{.+}} to %{{.+}} step %c16 iter_args(%{{.+}} = %[[ZERO]], %{{.+}} = %[[ZERO]],
+// CHECK:             %[[ACC:.+]]:44 = scf.for %[[K0:.+]] = %{{.+}} to %{{.+}} step %c16 iter_args(%{{.+}} = %[[ZERO]], %{{.+}} = %[[ZERO]],
 // CHECK-COUNT-4:       memref.store %{{.+}}, %[[A_SHARED]]
 // CHECK-COUNT-8:       memref.store %{{.+}}, %[[B_SHARED]]
 // CHECK:               nvvm.barrier0
@@ -26,12 +28,18 @@
 // CHECK-COUNT-2:         vector.load %[[B_SHARED]]
 // CHECK-COUNT-32:        llvm.intr.fma
 // CHECK:               nvvm.barrier0
+// CHECK:             %[[FIRST:.+]] = vector.from_elements %[[ACC]]#0, %[[ACC]]#1, %[[ACC]]#2, %[[ACC]]#3
+// CHECK:             vector.store %[[FIRST]], %[[C_SHARED]]{{.+}} {alignment = 16 : i64}
+// CHECK-COUNT-7:     vector.store %{{.+}}, %[[C_SHARED]]
+// CHECK:             nvvm.barrier0
 // CHECK:             scf.if
+// CHECK:               %[[VALUE:.+]] = memref.load %[[C_SHARED]]
 // CHECK:               %[[BIAS:.+]] = memref.load %arg0
-// CHECK:               %[[SUM:.+]] = arith.addf %[[ACC]]#0, %[[BIAS]]
+// CHECK:               %[[SUM:.+]] = arith.addf %[[VALUE]], %[[BIAS]]
 // CHECK:               %[[RELU:.+]] = arith.maximumf %[[SUM]], %[[ZERO]]
 // CHECK:               memref.store %[[RELU]], %[[C:.+]][
 // CHECK-COUNT-31:    scf.if
+// CHECK:             nvvm.barrier0
 // CHECK:         } {strata.cuda.block_cooperative}
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
@@ -108,6 +116,36 @@ func.func @batch_matmul_transposed_f16(%a: memref<2x64x32xf16>, %b: memref<2x?x3
     %p = arith.mulf %xf, %yf : f32
     %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A dispatch of one workgroup runs its work under a guard on the workgroup
+// id (uniform over the block): the kernel is written inside it.
+// CHECK-LABEL: func.func @one_workgroup
+// CHECK:         scf.if
+// CHECK:           scf.for
+// CHECK:           } {strata.cuda.block_cooperative}
+// CHECK-NOT:     linalg.generic
+func.func @one_workgroup(%a: memref<32x64xf32>, %b: memref<64x512xf32>, %c: memref<32x512xf32>, %id: index, %count: index) {
+  %c0 = arith.constant 0 : index
+  %first = arith.cmpi eq, %id, %c0 : index
+  scf.if %first {
+    %zero = arith.constant 0.0 : f32
+    linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+        outs(%c : memref<32x512xf32>) {
+    ^bb0(%out: f32):
+      linalg.yield %zero : f32
+    }
+    linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : memref<32x64xf32>, memref<64x512xf32>) outs(%c : memref<32x512xf32>) {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %p = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    }
   }
   return
 }

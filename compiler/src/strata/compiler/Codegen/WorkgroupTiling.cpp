@@ -1,5 +1,6 @@
 //===- WorkgroupTiling.cpp ------------------------------------------------===//
 #include "strata/compiler/Codegen/WorkgroupTiling.h"
+#include "strata/compiler/Codegen/CUDA/ThreadBlocks.h"
 
 #include "strata/compiler/Codegen/ContractionStrategy.h"
 #include "strata/compiler/Utils/IndexingMaps.h"
@@ -247,32 +248,31 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits,
   if (wanted < 2)
     return WorkgroupTiling();
   bool narrow = grid == WorkgroupGrid::gpuBlocks;
-  // A GPU contraction's thread blocks tile rows and columns themselves (the
-  // cuda target's kernel shares a column tile's loads across a block and
+  // A GPU contraction written as a thread-block kernel tiles rows and
+  // columns itself (it shares a column tile's loads across a block and
   // launches the columns as several blocks of one workgroup): workgroups
   // take whole row tiles of that kernel, or one batch each where that makes
   // more of them.
   if (narrow && !tiles->broadcast) {
-    std::optional<WorkgroupTiling> best;
-    auto consider = [&](unsigned loop, int64_t tile) {
-      std::optional<unsigned> rootLoop = mapToRootLoop(root, contraction, loop);
-      if (!rootLoop)
-        return;
-      int64_t count = llvm::divideCeil(ranges[loop], tile);
-      if (count < 2 || count > getMaxWorkgroups(grid))
-        return;
-      if (!best || count > best->count)
-        best = WorkgroupTiling{*rootLoop, tile, count};
-    };
-    SmallVector<utils::IteratorType> iterators =
-        contraction.getIteratorTypesArray();
-    for (unsigned loop = 0; loop < ranges.size(); ++loop)
-      if (iterators[loop] == utils::IteratorType::parallel &&
-          loop != tiles->rowLoop && loop != tiles->vectorLoop)
-        consider(loop, 1);
-    if (tiles->rowLoop != tiles->vectorLoop)
-      consider(tiles->rowLoop, kGpuContractionRowTile);
-    return best ? *best : WorkgroupTiling();
+    if (std::optional<ThreadBlockContractionLoops> loops =
+            getThreadBlockContractionLoops(contraction)) {
+      std::optional<WorkgroupTiling> best;
+      auto consider = [&](unsigned loop, int64_t tile) {
+        std::optional<unsigned> rootLoop =
+            mapToRootLoop(root, contraction, loop);
+        if (!rootLoop)
+          return;
+        int64_t count = llvm::divideCeil(ranges[loop], tile);
+        if (count < 2 || count > getMaxWorkgroups(grid))
+          return;
+        if (!best || count > best->count)
+          best = WorkgroupTiling{*rootLoop, tile, count};
+      };
+      for (unsigned batch : loops->batch)
+        consider(batch, 1);
+      consider(loops->m, kGpuContractionRowTile);
+      return best ? *best : WorkgroupTiling();
+    }
   }
 
   // The split of `loop` into tiles of a multiple of `smallest`, at most
@@ -353,9 +353,10 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits,
         tiles->broadcast
             ? splitLoop(tiles->rowLoop, 64, tiles->registers[tiles->rowLoop],
                         /*exact=*/true)
-            // Whole cache tiles of rows, else whole register tiles.
-            : splitLoop(tiles->rowLoop, tiles->cache[tiles->rowLoop],
-                        tiles->registers[tiles->rowLoop]);
+        : narrow ? splitLoop(tiles->rowLoop, 64, 8)
+                 // Whole cache tiles of rows, else whole register tiles.
+                 : splitLoop(tiles->rowLoop, tiles->cache[tiles->rowLoop],
+                             tiles->registers[tiles->rowLoop]);
     if (option)
       (tiles->broadcast && splitsOnlyAlone(tiles->rowLoop) ? windowedOptions
                                                            : options)

@@ -39,8 +39,16 @@ constexpr unsigned kSharedAddressSpace = 3;
 // What a kernel may declare statically (more needs dynamic shared memory).
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 
-bool containsParallelLoop(Operation *op) {
-  return op->walk([](scf::ParallelOp) { return WalkResult::interrupt(); })
+// Whether `op` holds work for the whole block: parallel loops to
+// distribute, or code already written for the block.
+bool containsBlockWork(Operation *op) {
+  return op
+      ->walk([](Operation *inner) {
+        return isa<scf::ParallelOp>(inner) ||
+                       inner->hasAttr(kBlockCooperativeAttr)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
       .wasInterrupted();
 }
 
@@ -119,7 +127,7 @@ LogicalResult ThreadDistributor::distributeBlock(Block &block) {
         return failure();
       continue;
     }
-    if (op.getNumRegions() > 0 && containsParallelLoop(&op)) {
+    if (op.getNumRegions() > 0 && containsBlockWork(&op)) {
       // Uniform control flow around parallel work: every thread runs it and
       // distributes the loops inside.
       if (!isa<scf::ForOp, scf::IfOp>(op))

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
 namespace strata {
 
 // Threads per block of every export.
@@ -26,6 +28,21 @@ inline constexpr const char kBlocksPerWorkgroupAttr[] =
 // DistributeToThreads leaves it as it is.
 inline constexpr const char kBlockCooperativeAttr[] =
     "strata.cuda.block_cooperative";
+
+// The loops of C[.., m, n] += A[.., m, k] * B[.., k, n] (maps in any
+// order; batch loops are the other parallel ones).
+struct ThreadBlockContractionLoops {
+  unsigned m = 0, n = 0, k = 0;
+  llvm::SmallVector<unsigned> batch;
+};
+
+// The loops of `op` when it is a contraction the cuda target writes as a
+// thread-block kernel (TileContractions.cpp): f32 multiply-adds (inputs
+// may be extended to f32), one loop of each kind, at least a few rows.
+// Its workgroups then take whole row tiles of that kernel
+// (WorkgroupTiling.cpp). Other contractions run one thread per element.
+std::optional<ThreadBlockContractionLoops>
+getThreadBlockContractionLoops(mlir::linalg::LinalgOp op);
 
 } // namespace strata
 

@@ -7,8 +7,9 @@
 // 64 x 16 slice of A and a 16 x 128 slice of B in shared memory, then every
 // thread reads them as 4-wide vectors into a 4 x 8 tile of accumulators it
 // keeps in registers over the whole reduction. A fill of C before the
-// contraction starts the accumulators; elementwise epilogues on C after it
-// run on them before the one store. The columns are spread over several
+// contraction starts the accumulators; the tile leaves through shared
+// memory so that a warp stores whole rows, and elementwise epilogues on C
+// run on each element on its way out. The columns are spread over several
 // blocks of a workgroup (kBlocksPerWorkgroupAttr), whose rows
 // WorkgroupTiling already cut to one block tile.
 //
@@ -58,18 +59,15 @@ constexpr int64_t kBlockDepth = 16;
 // different banks when threads store along the reduction.
 constexpr int64_t kSharedPad = kLanes;
 constexpr int64_t kMaxBlocksPerWorkgroup = 65536;
+// Below this many rows most of a block tile would be padding.
+constexpr int64_t kMinRows = 16;
 
 static_assert(kThreadRows * kThreadColumns == kCudaThreadsPerBlock);
 static_assert(kBlockRows == kGpuContractionRowTile);
 static_assert(kBlockRows * kBlockDepth % kCudaThreadsPerBlock == 0 &&
               kBlockColumns * kBlockDepth % kCudaThreadsPerBlock == 0);
 
-// The loops of C[.., m, n] += A[.., m, k] * B[.., k, n] (maps in any
-// order; batch loops are the other parallel ones).
-struct ContractionLoops {
-  unsigned m = 0, n = 0, k = 0;
-  SmallVector<unsigned> batch;
-};
+using ContractionLoops = ThreadBlockContractionLoops;
 
 // What one kernel becomes: the contraction, the fill that starts it and
 // the epilogues after it, all on the same C.
@@ -91,8 +89,8 @@ bool isInputOrExtension(Value value, BlockArgument arg) {
 
 // The body is `out + x * y` of the two inputs, each possibly extended, and
 // nothing else.
-bool isMultiplyAccumulate(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
+bool isMultiplyAccumulate(linalg::LinalgOp op) {
+  Block &body = *op.getBlock();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   if (yield.getNumOperands() != 1 || body.getNumArguments() != 3)
     return false;
@@ -118,7 +116,7 @@ bool isMultiplyAccumulate(linalg::GenericOp op) {
   return body.getOperations().size() == expected;
 }
 
-std::optional<ContractionLoops> classifyLoops(linalg::GenericOp op) {
+std::optional<ContractionLoops> classifyLoops(linalg::LinalgOp op) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (!llvm::all_of(maps,
                     [](AffineMap map) { return map.isProjectedPermutation(); }))
@@ -149,6 +147,25 @@ std::optional<ContractionLoops> classifyLoops(linalg::GenericOp op) {
   loops.k = k.front();
   return loops;
 }
+
+} // namespace
+
+std::optional<ThreadBlockContractionLoops>
+getThreadBlockContractionLoops(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType()).isF32() ||
+      !isMultiplyAccumulate(op))
+    return std::nullopt;
+  std::optional<ContractionLoops> loops = classifyLoops(op);
+  if (!loops)
+    return std::nullopt;
+  int64_t rows = op.getStaticLoopRanges()[loops->m];
+  if (!ShapedType::isDynamic(rows) && rows < kMinRows)
+    return std::nullopt;
+  return loops;
+}
+
+namespace {
 
 // The buffer `view` is a view of (through subviews, casts, reshapes).
 Value getBufferRoot(Value view) {
@@ -207,11 +224,30 @@ bool isEpilogueOn(linalg::GenericOp op, Value c) {
 
 // The kernel of `func` when all it writes is one contraction's C (after a
 // fill, before epilogues), or nullopt.
-std::optional<ContractionKernel> matchKernel(func::FuncOp func) {
+// The ops of `block` that write memory.
+SmallVector<Operation *> getWriters(Block &block) {
   SmallVector<Operation *> writers;
-  for (Operation &op : func.getBody().front().without_terminator())
+  for (Operation &op : block.without_terminator())
     if (!isMemoryEffectFree(&op))
       writers.push_back(&op);
+  return writers;
+}
+
+// Where the kernel's work is: the function's body, or the body of the one
+// guard around it (a dispatch of one workgroup runs its work if the
+// workgroup id is 0, uniform over the block).
+Block &getWorkBlock(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  SmallVector<Operation *> writers = getWriters(body);
+  if (writers.size() == 1)
+    if (auto guard = dyn_cast<scf::IfOp>(writers.front()))
+      if (guard.getNumResults() == 0 && guard.getElseRegion().empty())
+        return *guard.thenBlock();
+  return body;
+}
+
+std::optional<ContractionKernel> matchKernel(Block &block) {
+  SmallVector<Operation *> writers = getWriters(block);
   ContractionKernel kernel;
   auto contractionAt = llvm::find_if(writers, [](Operation *op) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
@@ -221,21 +257,16 @@ std::optional<ContractionKernel> matchKernel(func::FuncOp func) {
     return std::nullopt;
   kernel.contraction = cast<linalg::GenericOp>(*contractionAt);
   linalg::GenericOp contraction = kernel.contraction;
-  if (contraction.getNumDpsInputs() != 2 || contraction.getNumDpsInits() != 1 ||
-      !contraction.hasPureBufferSemantics() ||
-      !isMultiplyAccumulate(contraction))
+  std::optional<ContractionLoops> loops =
+      getThreadBlockContractionLoops(contraction);
+  if (!contraction.hasPureBufferSemantics() || !loops)
     return std::nullopt;
   Value c = contraction.getDpsInitOperand(0)->get();
   auto cType = cast<MemRefType>(c.getType());
-  if (!cType.getElementType().isF32())
-    return std::nullopt;
   for (OpOperand *input : contraction.getDpsInputOperands())
     if (!isa<MemRefType>(input->get().getType()) ||
         getBufferRoot(input->get()) == getBufferRoot(c))
       return std::nullopt;
-  std::optional<ContractionLoops> loops = classifyLoops(contraction);
-  if (!loops)
-    return std::nullopt;
   kernel.loops = *loops;
 
   size_t position = contractionAt - writers.begin();
@@ -265,7 +296,8 @@ public:
 
   // Emits the kernel at the builder's point; returns its outermost op and
   // the blocks per workgroup it was written for.
-  std::pair<Operation *, int64_t> build(Value aShared, Value bShared);
+  std::pair<Operation *, int64_t> build(Value aShared, Value bShared,
+                                        Value cShared);
 
 private:
   Value index(int64_t value) {
@@ -288,8 +320,13 @@ private:
   }
   // The element of `operand` at the loop indices `loopIndex` (by loop).
   Value loadOperand(OpOperand &operand, ArrayRef<Value> loopIndex);
-  // Stages the block's slice of input `which` (0: A, 1: B) at k0.
-  void stageSlice(unsigned which, Value shared, Value k0, Value outerStart);
+  // Input `which` (0: A, 1: B) is staged `getSliceSteps` elements per
+  // thread; step `step`'s place in the shared slice (depth, across).
+  int64_t getSliceSteps(unsigned which);
+  std::pair<Value, Value> getSlicePosition(unsigned which, int64_t step);
+  // This thread's elements of the slice of `which` at k0 (zero outside).
+  SmallVector<Value> loadSlice(unsigned which, Value k0, Value outerStart);
+  void storeSlice(unsigned which, Value shared, ValueRange values);
   Value applyEpilogues(Value value, ArrayRef<Value> loopIndex);
 
   ContractionKernel kernel;
@@ -309,31 +346,39 @@ Value KernelBuilder::loadOperand(OpOperand &operand,
   return memref::LoadOp::create(b, loc, operand.get(), indices);
 }
 
-void KernelBuilder::stageSlice(unsigned which, Value shared, Value k0,
-                               Value outerStart) {
+std::pair<Value, Value> KernelBuilder::getSlicePosition(unsigned which,
+                                                        int64_t step) {
   linalg::GenericOp op = kernel.contraction;
-  OpOperand &operand = *op.getDpsInputOperand(which);
-  unsigned outer = which == 0 ? kernel.loops.m : kernel.loops.n;
   int64_t width = which == 0 ? kBlockRows : kBlockColumns;
   // Neighbouring threads read neighbouring elements of memory: along the
   // reduction when it is the operand's innermost dimension.
-  AffineMap map = op.getMatchingIndexingMap(&operand);
+  AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(which));
   bool reductionInnermost =
       cast<AffineDimExpr>(map.getResults().back()).getPosition() ==
       kernel.loops.k;
+  Value element = add(threadId, index(step * kCudaThreadsPerBlock));
+  if (reductionInnermost)
+    return {arith::RemUIOp::create(b, loc, element, index(kBlockDepth)),
+            arith::DivUIOp::create(b, loc, element, index(kBlockDepth))};
+  return {arith::DivUIOp::create(b, loc, element, index(width)),
+          arith::RemUIOp::create(b, loc, element, index(width))};
+}
+
+int64_t KernelBuilder::getSliceSteps(unsigned which) {
+  return (which == 0 ? kBlockRows : kBlockColumns) * kBlockDepth /
+         kCudaThreadsPerBlock;
+}
+
+SmallVector<Value> KernelBuilder::loadSlice(unsigned which, Value k0,
+                                            Value outerStart) {
+  linalg::GenericOp op = kernel.contraction;
+  OpOperand &operand = *op.getDpsInputOperand(which);
+  unsigned outer = which == 0 ? kernel.loops.m : kernel.loops.n;
   Type elementType = getElementTypeOrSelf(operand.get().getType());
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  for (int64_t step = 0; step < width * kBlockDepth / kCudaThreadsPerBlock;
-       ++step) {
-    Value element = add(threadId, index(step * kCudaThreadsPerBlock));
-    Value depth, across;
-    if (reductionInnermost) {
-      depth = arith::RemUIOp::create(b, loc, element, index(kBlockDepth));
-      across = arith::DivUIOp::create(b, loc, element, index(kBlockDepth));
-    } else {
-      depth = arith::DivUIOp::create(b, loc, element, index(width));
-      across = arith::RemUIOp::create(b, loc, element, index(width));
-    }
+  SmallVector<Value> values;
+  for (int64_t step = 0; step < getSliceSteps(which); ++step) {
+    auto [depth, across] = getSlicePosition(which, step);
     Value k = add(k0, depth);
     Value position = add(outerStart, across);
     Value inside = arith::AndIOp::create(
@@ -344,8 +389,17 @@ void KernelBuilder::stageSlice(unsigned which, Value shared, Value k0,
     Value value = loadOperand(operand, at);
     if (elementType != b.getF32Type())
       value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-    value = arith::SelectOp::create(b, loc, inside, value, zero);
-    memref::StoreOp::create(b, loc, value, shared, ValueRange{depth, across});
+    values.push_back(arith::SelectOp::create(b, loc, inside, value, zero));
+  }
+  return values;
+}
+
+void KernelBuilder::storeSlice(unsigned which, Value shared,
+                               ValueRange values) {
+  for (int64_t step = 0; step < getSliceSteps(which); ++step) {
+    auto [depth, across] = getSlicePosition(which, step);
+    memref::StoreOp::create(b, loc, values[step], shared,
+                            ValueRange{depth, across});
   }
 }
 
@@ -392,8 +446,8 @@ Value KernelBuilder::applyEpilogues(Value value, ArrayRef<Value> loopIndex) {
   return value;
 }
 
-std::pair<Operation *, int64_t> KernelBuilder::build(Value aShared,
-                                                     Value bShared) {
+std::pair<Operation *, int64_t>
+KernelBuilder::build(Value aShared, Value bShared, Value cShared) {
   linalg::GenericOp op = kernel.contraction;
   const ContractionLoops &loops = kernel.loops;
   Type i32 = b.getI32Type();
@@ -463,17 +517,46 @@ std::pair<Operation *, int64_t> KernelBuilder::build(Value aShared,
     }
   }
 
+  // The first slices, loaded ahead: each step stores the slices it was
+  // given, loads the next ones into registers while it computes (their
+  // latency hidden behind the multiply-adds), and hands them on. Loads
+  // only where there is a reduction at all: a clamped position in an
+  // empty operand would still be outside it.
+  int64_t aSteps = getSliceSteps(0), bSteps = getSliceSteps(1);
+  Value hasReduction = less(index(0), ranges[loops.k]);
+  auto firstSlices = scf::IfOp::create(
+      b, loc, SmallVector<Type>(aSteps + bSteps, b.getF32Type()), hasReduction,
+      /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(firstSlices.thenBlock());
+    SmallVector<Value> slices = loadSlice(0, index(0), m0);
+    llvm::append_range(slices, loadSlice(1, index(0), n0));
+    scf::YieldOp::create(b, loc, slices);
+    b.setInsertionPointToStart(firstSlices.elseBlock());
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+    scf::YieldOp::create(b, loc, SmallVector<Value>(aSteps + bSteps, zero));
+  }
+  SmallVector<Value> carried(accumulators);
+  llvm::append_range(carried, firstSlices.getResults());
+  int64_t accumulatorCount = accumulators.size();
   auto reduction = scf::ForOp::create(b, loc, index(0), ranges[loops.k],
-                                      index(kBlockDepth), accumulators);
+                                      index(kBlockDepth), carried);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(reduction.getBody());
     Value k0 = reduction.getInductionVar();
-    stageSlice(0, aShared, k0, m0);
-    stageSlice(1, bShared, k0, n0);
+    ValueRange staged =
+        reduction.getRegionIterArgs().drop_front(accumulatorCount);
+    storeSlice(0, aShared, staged.take_front(aSteps));
+    storeSlice(1, bShared, staged.drop_front(aSteps));
     NVVM::Barrier0Op::create(b, loc);
-    auto step = scf::ForOp::create(b, loc, index(0), index(kBlockDepth),
-                                   index(1), reduction.getRegionIterArgs());
+    Value nextK = add(k0, index(kBlockDepth));
+    SmallVector<Value> nextSlices = loadSlice(0, nextK, m0);
+    llvm::append_range(nextSlices, loadSlice(1, nextK, n0));
+    auto step = scf::ForOp::create(
+        b, loc, index(0), index(kBlockDepth), index(1),
+        reduction.getRegionIterArgs().take_front(accumulatorCount));
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(step.getBody());
@@ -506,28 +589,61 @@ std::pair<Operation *, int64_t> KernelBuilder::build(Value aShared,
     }
     // The next slice overwrites what this one read.
     NVVM::Barrier0Op::create(b, loc);
-    scf::YieldOp::create(b, loc, step.getResults());
+    SmallVector<Value> yielded(step.getResults());
+    llvm::append_range(yielded, nextSlices);
+    scf::YieldOp::create(b, loc, yielded);
   }
 
-  for (auto [i, row] : llvm::enumerate(rows)) {
-    for (auto [j, column] : llvm::enumerate(columnsAt)) {
-      Value inside = arith::AndIOp::create(b, loc, less(row, ranges[loops.m]),
-                                           less(column, ranges[loops.n]));
-      auto store = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(store.thenBlock()->getTerminator());
-      SmallVector<Value> at(loopIndex);
-      at[loops.m] = row;
-      at[loops.n] = column;
-      Value value =
-          applyEpilogues(reduction.getResult(i * kTileColumns + j), at);
-      AffineMap cMap = op.getMatchingIndexingMap(cOperand);
-      SmallVector<Value> indices;
-      for (AffineExpr expr : cMap.getResults())
-        indices.push_back(at[cast<AffineDimExpr>(expr).getPosition()]);
-      memref::StoreOp::create(b, loc, value, cOperand->get(), indices);
+  // The tile goes out through shared memory, so that neighbouring threads
+  // store neighbouring elements of C (a thread's own 4-column runs would
+  // make each warp store a quarter-used segment at a time: over PCIe, where
+  // results may live, that cost 10x the product).
+  auto vectorType = VectorType::get({kLanes}, b.getF32Type());
+  for (int64_t i = 0; i < kTileRows; ++i) {
+    Value row = add(mul(threadRow, kTileRows), index(i));
+    for (int64_t v = 0; v < kTileColumnVectors; ++v) {
+      SmallVector<Value> lanes;
+      for (int64_t lane = 0; lane < kLanes; ++lane)
+        lanes.push_back(
+            reduction.getResult(i * kTileColumns + v * kLanes + lane));
+      Value vector = vector::FromElementsOp::create(b, loc, vectorType, lanes);
+      Value column =
+          add(mul(threadColumn, kLanes), index(v * kThreadColumns * kLanes));
+      vector::StoreOp::create(b, loc, vector, cShared, ValueRange{row, column},
+                              /*nontemporal=*/false,
+                              llvm::MaybeAlign(kLanes * 4));
     }
   }
+  NVVM::Barrier0Op::create(b, loc);
+  for (int64_t step = 0;
+       step < kBlockRows * kBlockColumns / kCudaThreadsPerBlock; ++step) {
+    Value element = add(threadId, index(step * kCudaThreadsPerBlock));
+    Value tileRow =
+        arith::DivUIOp::create(b, loc, element, index(kBlockColumns));
+    Value tileColumn =
+        arith::RemUIOp::create(b, loc, element, index(kBlockColumns));
+    Value row = add(m0, tileRow);
+    Value column = add(n0, tileColumn);
+    Value inside = arith::AndIOp::create(b, loc, less(row, ranges[loops.m]),
+                                         less(column, ranges[loops.n]));
+    auto store = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(store.thenBlock()->getTerminator());
+    SmallVector<Value> at(loopIndex);
+    at[loops.m] = row;
+    at[loops.n] = column;
+    Value value =
+        applyEpilogues(memref::LoadOp::create(b, loc, cShared,
+                                              ValueRange{tileRow, tileColumn}),
+                       at);
+    AffineMap cMap = op.getMatchingIndexingMap(cOperand);
+    SmallVector<Value> indices;
+    for (AffineExpr expr : cMap.getResults())
+      indices.push_back(at[cast<AffineDimExpr>(expr).getPosition()]);
+    memref::StoreOp::create(b, loc, value, cOperand->get(), indices);
+  }
+  // The next tile's results overwrite this one's in shared memory.
+  NVVM::Barrier0Op::create(b, loc);
   return {outermost, blocks};
 }
 
@@ -537,7 +653,7 @@ struct CUDATileContractionsPass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    std::optional<ContractionKernel> kernel = matchKernel(func);
+    std::optional<ContractionKernel> kernel = matchKernel(getWorkBlock(func));
     if (!kernel)
       return;
     OpBuilder builder(func.getContext());
@@ -555,13 +671,19 @@ struct CUDATileContractionsPass
     Value bShared =
         memref::AllocaOp::create(builder, loc, sharedType(kBlockColumns),
                                  builder.getI64IntegerAttr(kLanes * 4));
+    // The block's results on their way out (rows of the block tile).
+    Value cShared = memref::AllocaOp::create(
+        builder, loc,
+        MemRefType::get({kBlockRows, kBlockColumns + kSharedPad},
+                        builder.getF32Type()),
+        builder.getI64IntegerAttr(kLanes * 4));
     // After the last op it replaces, where everything they read is defined.
     Operation *last = kernel->epilogues.empty()
                           ? kernel->contraction.getOperation()
                           : kernel->epilogues.back().getOperation();
     builder.setInsertionPointAfter(last);
     auto [outermost, blocks] =
-        KernelBuilder(*kernel, builder).build(aShared, bShared);
+        KernelBuilder(*kernel, builder).build(aShared, bShared, cShared);
     outermost->setAttr(kBlockCooperativeAttr, builder.getUnitAttr());
     if (blocks > 1)
       func->setAttr(kBlocksPerWorkgroupAttr, builder.getI64IntegerAttr(blocks));
