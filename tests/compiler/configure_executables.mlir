@@ -39,8 +39,10 @@ func.func @matmul_grid(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>, %c: ten
   return %0 : tensor<512x512xf32>
 }
 // CHECK: flow.executable @matmul_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 4, 1, 1>
-// GPU: flow.executable @matmul_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 64, 1, 1>
-// GPU:   func.func @matmul_grid_dispatch_0({{.*}}workgroup_tile = [8, 0, 0]
+// On a GPU the cuda target's thread-block kernel takes 64 rows per
+// workgroup and spreads the columns over the workgroup's blocks.
+// GPU: flow.executable @matmul_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 8, 1, 1>
+// GPU:   func.func @matmul_grid_dispatch_0({{.*}}workgroup_tile = [64, 0, 0]
 // CHECK-SAME: {
 // CHECK:   workgroup_tile = [0, 128, 0], kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [60, 128, 256], cache_order = [0, 1, 2], register_tiles = [6, 64, 1], roles = [0, 1, 2]>]
 // CHECK: flow.dispatch @matmul_grid_dispatch_0::@matmul_grid_dispatch_0{{\[}}[4, 1, 1]]
@@ -73,6 +75,10 @@ func.func @balanced_grid(%w: tensor<96x576xf32>, %x: tensor<1x576x196xf32>, %o: 
   return %0 : tensor<1x96x196xf32>
 }
 // CHECK: flow.executable @balanced_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 4, 1, 1>
+// For GPU blocks, 96 output channels are two row tiles of the thread-block
+// kernel; the image loop of one iteration is no batch worth splitting.
+// GPU: flow.executable @balanced_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 2, 1, 1>
+// GPU:   func.func @balanced_grid_dispatch_0({{.*}}workgroup_tile = [0, 64, 0, 0]
 // CHECK: workgroup_tile = [0, 24, 0, 0]
 
 // A blocked 1x1 convolution with two blocks of output channels on a 28x28

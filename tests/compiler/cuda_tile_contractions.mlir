@@ -122,6 +122,33 @@ func.func @batch_matmul_transposed_f16(%a: memref<2x64x32xf16>, %b: memref<2x?x3
 
 // -----
 
+// A convolution as a product ([F, C*Kh*Kw] x [N, C*Kh*Kw, Oh*Ow]): the image
+// loop of one iteration is absent from the filter, a batch of one.
+// CHECK-LABEL: func.func @convolution_product
+// CHECK-SAME:      attributes {strata.cuda.blocks_per_workgroup = 25 : i64}
+// CHECK:         scf.for %[[IMAGE:.+]] = %c0 to %c1 step %c1
+// CHECK:         } {strata.cuda.block_cooperative}
+// CHECK-NOT:     linalg.generic
+func.func @convolution_product(%filter: memref<64x576xf32>, %patches: memref<1x576x3136xf32>,
+                               %out: memref<1x64x3136xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(n, f, p) -> (n, f, p)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%out : memref<1x64x3136xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %zero : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(n, f, p, k) -> (f, k)>, affine_map<(n, f, p, k) -> (n, k, p)>, affine_map<(n, f, p, k) -> (n, f, p)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%filter, %patches : memref<64x576xf32>, memref<1x576x3136xf32>) outs(%out : memref<1x64x3136xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // A dispatch of one workgroup runs its work under a guard on the workgroup
 // id (uniform over the block): the kernel is written inside it.
 // CHECK-LABEL: func.func @one_workgroup

@@ -124,10 +124,18 @@ std::optional<ContractionLoops> classifyLoops(linalg::LinalgOp op) {
   SmallVector<unsigned> m, n, k;
   ContractionLoops loops;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   for (unsigned loop = 0; loop < op.getNumLoops(); ++loop) {
     bool inA = maps[0].isFunctionOfDim(loop);
     bool inB = maps[1].isFunctionOfDim(loop);
     bool inC = maps[2].isFunctionOfDim(loop);
+    // A parallel loop of one iteration is a batch of one, whichever
+    // operands it indexes (a convolution product's image, absent from its
+    // filter).
+    if (iterators[loop] == utils::IteratorType::parallel && ranges[loop] == 1) {
+      loops.batch.push_back(loop);
+      continue;
+    }
     if (iterators[loop] == utils::IteratorType::reduction) {
       if (!inA || !inB || inC)
         return std::nullopt;
