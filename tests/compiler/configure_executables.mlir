@@ -229,3 +229,23 @@ func.func @blocked_depthwise_grid(%x: tensor<1x9x58x58x16xf32>, %w: tensor<9x3x3
 }
 // CHECK: flow.executable @blocked_depthwise_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 9, 1, 1>
 // CHECK: workgroup_tile = [0, 1, 0, 0, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast", {{.*}}register_tiles = [0, 0, 0, 7, 1, 1, 16]
+
+// An elementwise op whose outermost loop is short: a CPU splits it there
+// (ties go to the outermost loop), GPU blocks split the loop that makes
+// the most of them (32 tiles of 8 rows, a count dividing 256, not 3
+// planes).
+func.func @short_outer_loop(%x: tensor<3x256x256xf32>) -> tensor<3x256x256xf32> {
+  %0 = flow.dispatch.region -> (tensor<3x256x256xf32>) {
+    %e = tensor.empty() : tensor<3x256x256xf32>
+    %1 = linalg.generic {indexing_maps = [affine_map<(c, h, w) -> (c, h, w)>, affine_map<(c, h, w) -> (c, h, w)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<3x256x256xf32>) outs(%e : tensor<3x256x256xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %n = arith.negf %a : f32
+      linalg.yield %n : f32
+    } -> tensor<3x256x256xf32>
+    flow.return %1 : tensor<3x256x256xf32>
+  }
+  return %0 : tensor<3x256x256xf32>
+}
+// CHECK: flow.executable @short_outer_loop_dispatch_0 {{.*}}workgroup_count = array<i64: 3, 1, 1>
+// GPU: flow.executable @short_outer_loop_dispatch_0 {{.*}}workgroup_count = array<i64: 32, 1, 1>
+// GPU:   func.func @short_outer_loop_dispatch_0({{.*}}workgroup_tile = [0, 8, 0]

@@ -471,6 +471,18 @@ std::optional<WorkgroupTiling> chooseWorkgroupTiling(linalg::LinalgOp root,
       (!best || (wideVectorSplit && vectorScore > 2 * bestScore));
   if (useVectorLoop)
     best = vectorLoop;
+  // GPU blocks read what they need from L2 whichever loop splits; what
+  // matters is enough of them: the loop that makes the most workgroups
+  // (an im2col gather of 3 input channels split by channel ran as 3 blocks,
+  // 439 us; its 112 output rows make 112).
+  if (grid == WorkgroupGrid::gpuBlocks && best &&
+      std::min(ranges[*best], wanted) < wanted) {
+    for (auto [loop, range] : llvm::enumerate(ranges))
+      if (iterators[loop] == utils::IteratorType::parallel &&
+          !isUsedNonlinearly(root, loop) &&
+          std::min(range, wanted) > std::min(ranges[*best], wanted))
+        best = loop;
+  }
   if (!best)
     return std::nullopt;
   int64_t range = ranges[*best];
