@@ -179,6 +179,55 @@ func.func @one_workgroup(%a: memref<32x64xf32>, %b: memref<64x512xf32>, %c: memr
 
 // -----
 
+// One row (a Linear layer at batch 1): each warp sums an eighth of the
+// reduction for 32 columns (its lane's column clamped at the edge), the
+// parts meet in shared memory, and the block adds them to the fill value,
+// applies the bias and stores; 100 columns are 4 blocks of 32.
+// CHECK-LABEL: func.func @one_row
+// CHECK-SAME:      attributes {strata.cuda.blocks_per_workgroup = 4 : i64}
+// CHECK:         %[[PARTIALS:.+]] = memref.alloca() {alignment = 16 : i64} : memref<8x15x32xf32>
+// CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK:         scf.for %[[N0:.+]] = %{{.+}} to %c100 step %c128 {
+// CHECK:           %[[PART:.+]] = arith.ceildivui %c64, %c8
+// CHECK:           %[[SUM:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %c1 iter_args(%[[ACC:.+]] = %[[ZERO]]) -> (f32) {
+// CHECK:             %[[B:.+]] = memref.load %arg2[%[[K]], %{{.+}}]
+// CHECK:             %[[A:.+]] = memref.load %arg1[%c0, %[[K]]]
+// CHECK:             llvm.intr.fma(%[[A]], %[[B]], %[[ACC]])
+// CHECK:           memref.store %[[SUM]], %[[PARTIALS]]
+// CHECK:           nvvm.barrier0
+// CHECK:           scf.if
+// CHECK-COUNT-8:     arith.addf
+// CHECK:             memref.load %arg0
+// CHECK:             arith.addf
+// CHECK:             memref.store
+// CHECK:           nvvm.barrier0
+// CHECK:         } {strata.cuda.block_cooperative}
+// CHECK-NOT:     linalg.generic
+func.func @one_row(%bias: memref<100xf32>, %a: memref<1x64xf32>, %b: memref<64x100xf32>, %c: memref<1x100xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+      outs(%c : memref<1x100xf32>) {
+  ^bb0(%out: f32):
+    linalg.yield %zero : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<1x64xf32>, memref<64x100xf32>) outs(%c : memref<1x100xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (n)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<1x100xf32>, memref<100xf32>) outs(%c : memref<1x100xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Left to the per-element lowering: an integer product, a body that is not
 // a multiply-add, a consumer that reads other elements of C, and a
 // temporary the kernel writes.

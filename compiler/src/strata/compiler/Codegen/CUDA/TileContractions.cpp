@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/Codegen/CUDA/ContractionKernels.h"
 #include "strata/compiler/Codegen/CUDA/ThreadBlocks.h"
 #include "strata/compiler/Codegen/WorkgroupTiling.h"
 #include "strata/compiler/Passes.h"
@@ -59,8 +60,6 @@ constexpr int64_t kBlockDepth = 16;
 // different banks when threads store along the reduction.
 constexpr int64_t kSharedPad = kLanes;
 constexpr int64_t kMaxBlocksPerWorkgroup = 65536;
-// Below this many rows most of a block tile would be padding.
-constexpr int64_t kMinRows = 16;
 
 static_assert(kThreadRows * kThreadColumns == kCudaThreadsPerBlock);
 static_assert(kBlockRows == kGpuContractionRowTile);
@@ -68,16 +67,6 @@ static_assert(kBlockRows * kBlockDepth % kCudaThreadsPerBlock == 0 &&
               kBlockColumns * kBlockDepth % kCudaThreadsPerBlock == 0);
 
 using ContractionLoops = ThreadBlockContractionLoops;
-
-// What one kernel becomes: the contraction, the fill that starts it and
-// the epilogues after it, all on the same C.
-struct ContractionKernel {
-  linalg::GenericOp contraction;
-  ContractionLoops loops;
-  linalg::GenericOp fill;
-  Value fillValue;
-  SmallVector<linalg::GenericOp> epilogues;
-};
 
 // `value` is `arg`, or `arg` extended to f32.
 bool isInputOrExtension(Value value, BlockArgument arg) {
@@ -168,8 +157,48 @@ getThreadBlockContractionLoops(linalg::LinalgOp op) {
   if (!loops)
     return std::nullopt;
   int64_t rows = op.getStaticLoopRanges()[loops->m];
-  if (!ShapedType::isDynamic(rows) && rows < kMinRows)
+  if (!ShapedType::isDynamic(rows) && rows < kMinBlockTileRows)
     return std::nullopt;
+  return loops;
+}
+
+std::optional<ThreadBlockContractionLoops>
+getFewRowsContractionLoops(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType()).isF32() ||
+      !isMultiplyAccumulate(op))
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!llvm::all_of(maps,
+                    [](AffineMap map) { return map.isProjectedPermutation(); }))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> columns, reductions;
+  ThreadBlockContractionLoops loops;
+  int64_t rows = 1;
+  for (unsigned loop = 0; loop < op.getNumLoops(); ++loop) {
+    bool inA = maps[0].isFunctionOfDim(loop);
+    bool inB = maps[1].isFunctionOfDim(loop);
+    bool inC = maps[2].isFunctionOfDim(loop);
+    if (iterators[loop] == utils::IteratorType::reduction) {
+      if (!inA || !inB || inC)
+        return std::nullopt;
+      reductions.push_back(loop);
+    } else if (inB && !inA && ranges[loop] != 1) {
+      columns.push_back(loop);
+    } else {
+      if (ShapedType::isDynamic(ranges[loop]))
+        return std::nullopt;
+      rows *= ranges[loop];
+      loops.batch.push_back(loop);
+    }
+  }
+  if (columns.size() != 1 || reductions.size() != 1 ||
+      rows >= kMinBlockTileRows)
+    return std::nullopt;
+  loops.n = columns.front();
+  loops.k = reductions.front();
   return loops;
 }
 
@@ -267,6 +296,10 @@ std::optional<ContractionKernel> matchKernel(Block &block) {
   linalg::GenericOp contraction = kernel.contraction;
   std::optional<ContractionLoops> loops =
       getThreadBlockContractionLoops(contraction);
+  if (!loops) {
+    loops = getFewRowsContractionLoops(contraction);
+    kernel.fewRows = true;
+  }
   if (!contraction.hasPureBufferSemantics() || !loops)
     return std::nullopt;
   Value c = contraction.getDpsInitOperand(0)->get();
@@ -296,6 +329,66 @@ std::optional<ContractionKernel> matchKernel(Block &block) {
   return kernel;
 }
 
+} // namespace
+
+Value applyEpilogues(OpBuilder &b, Location loc,
+                     const ContractionKernel &kernel, Value value,
+                     ArrayRef<Value> loopIndex) {
+  linalg::GenericOp contraction = kernel.contraction;
+  Value c = contraction.getDpsInitOperand(0)->get();
+  AffineMap cMap =
+      contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
+  // An epilogue's loops are C's dimensions.
+  SmallVector<Value> cIndex;
+  for (AffineExpr expr : cMap.getResults())
+    cIndex.push_back(loopIndex[cast<AffineDimExpr>(expr).getPosition()]);
+  for (linalg::GenericOp epilogue : kernel.epilogues) {
+    Block &body = epilogue.getRegion().front();
+    IRMapping mapping;
+    for (OpOperand &operand : epilogue->getOpOperands()) {
+      BlockArgument arg = epilogue.getMatchingBlockArgument(&operand);
+      Value source = operand.get();
+      if (source == c) {
+        mapping.map(arg, value);
+        continue;
+      }
+      if (!isa<ShapedType>(source.getType())) {
+        mapping.map(arg, source);
+        continue;
+      }
+      AffineMap map = epilogue.getMatchingIndexingMap(&operand);
+      SmallVector<Value> indices;
+      for (AffineExpr expr : map.getResults())
+        indices.push_back(affine::makeComposedAffineApply(
+                              b, loc, AffineMap::get(map.getNumDims(), 0, expr),
+                              getAsOpFoldResult(cIndex))
+                              ->getResult(0));
+      mapping.map(arg, memref::LoadOp::create(b, loc, source, indices));
+    }
+    for (Operation &op : body.without_terminator()) {
+      if (auto loopIndexOp = dyn_cast<linalg::IndexOp>(op)) {
+        mapping.map(loopIndexOp.getResult(), cIndex[loopIndexOp.getDim()]);
+        continue;
+      }
+      b.clone(op, mapping);
+    }
+    value = mapping.lookup(body.getTerminator()->getOperand(0));
+  }
+  return value;
+}
+
+Value loadContractionOperand(OpBuilder &b, Location loc, OpOperand &operand,
+                             ArrayRef<Value> loopIndex) {
+  auto op = cast<linalg::LinalgOp>(operand.getOwner());
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  SmallVector<Value> indices;
+  for (AffineExpr expr : map.getResults())
+    indices.push_back(loopIndex[cast<AffineDimExpr>(expr).getPosition()]);
+  return memref::LoadOp::create(b, loc, operand.get(), indices);
+}
+
+namespace {
+
 // Writes one ContractionKernel as block-cooperative loops.
 class KernelBuilder {
 public:
@@ -304,8 +397,7 @@ public:
 
   // Emits the kernel at the builder's point; returns its outermost op and
   // the blocks per workgroup it was written for.
-  std::pair<Operation *, int64_t> build(Value aShared, Value bShared,
-                                        Value cShared);
+  BuiltKernel build(Value aShared, Value bShared, Value cShared);
 
 private:
   Value index(int64_t value) {
@@ -326,8 +418,9 @@ private:
     return arith::MinUIOp::create(
         b, loc, x, arith::SubIOp::create(b, loc, bound, index(1)));
   }
-  // The element of `operand` at the loop indices `loopIndex` (by loop).
-  Value loadOperand(OpOperand &operand, ArrayRef<Value> loopIndex);
+  Value loadOperand(OpOperand &operand, ArrayRef<Value> loopIndex) {
+    return loadContractionOperand(b, loc, operand, loopIndex);
+  }
   // Input `which` (0: A, 1: B) is staged `getSliceSteps` elements per
   // thread; step `step`'s place in the shared slice (depth, across).
   int64_t getSliceSteps(unsigned which);
@@ -335,7 +428,9 @@ private:
   // This thread's elements of the slice of `which` at k0 (zero outside).
   SmallVector<Value> loadSlice(unsigned which, Value k0, Value outerStart);
   void storeSlice(unsigned which, Value shared, ValueRange values);
-  Value applyEpilogues(Value value, ArrayRef<Value> loopIndex);
+  Value applyEpilogues(Value value, ArrayRef<Value> loopIndex) {
+    return strata::applyEpilogues(b, loc, kernel, value, loopIndex);
+  }
 
   ContractionKernel kernel;
   OpBuilder &b;
@@ -344,15 +439,6 @@ private:
   SmallVector<Value> ranges; // per loop of the contraction
   SmallVector<Value> loopIndex;
 };
-
-Value KernelBuilder::loadOperand(OpOperand &operand,
-                                 ArrayRef<Value> loopIndex) {
-  AffineMap map = kernel.contraction.getMatchingIndexingMap(&operand);
-  SmallVector<Value> indices;
-  for (AffineExpr expr : map.getResults())
-    indices.push_back(loopIndex[cast<AffineDimExpr>(expr).getPosition()]);
-  return memref::LoadOp::create(b, loc, operand.get(), indices);
-}
 
 std::pair<Value, Value> KernelBuilder::getSlicePosition(unsigned which,
                                                         int64_t step) {
@@ -411,51 +497,7 @@ void KernelBuilder::storeSlice(unsigned which, Value shared,
   }
 }
 
-Value KernelBuilder::applyEpilogues(Value value, ArrayRef<Value> loopIndex) {
-  Value c = kernel.contraction.getDpsInitOperand(0)->get();
-  AffineMap cMap = kernel.contraction.getMatchingIndexingMap(
-      kernel.contraction.getDpsInitOperand(0));
-  // An epilogue's loops are C's dimensions.
-  SmallVector<Value> cIndex;
-  for (AffineExpr expr : cMap.getResults())
-    cIndex.push_back(loopIndex[cast<AffineDimExpr>(expr).getPosition()]);
-  for (linalg::GenericOp epilogue : kernel.epilogues) {
-    Block &body = epilogue.getRegion().front();
-    IRMapping mapping;
-    for (OpOperand &operand : epilogue->getOpOperands()) {
-      BlockArgument arg = epilogue.getMatchingBlockArgument(&operand);
-      Value source = operand.get();
-      if (source == c) {
-        mapping.map(arg, value);
-        continue;
-      }
-      if (!isa<ShapedType>(source.getType())) {
-        mapping.map(arg, source);
-        continue;
-      }
-      AffineMap map = epilogue.getMatchingIndexingMap(&operand);
-      SmallVector<Value> indices;
-      for (AffineExpr expr : map.getResults())
-        indices.push_back(affine::makeComposedAffineApply(
-                              b, loc, AffineMap::get(map.getNumDims(), 0, expr),
-                              getAsOpFoldResult(cIndex))
-                              ->getResult(0));
-      mapping.map(arg, memref::LoadOp::create(b, loc, source, indices));
-    }
-    for (Operation &op : body.without_terminator()) {
-      if (auto loopIndexOp = dyn_cast<linalg::IndexOp>(op)) {
-        mapping.map(loopIndexOp.getResult(), cIndex[loopIndexOp.getDim()]);
-        continue;
-      }
-      b.clone(op, mapping);
-    }
-    value = mapping.lookup(body.getTerminator()->getOperand(0));
-  }
-  return value;
-}
-
-std::pair<Operation *, int64_t>
-KernelBuilder::build(Value aShared, Value bShared, Value cShared) {
+BuiltKernel KernelBuilder::build(Value aShared, Value bShared, Value cShared) {
   linalg::GenericOp op = kernel.contraction;
   const ContractionLoops &loops = kernel.loops;
   Type i32 = b.getI32Type();
@@ -666,32 +708,38 @@ struct CUDATileContractionsPass
       return;
     OpBuilder builder(func.getContext());
     Location loc = kernel->contraction.getLoc();
-    // The staged slices, K-major: a thread's rows (columns) are one vector.
-    // DistributeToThreads moves them to shared memory.
+    // Shared memory at the top of the kernel: DistributeToThreads moves the
+    // allocas there.
     builder.setInsertionPointToStart(&func.getBody().front());
-    auto sharedType = [&](int64_t width) {
-      return MemRefType::get({kBlockDepth, width + kSharedPad},
-                             builder.getF32Type());
+    auto allocate = [&](MemRefType type) -> Value {
+      return memref::AllocaOp::create(builder, loc, type,
+                                      builder.getI64IntegerAttr(kLanes * 4));
     };
-    Value aShared =
-        memref::AllocaOp::create(builder, loc, sharedType(kBlockRows),
-                                 builder.getI64IntegerAttr(kLanes * 4));
-    Value bShared =
-        memref::AllocaOp::create(builder, loc, sharedType(kBlockColumns),
-                                 builder.getI64IntegerAttr(kLanes * 4));
-    // The block's results on their way out (rows of the block tile).
-    Value cShared = memref::AllocaOp::create(
-        builder, loc,
-        MemRefType::get({kBlockRows, kBlockColumns + kSharedPad},
-                        builder.getF32Type()),
-        builder.getI64IntegerAttr(kLanes * 4));
+    SmallVector<Value> shared;
+    if (kernel->fewRows) {
+      shared.push_back(allocate(getFewRowsPartialsType(func.getContext())));
+    } else {
+      // The staged slices, K-major: a thread's rows (columns) are one
+      // vector; then the block's results on their way out.
+      Type f32 = builder.getF32Type();
+      shared.push_back(allocate(
+          MemRefType::get({kBlockDepth, kBlockRows + kSharedPad}, f32)));
+      shared.push_back(allocate(
+          MemRefType::get({kBlockDepth, kBlockColumns + kSharedPad}, f32)));
+      shared.push_back(allocate(
+          MemRefType::get({kBlockRows, kBlockColumns + kSharedPad}, f32)));
+    }
     // After the last op it replaces, where everything they read is defined.
     Operation *last = kernel->epilogues.empty()
                           ? kernel->contraction.getOperation()
                           : kernel->epilogues.back().getOperation();
     builder.setInsertionPointAfter(last);
-    auto [outermost, blocks] =
-        KernelBuilder(*kernel, builder).build(aShared, bShared, cShared);
+    BuiltKernel built = kernel->fewRows
+                            ? buildFewRowsKernel(builder, *kernel, shared[0])
+                            : KernelBuilder(*kernel, builder)
+                                  .build(shared[0], shared[1], shared[2]);
+    Operation *outermost = built.outermost;
+    int64_t blocks = built.blocksPerWorkgroup;
     outermost->setAttr(kBlockCooperativeAttr, builder.getUnitAttr());
     if (blocks > 1)
       func->setAttr(kBlocksPerWorkgroupAttr, builder.getI64IntegerAttr(blocks));
