@@ -1,10 +1,10 @@
 //===- ContractionKernels.h - the cuda target's contraction kernels -*- C++
 //-*-=//
 //
-// What TileContractions.cpp (the pass, and the block-tile kernel for
-// products of many rows) and FewRowsKernel.cpp (products of a few rows)
-// share: the kernel a dispatch's contraction becomes, and how either
-// kernel reads an operand and applies the epilogues.
+// What TileContractions.cpp (the pass), BlockTileKernel.cpp (products of
+// many rows) and FewRowsKernel.cpp (products of a few rows) share: the
+// kernel a dispatch's contraction becomes, how the kernels read an operand,
+// apply the epilogues and split columns over blocks (ContractionKernels.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef STRATA_COMPILER_CODEGEN_CUDA_CONTRACTIONKERNELS_H_
@@ -19,6 +19,9 @@ namespace strata {
 
 // Products of fewer rows than this run as a few-rows kernel.
 inline constexpr int64_t kMinBlockTileRows = 16;
+
+// The alignment of the kernels' shared memory: 4-wide f32 vectors.
+inline constexpr int64_t kSharedAlignment = 16;
 
 // A dispatch's contraction with the fill that starts it and the
 // elementwise epilogues after it, all on the same C.
@@ -50,10 +53,41 @@ mlir::Value applyEpilogues(mlir::OpBuilder &b, mlir::Location loc,
                            const ContractionKernel &kernel, mlir::Value value,
                            llvm::ArrayRef<mlir::Value> loopIndex);
 
+// This thread's index in its block.
+mlir::Value getThreadIndex(mlir::OpBuilder &b, mlir::Location loc);
+
+// The extent of each loop of `op` (memref.dim where dynamic).
+llvm::SmallVector<mlir::Value> getLoopSizes(mlir::OpBuilder &b,
+                                            mlir::Location loc,
+                                            mlir::linalg::GenericOp op);
+
+// How a workgroup's `columns` (ShapedType::kDynamic when unknown) are
+// shared by its blocks in tiles of `tile`: the block count (one tile each
+// where the count is known, else one block walking every tile) and this
+// block's index among them.
+struct ColumnBlocks {
+  int64_t count = 1;
+  mlir::Value index;
+};
+ColumnBlocks getColumnBlocks(mlir::OpBuilder &b, mlir::Location loc,
+                             int64_t columns, int64_t tile);
+
 struct BuiltKernel {
   mlir::Operation *outermost = nullptr;
   int64_t blocksPerWorkgroup = 1;
 };
+
+// The shared memory of a block-tile kernel: A's and B's staged slices,
+// then C's tile on its way out.
+llvm::SmallVector<mlir::MemRefType>
+getBlockTileSharedTypes(mlir::MLIRContext *context);
+
+// Writes a block-tile kernel at the builder's point, with the shared
+// memory of getBlockTileSharedTypes.
+BuiltKernel buildBlockTileKernel(mlir::OpBuilder &b,
+                                 const ContractionKernel &kernel,
+                                 mlir::Value aShared, mlir::Value bShared,
+                                 mlir::Value cShared);
 
 // The shared memory a few-rows kernel sums its warps' partial results in.
 mlir::MemRefType getFewRowsPartialsType(mlir::MLIRContext *context);

@@ -28,7 +28,6 @@ namespace {
 constexpr int64_t kWarpSize = 32;
 constexpr int64_t kWarps = kCudaThreadsPerBlock / kWarpSize;
 constexpr int64_t kMaxRows = kMinBlockTileRows - 1;
-constexpr int64_t kMaxBlocksPerWorkgroup = 65536;
 
 class FewRowsBuilder {
 public:
@@ -91,31 +90,17 @@ SmallVector<Value> FewRowsBuilder::getRowIndex(Value row) {
 BuiltKernel FewRowsBuilder::build(Value partials) {
   const ThreadBlockContractionLoops &loops = kernel.loops;
   staticRanges = op.getStaticLoopRanges();
-  for (Range range :
-       cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
-    ranges.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
+  ranges = getLoopSizes(b, loc, op);
   int64_t rows = 1;
   for (unsigned loop : loops.batch)
     rows *= staticRanges[loop];
-  Type i32 = b.getI32Type();
-  Value threadId = arith::IndexCastUIOp::create(
-      b, loc, b.getIndexType(), NVVM::ThreadIdXOp::create(b, loc, i32));
+  Value threadId = getThreadIndex(b, loc);
   Value lane = arith::RemUIOp::create(b, loc, threadId, index(kWarpSize));
   Value warp = arith::DivUIOp::create(b, loc, threadId, index(kWarpSize));
-
-  int64_t columns = staticRanges[loops.n];
-  int64_t blocks =
-      ShapedType::isDynamic(columns)
-          ? 1
-          : std::clamp<int64_t>(llvm::divideCeil(columns, kWarpSize), 1,
-                                kMaxBlocksPerWorkgroup);
-  Value blockInWorkgroup = index(0);
-  if (blocks > 1)
-    blockInWorkgroup = arith::RemUIOp::create(
-        b, loc,
-        arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
-                                     NVVM::BlockIdXOp::create(b, loc, i32)),
-        index(blocks));
+  ColumnBlocks columnBlocks =
+      getColumnBlocks(b, loc, staticRanges[loops.n], kWarpSize);
+  int64_t blocks = columnBlocks.count;
+  Value blockInWorkgroup = columnBlocks.index;
   auto columnLoop = scf::ForOp::create(
       b, loc,
       b.createOrFold<arith::MulIOp>(loc, blockInWorkgroup, index(kWarpSize)),
