@@ -133,12 +133,12 @@ BuiltKernel FewRowsBuilder::build(Value partials) {
     AffineMap bMap = op.getMatchingIndexingMap(&bOperand);
     bool bPerRow = llvm::any_of(
         loops.batch, [&](unsigned loop) { return bMap.isFunctionOfDim(loop); });
-    Value shared;
+    Value bValue;
     SmallVector<Value> next;
     for (int64_t row = 0; row < rows; ++row) {
       SmallVector<Value> at = getLoopIndex(rowIndices[row], clampedColumn, k);
-      Value bValue = bPerRow || !shared ? loadAsF32(bOperand, at) : shared;
-      shared = bValue;
+      if (bPerRow || !bValue)
+        bValue = loadAsF32(bOperand, at);
       // LLVM's fma directly: ExpandMath would split a math.fma.
       next.push_back(LLVM::FMAOp::create(b, loc, loadAsF32(aOperand, at),
                                          bValue, sum.getRegionIterArgs()[row]));

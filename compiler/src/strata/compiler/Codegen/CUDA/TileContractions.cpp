@@ -232,9 +232,8 @@ bool isEpilogueOn(linalg::GenericOp op, Value c) {
       });
 }
 
-// The kernel of `func` when all it writes is one contraction's C (after a
-// fill, before epilogues), or nullopt.
-// The ops of `block` that write memory.
+// The ops of `block` that touch memory (a top-level load, whose value
+// could steer control flow, counts too).
 SmallVector<Operation *> getWriters(Block &block) {
   SmallVector<Operation *> writers;
   for (Operation &op : block.without_terminator())
@@ -256,6 +255,8 @@ Block &getWorkBlock(func::FuncOp func) {
   return body;
 }
 
+// The kernel `block` is when all it writes is one contraction's C (after a
+// fill, before epilogues), or nullopt.
 std::optional<ContractionKernel> matchKernel(Block &block) {
   SmallVector<Operation *> writers = getWriters(block);
   ContractionKernel kernel;
