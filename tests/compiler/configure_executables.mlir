@@ -39,12 +39,10 @@ func.func @matmul_grid(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>, %c: ten
   return %0 : tensor<512x512xf32>
 }
 // CHECK: flow.executable @matmul_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 4, 1, 1>
-// On a GPU the cuda target's thread-block kernel takes up to 64 rows per
-// workgroup and spreads the columns over the workgroup's blocks; 8 tiles
-// of 64 rows by 4 of 128 columns would be 32 blocks, too few to fill the
-// GPU, so the rows split down to 16 per workgroup (128 blocks).
-// GPU: flow.executable @matmul_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 32, 1, 1>
-// GPU:   func.func @matmul_grid_dispatch_0({{.*}}workgroup_tile = [16, 0, 0]
+// On a GPU the cuda target's thread-block kernel takes 64 rows per
+// workgroup and spreads the columns over the workgroup's blocks.
+// GPU: flow.executable @matmul_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 8, 1, 1>
+// GPU:   func.func @matmul_grid_dispatch_0({{.*}}workgroup_tile = [64, 0, 0]
 // CHECK-SAME: {
 // CHECK:   workgroup_tile = [0, 128, 0], kernels = [#flow.kernel_config<strategy = "contraction", cache_tiles = [60, 128, 256], cache_order = [0, 1, 2], register_tiles = [6, 64, 1], roles = [0, 1, 2]>]
 // CHECK: flow.dispatch @matmul_grid_dispatch_0::@matmul_grid_dispatch_0{{\[}}[4, 1, 1]]
@@ -77,11 +75,10 @@ func.func @balanced_grid(%w: tensor<96x576xf32>, %x: tensor<1x576x196xf32>, %o: 
   return %0 : tensor<1x96x196xf32>
 }
 // CHECK: flow.executable @balanced_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 4, 1, 1>
-// For GPU blocks, 96 output channels in rows of 16 (the fewest rows of
-// the thread-block kernel: few blocks either way); the image loop of one
-// iteration is no batch worth splitting.
-// GPU: flow.executable @balanced_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 6, 1, 1>
-// GPU:   func.func @balanced_grid_dispatch_0({{.*}}workgroup_tile = [0, 16, 0, 0]
+// For GPU blocks, 96 output channels are two row tiles of the thread-block
+// kernel; the image loop of one iteration is no batch worth splitting.
+// GPU: flow.executable @balanced_grid_dispatch_0 {{.*}}workgroup_count = array<i64: 2, 1, 1>
+// GPU:   func.func @balanced_grid_dispatch_0({{.*}}workgroup_tile = [0, 64, 0, 0]
 // CHECK: workgroup_tile = [0, 24, 0, 0]
 
 // A blocked 1x1 convolution with two blocks of output channels on a 28x28
@@ -253,8 +250,8 @@ func.func @short_outer_loop(%x: tensor<3x256x256xf32>) -> tensor<3x256x256xf32> 
 // GPU: flow.executable @short_outer_loop_dispatch_0 {{.*}}workgroup_count = array<i64: 32, 1, 1>
 // GPU:   func.func @short_outer_loop_dispatch_0({{.*}}workgroup_tile = [0, 8, 0]
 
-// A product of enough tiles keeps whole 64-row tiles for GPU blocks: 32 row
-// tiles by 16 column blocks fill it already.
+// GPU blocks of a larger product: 32 row tiles of 64, each workgroup's 16
+// column tiles as 16 blocks.
 func.func @big_matmul_grid(%a: tensor<2048x256xf32>, %b: tensor<256x2048xf32>, %c: tensor<2048x2048xf32>) -> tensor<2048x2048xf32> {
   %0 = flow.dispatch.region -> (tensor<2048x2048xf32>) {
     %1 = linalg.matmul ins(%a, %b : tensor<2048x256xf32>, tensor<256x2048xf32>) outs(%c : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>

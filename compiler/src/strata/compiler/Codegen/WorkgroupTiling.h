@@ -40,14 +40,9 @@ enum class WorkgroupGrid {
 
 // The tile of the cuda target's block-tile kernel for contractions
 // (Codegen/CUDA/BlockTileKernel.cpp), which spreads a workgroup's columns
-// over several blocks: a GPU contraction's workgroups take this many rows,
-// or fewer (down to kGpuContractionMinRowTile) where the product makes too
-// few blocks to keep the GPU busy (kGpuContractionBusyBlocks).
+// over several blocks: a GPU contraction's workgroups take this many rows.
 inline constexpr int64_t kGpuContractionRowTile = 64;
 inline constexpr int64_t kGpuContractionColumnTile = 128;
-inline constexpr int64_t kGpuContractionMinRowTile = 16;
-// Two blocks for each multiprocessor of a 132-multiprocessor GPU.
-inline constexpr int64_t kGpuContractionBusyBlocks = 264;
 
 // Whether `pad` pads by a constant with static amounts to a static shape,
 // which a workgroup loop can write directly (fills plus an interior).

@@ -45,8 +45,6 @@ constexpr int64_t kSharedPad = kLanes;
 static_assert(kThreadRows * kThreadColumns == kCudaThreadsPerBlock);
 static_assert(kBlockRows == kGpuContractionRowTile &&
               kBlockColumns == kGpuContractionColumnTile);
-// Workgroups of the fewest rows still take this kernel.
-static_assert(kGpuContractionMinRowTile >= kMinBlockTileRows);
 static_assert(kBlockRows * kBlockDepth % kCudaThreadsPerBlock == 0 &&
               kBlockColumns * kBlockDepth % kCudaThreadsPerBlock == 0);
 
