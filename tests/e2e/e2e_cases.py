@@ -571,6 +571,12 @@ def _matmul_accumulate():
     return [a, b, c], [ref.astype(np.float32)]
 
 
+def _max_into_argument():
+    r = _rng(74)
+    x, acc = _f32(r, 512, 256), _f32(r, 512) + 2.5
+    return [x, acc], [np.maximum(acc, x.max(axis=1))]
+
+
 # name -> (source file, function, make inputs/references)
 def _accumulate_into_argument():
     r = _rng(41)
@@ -594,6 +600,8 @@ CASES = {
                                 _batch_matmul_transposed),
     "matmul_f16_inputs": (MATMULS, "matmul_f16_inputs", _matmul_f16_inputs),
     "matmul_accumulate": (MATMULS, "matmul_accumulate", _matmul_accumulate),
+    "max_into_argument": (f"{CASES_DIR}/reduce_into_argument.mlir", "max_into_argument",
+                          _max_into_argument),
     "matvec": (LINALG, "matvec", _matvec),
     "conv_nhwc": (LINALG, "conv_nhwc", _conv_nhwc),
     "conv_nchw_strided": (LINALG, "conv_nchw_strided", _conv_nchw_strided),
