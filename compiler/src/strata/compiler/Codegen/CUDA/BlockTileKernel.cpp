@@ -327,15 +327,10 @@ BuiltKernel KernelBuilder::build(Value aShared, Value bShared, Value cShared) {
     SmallVector<Value> at(loopIndex);
     at[loops.m] = row;
     at[loops.n] = column;
-    Value value =
-        applyEpilogues(memref::LoadOp::create(b, loc, cShared,
-                                              ValueRange{tileRow, tileColumn}),
-                       at);
-    AffineMap cMap = op.getMatchingIndexingMap(cOperand);
-    SmallVector<Value> indices;
-    for (AffineExpr expr : cMap.getResults())
-      indices.push_back(at[cast<AffineDimExpr>(expr).getPosition()]);
-    memref::StoreOp::create(b, loc, value, cOperand->get(), indices);
+    storeThroughEpilogues(b, loc, kernel,
+                          memref::LoadOp::create(
+                              b, loc, cShared, ValueRange{tileRow, tileColumn}),
+                          at);
   }
   // The next tile's results overwrite this one's in shared memory.
   NVVM::Barrier0Op::create(b, loc);

@@ -60,6 +60,19 @@ Value applyEpilogues(OpBuilder &b, Location loc,
   return value;
 }
 
+void storeThroughEpilogues(OpBuilder &b, Location loc,
+                           const ContractionKernel &kernel, Value value,
+                           ArrayRef<Value> loopIndex) {
+  value = applyEpilogues(b, loc, kernel, value, loopIndex);
+  linalg::GenericOp contraction = kernel.contraction;
+  OpOperand *c = contraction.getDpsInitOperand(0);
+  AffineMap map = contraction.getMatchingIndexingMap(c);
+  SmallVector<Value> indices;
+  for (AffineExpr expr : map.getResults())
+    indices.push_back(loopIndex[cast<AffineDimExpr>(expr).getPosition()]);
+  memref::StoreOp::create(b, loc, value, c->get(), indices);
+}
+
 Value loadContractionOperand(OpBuilder &b, Location loc, OpOperand &operand,
                              ArrayRef<Value> loopIndex) {
   auto op = cast<linalg::LinalgOp>(operand.getOwner());

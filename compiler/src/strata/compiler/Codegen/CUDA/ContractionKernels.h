@@ -72,6 +72,12 @@ struct ColumnBlocks {
 ColumnBlocks getColumnBlocks(mlir::OpBuilder &b, mlir::Location loc,
                              int64_t columns, int64_t tile);
 
+// Stores `value` (the sum for C's element at `loopIndex`) through
+// `kernel`'s epilogues into C.
+void storeThroughEpilogues(mlir::OpBuilder &b, mlir::Location loc,
+                           const ContractionKernel &kernel, mlir::Value value,
+                           llvm::ArrayRef<mlir::Value> loopIndex);
+
 struct BuiltKernel {
   mlir::Operation *outermost = nullptr;
   int64_t blocksPerWorkgroup = 1;

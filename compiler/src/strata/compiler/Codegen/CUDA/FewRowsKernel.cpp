@@ -153,7 +153,6 @@ BuiltKernel FewRowsBuilder::build(Value partials) {
   // The block adds the warps' parts of each (row, column), from the fill
   // value or C's element, and stores it through the epilogues.
   OpOperand *cOperand = op.getDpsInitOperand(0);
-  AffineMap cMap = op.getMatchingIndexingMap(cOperand);
   for (int64_t step = 0;
        step < llvm::divideCeil(rows * kWarpSize, kCudaThreadsPerBlock);
        ++step) {
@@ -176,11 +175,7 @@ BuiltKernel FewRowsBuilder::build(Value partials) {
           b, loc, value,
           memref::LoadOp::create(b, loc, partials,
                                  ValueRange{index(w), row, partLane}));
-    value = applyEpilogues(b, loc, kernel, value, at);
-    SmallVector<Value> indices;
-    for (AffineExpr expr : cMap.getResults())
-      indices.push_back(at[cast<AffineDimExpr>(expr).getPosition()]);
-    memref::StoreOp::create(b, loc, value, cOperand->get(), indices);
+    storeThroughEpilogues(b, loc, kernel, value, at);
   }
   // The next column group's parts overwrite these.
   NVVM::Barrier0Op::create(b, loc);
