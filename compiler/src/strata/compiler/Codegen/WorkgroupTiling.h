@@ -42,7 +42,6 @@ enum class WorkgroupGrid {
 // (Codegen/CUDA/BlockTileKernel.cpp), which spreads a workgroup's columns
 // over several blocks: a GPU contraction's workgroups take this many rows.
 inline constexpr int64_t kGpuContractionRowTile = 64;
-inline constexpr int64_t kGpuContractionColumnTile = 128;
 
 // Whether `pad` pads by a constant with static amounts to a static shape,
 // which a workgroup loop can write directly (fills plus an interior).

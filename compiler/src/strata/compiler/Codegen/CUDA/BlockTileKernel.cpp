@@ -43,45 +43,24 @@ constexpr int64_t kBlockDepth = 16;
 constexpr int64_t kSharedPad = kLanes;
 
 static_assert(kThreadRows * kThreadColumns == kCudaThreadsPerBlock);
-static_assert(kBlockRows == kGpuContractionRowTile &&
-              kBlockColumns == kGpuContractionColumnTile);
+static_assert(kBlockRows == kGpuContractionRowTile);
 static_assert(kBlockRows * kBlockDepth % kCudaThreadsPerBlock == 0 &&
               kBlockColumns * kBlockDepth % kCudaThreadsPerBlock == 0);
 
 using ContractionLoops = ThreadBlockContractionLoops;
 
 // Writes one ContractionKernel as block-cooperative loops.
-class KernelBuilder {
+class KernelBuilder : KernelArithmetic {
 public:
-  KernelBuilder(ContractionKernel kernel, OpBuilder &builder)
-      : kernel(kernel), b(builder), loc(kernel.contraction.getLoc()) {}
+  KernelBuilder(const ContractionKernel &kernel, OpBuilder &builder)
+      : KernelArithmetic(builder, kernel.contraction->getLoc()),
+        kernel(kernel) {}
 
   // Emits the kernel at the builder's point; returns its outermost op and
   // the blocks per workgroup it was written for.
   BuiltKernel build(Value aShared, Value bShared, Value cShared);
 
 private:
-  Value index(int64_t value) {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  }
-  Value add(Value x, Value y) {
-    return b.createOrFold<arith::AddIOp>(loc, x, y);
-  }
-  Value mul(Value x, int64_t y) {
-    return b.createOrFold<arith::MulIOp>(loc, x, index(y));
-  }
-  Value less(Value x, Value bound) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, bound);
-  }
-  // `x` kept inside [0, bound): the load of a lane past the edge reads a
-  // valid element, which a select then discards.
-  Value clamp(Value x, Value bound) {
-    return arith::MinUIOp::create(
-        b, loc, x, arith::SubIOp::create(b, loc, bound, index(1)));
-  }
-  Value loadOperand(OpOperand &operand, ArrayRef<Value> loopIndex) {
-    return loadContractionOperand(b, loc, operand, loopIndex);
-  }
   // Input `which` (0: A, 1: B) is staged `getSliceSteps` elements per
   // thread; step `step`'s place in the shared slice (depth, across).
   int64_t getSliceSteps(unsigned which);
@@ -89,13 +68,8 @@ private:
   // This thread's elements of the slice of `which` at k0 (zero outside).
   SmallVector<Value> loadSlice(unsigned which, Value k0, Value outerStart);
   void storeSlice(unsigned which, Value shared, ValueRange values);
-  Value applyEpilogues(Value value, ArrayRef<Value> loopIndex) {
-    return strata::applyEpilogues(b, loc, kernel, value, loopIndex);
-  }
 
-  ContractionKernel kernel;
-  OpBuilder &b;
-  Location loc;
+  const ContractionKernel &kernel;
   Value threadId;
   SmallVector<Value> ranges; // per loop of the contraction
   SmallVector<Value> loopIndex;
@@ -129,7 +103,6 @@ SmallVector<Value> KernelBuilder::loadSlice(unsigned which, Value k0,
   linalg::GenericOp op = kernel.contraction;
   OpOperand &operand = *op.getDpsInputOperand(which);
   unsigned outer = which == 0 ? kernel.loops.m : kernel.loops.n;
-  Type elementType = getElementTypeOrSelf(operand.get().getType());
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   SmallVector<Value> values;
   for (int64_t step = 0; step < getSliceSteps(which); ++step) {
@@ -141,9 +114,7 @@ SmallVector<Value> KernelBuilder::loadSlice(unsigned which, Value k0,
     SmallVector<Value> at(loopIndex);
     at[kernel.loops.k] = clamp(k, ranges[kernel.loops.k]);
     at[outer] = clamp(position, ranges[outer]);
-    Value value = loadOperand(operand, at);
-    if (elementType != b.getF32Type())
-      value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+    Value value = loadAsF32(operand, at);
     values.push_back(arith::SelectOp::create(b, loc, inside, value, zero));
   }
   return values;
@@ -208,7 +179,7 @@ BuiltKernel KernelBuilder::build(Value aShared, Value bShared, Value cShared) {
       SmallVector<Value> at(loopIndex);
       at[loops.m] = clamp(row, ranges[loops.m]);
       at[loops.n] = clamp(column, ranges[loops.n]);
-      accumulators.push_back(loadOperand(*cOperand, at));
+      accumulators.push_back(loadContractionOperand(b, loc, *cOperand, at));
     }
   }
 

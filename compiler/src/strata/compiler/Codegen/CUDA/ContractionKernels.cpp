@@ -116,4 +116,33 @@ ColumnBlocks getColumnBlocks(OpBuilder &b, Location loc, int64_t columns,
   return blocks;
 }
 
+Value KernelArithmetic::index(int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+Value KernelArithmetic::add(Value x, Value y) {
+  return b.createOrFold<arith::AddIOp>(loc, x, y);
+}
+
+Value KernelArithmetic::mul(Value x, int64_t y) {
+  return b.createOrFold<arith::MulIOp>(loc, x, index(y));
+}
+
+Value KernelArithmetic::less(Value x, Value bound) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, bound);
+}
+
+Value KernelArithmetic::clamp(Value x, Value bound) {
+  return arith::MinUIOp::create(b, loc, x,
+                                arith::SubIOp::create(b, loc, bound, index(1)));
+}
+
+Value KernelArithmetic::loadAsF32(OpOperand &operand,
+                                  ArrayRef<Value> loopIndex) {
+  Value value = loadContractionOperand(b, loc, operand, loopIndex);
+  if (value.getType() != b.getF32Type())
+    value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+  return value;
+}
+
 } // namespace strata

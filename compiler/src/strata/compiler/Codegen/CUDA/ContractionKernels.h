@@ -78,6 +78,28 @@ void storeThroughEpilogues(mlir::OpBuilder &b, mlir::Location loc,
                            const ContractionKernel &kernel, mlir::Value value,
                            llvm::ArrayRef<mlir::Value> loopIndex);
 
+// The index arithmetic and operand reads both kernel builders write, all
+// at one location.
+class KernelArithmetic {
+protected:
+  KernelArithmetic(mlir::OpBuilder &b, mlir::Location loc) : b(b), loc(loc) {}
+
+  mlir::Value index(int64_t value);
+  mlir::Value add(mlir::Value x, mlir::Value y);
+  mlir::Value mul(mlir::Value x, int64_t y);
+  // x < bound, unsigned.
+  mlir::Value less(mlir::Value x, mlir::Value bound);
+  // `x` kept inside [0, bound), bound > 0: a lane past the edge reads a
+  // valid element, whose result is then discarded.
+  mlir::Value clamp(mlir::Value x, mlir::Value bound);
+  // loadContractionOperand, extended to f32.
+  mlir::Value loadAsF32(mlir::OpOperand &operand,
+                        llvm::ArrayRef<mlir::Value> loopIndex);
+
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+};
+
 struct BuiltKernel {
   mlir::Operation *outermost = nullptr;
   int64_t blocksPerWorkgroup = 1;

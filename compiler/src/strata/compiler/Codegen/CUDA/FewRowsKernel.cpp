@@ -29,40 +29,24 @@ constexpr int64_t kWarpSize = 32;
 constexpr int64_t kWarps = kCudaThreadsPerBlock / kWarpSize;
 constexpr int64_t kMaxRows = kMinBlockTileRows - 1;
 
-class FewRowsBuilder {
+class FewRowsBuilder : KernelArithmetic {
 public:
   FewRowsBuilder(OpBuilder &b, const ContractionKernel &kernel)
-      : b(b), kernel(kernel), op(kernel.contraction), loc(op.getLoc()) {}
+      : KernelArithmetic(b, kernel.contraction->getLoc()), kernel(kernel),
+        op(kernel.contraction) {}
 
   BuiltKernel build(Value partials);
 
 private:
-  Value index(int64_t value) {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  }
-  Value add(Value x, Value y) {
-    return b.createOrFold<arith::AddIOp>(loc, x, y);
-  }
-  Value less(Value x, Value bound) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, bound);
-  }
   // The loop indices of row `row` (static), column `column` and
   // reduction step `k`.
   SmallVector<Value> getLoopIndex(ArrayRef<Value> rowIndex, Value column,
                                   Value k);
   // The row loops' indices of row `row` (row-major over the row loops).
   SmallVector<Value> getRowIndex(Value row);
-  Value loadAsF32(OpOperand &operand, ArrayRef<Value> loopIndex) {
-    Value value = loadContractionOperand(b, loc, operand, loopIndex);
-    if (value.getType() != b.getF32Type())
-      value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-    return value;
-  }
 
-  OpBuilder &b;
   const ContractionKernel &kernel;
   linalg::GenericOp op;
-  Location loc;
   SmallVector<Value> ranges;
   SmallVector<int64_t> staticRanges;
 };
@@ -111,8 +95,7 @@ BuiltKernel FewRowsBuilder::build(Value partials) {
   // This lane's column (clamped: a lane past the edge computes a sum it
   // never stores) and this warp's part of the reduction.
   Value column = add(firstColumn, lane);
-  Value clampedColumn = arith::MinUIOp::create(
-      b, loc, column, arith::SubIOp::create(b, loc, ranges[loops.n], index(1)));
+  Value clampedColumn = clamp(column, ranges[loops.n]);
   Value reduction = ranges[loops.k];
   Value part = arith::CeilDivUIOp::create(b, loc, reduction, index(kWarps));
   Value begin = arith::MulIOp::create(b, loc, warp, part);
