@@ -280,6 +280,67 @@ func.func @blocked_direct_conv(%x: memref<1x1x16x16x16xf32>, %w: memref<2x1x3x3x
 
 // -----
 
+// The same convolution writing its output channels outside its pixels,
+// [N, F/16, 16, OH, OW] (BlockChannels' split NCHW): the lanes still run
+// along the output channels, the rows along the output's innermost pixels.
+// Each row's accumulator is a column of the output: after the taps, each
+// block's 7 rows (padded to 8 with zeros) are transposed in registers,
+// three rounds of interleaving shuffles, and every output channel's 7
+// pixels are stored as one masked row.
+// CHECK-LABEL: func.func @blocked_direct_conv_split_output
+// CHECK:       scf.for {{.*}} step %c7
+// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-NOT:   vector.transfer_write
+// CHECK-COUNT-12: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23] : vector<16xf32>, vector<16xf32>
+// CHECK:       %[[MASK:.+]] = vector.constant_mask [7] : vector<8xi1>
+// CHECK:       %[[ROWS:.+]] = vector.extract_strided_slice %{{.+}} {offsets = [0], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
+// CHECK:       vector.transfer_write %[[ROWS]], %{{.+}}[%{{.+}}], %[[MASK]] {in_bounds = [true]} : vector<8xf32>, memref<1x2x16x1x7xf32
+// CHECK-COUNT-15: vector.transfer_write {{.+}} : vector<8xf32>, memref<1x2x16x1x7xf32
+// CHECK-COUNT-12: vector.shuffle {{.*}} [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23] : vector<16xf32>, vector<16xf32>
+// CHECK-COUNT-16: vector.transfer_write {{.+}} : vector<8xf32>, memref<1x2x16x1x7xf32
+// CHECK-NOT:   vector.transfer_write
+// LOWERED-LABEL: func.func @blocked_direct_conv_split_output
+// LOWERED-NOT:   permutation_map
+// LOWERED-COUNT-32: vector.transfer_write {{.+}} : vector<8xf32>, memref<1x2x16x1x7xf32
+// LOWERED-NOT:   permutation_map
+// LOWERED:       return
+func.func @blocked_direct_conv_split_output(%x: memref<1x1x16x16x16xf32>, %w: memref<2x1x3x3x16x16xf32>, %y: memref<1x2x16x14x14xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x2x16x14x14xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d7, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%x, %w : memref<1x1x16x16x16xf32>, memref<2x1x3x3x16x16xf32>) outs(%y : memref<1x2x16x14x14xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Accumulating into a split output (no fill), the register tile also reads
+// its accumulators as columns: one row of 8 pixels per output channel,
+// neighbouring channels' rows concatenated, then three rounds of
+// deinterleaving shuffles give each pixel's 16 channels.
+// CHECK-LABEL: func.func @split_output_accumulates
+// CHECK-COUNT-16: vector.transfer_read {{.+}} : memref<1x1x16x1x8xf32, {{.+}}>, vector<8xf32>
+// CHECK-COUNT-8: vector.shuffle {{.+}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+// CHECK-COUNT-2: vector.shuffle {{.+}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<16xf32>, vector<16xf32>
+// CHECK:       scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-NOT:   vector.transfer_read {{.+}} : memref<1x1x16x1x1xf32
+// CHECK-COUNT-16: vector.transfer_write {{.+}} : vector<8xf32>, memref<1x1x16x1x8xf32
+func.func @split_output_accumulates(%x: memref<1x1x16x16x16xf32>, %w: memref<1x1x3x3x16x16xf32>, %y: memref<1x1x16x14x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d7, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%x, %w : memref<1x1x16x16x16xf32>, memref<1x1x3x3x16x16xf32>) outs(%y : memref<1x1x16x14x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // The same with 8 input-channel blocks: the filter of both output blocks
 // (144 KiB, over 196 pixels) would come from memory, all of it for the
 // first row, so the input-channel blocks are cache tiles of one (18 KiB

@@ -577,6 +577,21 @@ def _max_into_argument():
     return [x, acc], [np.maximum(acc, x.max(axis=1))]
 
 
+def _conv_nchw_odd_rows():
+    r = _rng(75)
+    x, w = _f32(r, 1, 3, 47, 45), _f32(r, 32, 3, 5, 5)
+    return [x, w], [_conv_nchw(x, w, 2)]
+
+
+def _conv_split_accumulate():
+    r = _rng(76)
+    x, w, y = _f32(r, 1, 1, 16, 8, 12), _f32(r, 2, 1, 3, 3, 16, 16), _f32(r, 1, 2, 16, 6, 10)
+    # w [fb, cb, kh, kw, ci, fi] as FCHW: [fb*16 + fi, cb*16 + ci, kh, kw].
+    fchw = w.transpose(0, 5, 1, 4, 2, 3).reshape(32, 16, 3, 3)
+    conv = _conv_nchw(x.reshape(1, 16, 8, 12), fchw, 1).reshape(1, 2, 16, 6, 10)
+    return [x, w, y], [(y.astype(np.float64) + conv).astype(np.float32)]
+
+
 # name -> (source file, function, make inputs/references)
 def _accumulate_into_argument():
     r = _rng(41)
@@ -638,6 +653,10 @@ CASES = {
     "large_conv_nchw_strided": (LARGE, "large_conv_nchw_strided",
                                 _large_conv_nchw_strided),
     "large_conv_pointwise": (LARGE, "large_conv_pointwise", _large_conv_pointwise),
+    "conv_nchw_odd_rows": (f"{CASES_DIR}/conv_split_output.mlir", "conv_nchw_odd_rows",
+                           _conv_nchw_odd_rows),
+    "conv_split_accumulate": (f"{CASES_DIR}/conv_split_output.mlir", "conv_split_accumulate",
+                              _conv_split_accumulate),
     "tosa_conv2d": (TOSA, "tosa_conv2d", _tosa_conv2d),
     "tosa_depthwise": (TOSA, "tosa_depthwise", _tosa_depthwise),
     "tosa_matmul": (TOSA, "tosa_matmul", _tosa_matmul),

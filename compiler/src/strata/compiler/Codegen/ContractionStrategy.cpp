@@ -22,6 +22,7 @@
 #include "strata/compiler/Codegen/CacheTileEpilogues.h"
 #include "strata/compiler/Codegen/HoistAccumulatorTiles.h"
 #include "strata/compiler/Codegen/LoweringConfig.h"
+#include "strata/compiler/Codegen/TransposedRowTransfers.h"
 #include "strata/compiler/Codegen/WindowChecks.h"
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Utils/IndexingMaps.h"
@@ -700,6 +701,7 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
     return canReadAhead(memref, padded);
   });
   foldAccumulatorFills(func, fills, unvectorized);
+  transposeRowTransfers(func);
   if (lowerVectors)
     lowerContractions(func);
   return success();
