@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""ONNX models built here (control flow, NonMaxSuppression, run-time reduce
-axes, external data in a subfolder, large splat constants, recurrent
-layers with masked steps and both directions, a CNN in the blocked channel
-layout), compiled with strata-compile, run with strata-run and checked against
+"""ONNX models built here (sequences with run-time positions, control flow,
+NonMaxSuppression, run-time reduce axes, external data in a subfolder,
+large splat constants, recurrent layers with masked steps and both
+directions, a CNN in the blocked channel layout), compiled with strata-compile, run with strata-run and checked against
 numpy implementations written from the ONNX operator definitions: larger and
 more varied than the backend suite's few hand-made cases.
 
@@ -498,8 +498,68 @@ def grouped_cnn_case(rng, batch, size, groups):
             [y.astype(np.float32)])
 
 
+def sequence_positions_case(rng, erase_at, insert_at, read_at):
+    """A sequence built from three tensors, one erased and one inserted at
+    positions that arrive at run time, read back by SequenceAt (also at run
+    time) and stacked whole by ConcatFromSequence."""
+    shape = [2, 3]
+    model = make_model(
+        [helper.make_node("SequenceConstruct", ["a", "b", "c"], ["s1"]),
+         helper.make_node("SequenceErase", ["s1", "erase_at"], ["s2"]),
+         helper.make_node("SequenceInsert", ["s2", "d", "insert_at"], ["s3"]),
+         helper.make_node("SequenceAt", ["s3", "read_at"], ["at"]),
+         helper.make_node("ConcatFromSequence", ["s3"], ["all"], axis=-1,
+                          new_axis=1)],
+        [value(n, F, shape) for n in "abcd"]
+        + [value(n, I64, []) for n in ("erase_at", "insert_at", "read_at")],
+        [value("at", F, shape), value("all", F, shape + [3])])
+    tensors = [rng.standard_normal(shape).astype(np.float32) for _ in range(4)]
+    sequence = tensors[:3]
+    del sequence[erase_at]
+    sequence.insert(insert_at if insert_at >= 0 else insert_at + len(sequence),
+                    tensors[3])
+    name = f"sequence_positions_{erase_at}_{insert_at}_{read_at}".replace("-", "m")
+    positions = [np.array(p, dtype=np.int64) for p in (erase_at, insert_at, read_at)]
+    return (name, model, tensors + positions,
+            [sequence[read_at], np.stack(sequence, axis=-1)])
+
+
+def split_to_sequence_case(rng):
+    """SplitToSequence into pieces of 2 along axis 1 (the last one shorter),
+    its length, its last piece and the pieces concatenated back."""
+    model = make_model(
+        [helper.make_node("SplitToSequence", ["x", "two"], ["s"], axis=1),
+         helper.make_node("SequenceLength", ["s"], ["n"]),
+         helper.make_node("SequenceAt", ["s", "last"], ["tail"]),
+         helper.make_node("ConcatFromSequence", ["s"], ["back"], axis=1)],
+        [value("x", F, [3, 5])],
+        [value("n", I64, []), value("tail", F, [3, 1]), value("back", F, [3, 5])],
+        initializers=[helper.make_tensor("two", I64, [], [2]),
+                      helper.make_tensor("last", I64, [], [-1])])
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    return ("split_to_sequence", model, [x],
+            [np.array(3, dtype=np.int64), x[:, 4:], x])
+
+
+def sequence_mixed_shapes_case():
+    """A run-time position into tensors of two shapes: no static result
+    type, so the compile fails naming the types."""
+    model = make_model(
+        [helper.make_node("SequenceConstruct", ["a", "b"], ["s"]),
+         helper.make_node("SequenceAt", ["s", "i"], ["y"])],
+        [value("a", F, [2, 3]), value("b", F, [3, 3]), value("i", I64, [])],
+        [value("y", F, [None, 3])])
+    return ("sequence_mixed_shapes_refused", model, [],
+            ("error", "needs tensors of one type"))
+
+
 def cases():
     rng = np.random.default_rng(7)
+    yield sequence_positions_case(rng, 1, -1, 2)
+    yield sequence_positions_case(rng, -3, 0, -1)
+    yield sequence_positions_case(rng, 2, 2, 0)
+    yield split_to_sequence_case(rng)
+    yield sequence_mixed_shapes_case()
     yield nms_case(rng, "nms_corners", 2, 3, 40, 0, 0.2)
     yield nms_case(rng, "nms_center_point", 1, 2, 60, 1, None)
     yield nms_case(rng, "nms_one_class_many_boxes", 1, 1, 200, 0, 0.5)
@@ -539,6 +599,12 @@ def run(bin_dir, compile_args, name, model, inputs, wants, files, tmp):
     proc = subprocess.run([os.path.join(bin_dir, "strata-compile"), path,
                            "-o", module] + compile_args,
                           capture_output=True, text=True)
+    if isinstance(wants, tuple) and wants[0] == "error":
+        if proc.returncode == 0:
+            return "compiled, but an error was expected"
+        if wants[1] not in proc.stderr:
+            return "compile error without '" + wants[1] + "': " + proc.stderr.strip()[:400]
+        return None
     if proc.returncode != 0:
         return "compile error: " + proc.stderr.strip()[:400]
     command = [os.path.join(bin_dir, "strata-run"), f"--module={module}",

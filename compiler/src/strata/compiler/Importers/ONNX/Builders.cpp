@@ -113,6 +113,16 @@ Value createElementwise(OpBuilder &b, Location loc, ValueRange inputs,
   return generic.getResult(0);
 }
 
+Value createSelect(OpBuilder &b, Location loc, Value cond, Value whenTrue,
+                   Value whenFalse) {
+  return createElementwise(
+      b, loc, {cond, whenTrue, whenFalse},
+      cast<RankedTensorType>(whenTrue.getType()),
+      [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        return arith::SelectOp::create(nb, nl, args[0], args[1], args[2]);
+      });
+}
+
 Value createCopy(OpBuilder &b, Location loc, Value input) {
   return createElementwise(
       b, loc, {input}, cast<RankedTensorType>(input.getType()),

@@ -34,6 +34,12 @@ mlir::Value createElementwise(mlir::OpBuilder &b, mlir::Location loc,
 // A fresh copy of `input` (an elementwise identity generic). For a value
 // used as the `outs` (accumulator start) of a generic: a function argument
 // or constant there could be written in place.
+// Where the rank-0 i1 tensor `cond` is true `whenTrue`, else `whenFalse`
+// (of one type).
+mlir::Value createSelect(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value cond, mlir::Value whenTrue,
+                         mlir::Value whenFalse);
+
 mlir::Value createCopy(mlir::OpBuilder &b, mlir::Location loc,
                        mlir::Value input);
 

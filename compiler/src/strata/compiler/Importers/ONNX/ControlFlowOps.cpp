@@ -69,17 +69,6 @@ Value toScalarTensor(OpBuilder &b, Location loc, Value value) {
   return createReshape(b, loc, value, {});
 }
 
-// Where the rank-0 `cond` is true `whenTrue`, else `whenFalse` (same type).
-Value createSelect(OpBuilder &b, Location loc, Value cond, Value whenTrue,
-                   Value whenFalse) {
-  return createElementwise(
-      b, loc, {cond, whenTrue, whenFalse},
-      cast<RankedTensorType>(whenTrue.getType()),
-      [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-        return arith::SelectOp::create(nb, nl, args[0], args[1], args[2]);
-      });
-}
-
 // The slice of `x` at `index` along `axis`, that axis dropped.
 Value sliceAt(OpBuilder &b, Location loc, Value x, int64_t axis,
               int64_t index) {

@@ -38,6 +38,23 @@ Value NodeContext::getInput(unsigned index) {
   return value;
 }
 
+bool NodeContext::isSequenceInput(unsigned index) const {
+  return hasInput(index) && state.sequences.count(node.input(index));
+}
+
+FailureOr<SequenceValue> NodeContext::getSequenceInput(unsigned index) {
+  if (!isSequenceInput(index))
+    return fail("input " + llvm::Twine(index) + " ('" +
+                (hasInput(index) ? node.input(index) : std::string()) +
+                "') is not a sequence");
+  return state.sequences.lookup(node.input(index));
+}
+
+void NodeContext::setSequenceOutput(unsigned index, SequenceValue value) {
+  if (hasOutput(index))
+    state.sequences[node.output(index)] = std::move(value);
+}
+
 RankedTensorType NodeContext::getInputType(unsigned index) {
   Value value = getInput(index);
   return value ? dyn_cast<RankedTensorType>(value.getType())

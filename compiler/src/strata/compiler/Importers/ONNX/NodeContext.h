@@ -68,9 +68,19 @@ struct ImportBudget {
   int64_t nodes = 0;
 };
 
+// A sequence value (SequenceConstruct, SplitToSequence, ...): its tensors,
+// as many as known at compile time; `elementType` names the element type
+// of an empty one.
+struct SequenceValue {
+  llvm::SmallVector<mlir::Value> elements;
+  mlir::Type elementType;
+};
+
 // Values of the graph being imported, by ONNX name.
 struct GraphState {
   llvm::StringMap<mlir::Value> values;
+  // Sequences, which live only inside the graph (not at its boundary).
+  llvm::StringMap<SequenceValue> sequences;
   // Values known at compile time: initializers, Constant nodes and the
   // results of shape computations folded by the importer.
   llvm::StringMap<mlir::DenseElementsAttr> constants;
@@ -123,6 +133,10 @@ public:
   mlir::Value getInput(unsigned index);
   mlir::RankedTensorType getInputType(unsigned index);
   bool isInputUnsigned(unsigned index) const;
+  // Whether input `index` is a sequence, and its value (failing, naming the
+  // input, when it is not one).
+  bool isSequenceInput(unsigned index) const;
+  mlir::FailureOr<SequenceValue> getSequenceInput(unsigned index);
   // The compile-time value of input `index`, if known.
   std::optional<mlir::DenseElementsAttr> getConstantInput(unsigned index);
   // When input `index` holds compile-time indices, fails unless each lies
@@ -152,6 +166,8 @@ public:
   // Binds output `index`; fails when the value's type differs from the
   // inferred one.
   mlir::LogicalResult setOutput(unsigned index, mlir::Value value);
+  // Binds output `index` to a sequence.
+  void setSequenceOutput(unsigned index, SequenceValue value);
   // Records a compile-time value for output `index` and binds it.
   mlir::LogicalResult setConstantOutput(unsigned index,
                                         mlir::DenseElementsAttr value);
@@ -219,6 +235,9 @@ void addControlFlowLowerings(LoweringTable &table);
 void addNonMaxSuppressionLowerings(LoweringTable &table);
 void addTransformerLowerings(LoweringTable &table);
 void addAttentionLowerings(LoweringTable &table);
+void addSequenceLowerings(LoweringTable &table);
+// Whether `opType` is one of the sequence ops, which take sequence inputs.
+bool isSequenceOp(llvm::StringRef opType);
 
 } // namespace strata::onnx_importer
 

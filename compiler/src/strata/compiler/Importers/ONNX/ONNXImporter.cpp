@@ -68,6 +68,7 @@ const LoweringTable &getLoweringTable() {
     addNonMaxSuppressionLowerings(t);
     addTransformerLowerings(t);
     addAttentionLowerings(t);
+    addSequenceLowerings(t);
     return t;
   }();
   return table;
@@ -188,19 +189,31 @@ LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
              " are imported once per iteration or branch";
     return ctx.fail(why);
   }
-  for (int i = 0; i < node.input_size(); ++i)
+  // Sequences reach only the ops that take them (SequenceOps.cpp).
+  bool takesSequences = isSequenceOp(node.op_type());
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (ctx.isSequenceInput(i)) {
+      if (!takesSequences)
+        return ctx.fail("input '" + node.input(i) +
+                        "' is a sequence; the op takes tensors");
+      continue;
+    }
     if (ctx.hasInput(i) && !ctx.getInput(i))
       return ctx.fail("input '" + node.input(i) + "' is not defined");
+  }
   // A subgraph may reuse a name of its enclosing scope for its own value:
   // no stale outer constant may stand for it.
   for (const std::string &output : node.output())
-    if (!output.empty())
+    if (!output.empty()) {
       state.constants.erase(output);
+      state.sequences.erase(output);
+    }
   inferIncompleteOutputTypes(node, state);
   if (failed(it->second(ctx)))
     return failure();
   for (int i = 0; i < node.output_size(); ++i)
-    if (ctx.hasOutput(i) && !state.values.count(node.output(i)))
+    if (ctx.hasOutput(i) && !state.values.count(node.output(i)) &&
+        !state.sequences.count(node.output(i)))
       return ctx.fail("output '" + node.output(i) + "' was not lowered");
   return success();
 }
