@@ -177,6 +177,28 @@ void strata_function_release(strata_function_t *function);
 /* Argument and result counts. */
 size_t strata_function_input_count(const strata_function_t *function);
 size_t strata_function_output_count(const strata_function_t *function);
+/* "module.function"; valid while the function handle lives. */
+const char *strata_function_name(const strata_function_t *function);
+
+/* One tensor argument or result as the module describes it: its name in
+ * the source (an ONNX graph input or output; "" when it has none), element
+ * type, rank and dims (-1 for a dynamic one). The strings and dims are
+ * valid while the function handle lives. */
+typedef struct strata_tensor_info_t {
+  const char *name;
+  strata_element_type_t element_type;
+  size_t rank;
+  const int64_t *dims;
+} strata_tensor_info_t;
+/* Input or output `index`; fails naming the index when it is past the
+ * count, and with FAILED_PRECONDITION when the module carries no tensor
+ * reflection for the function. */
+strata_status_t strata_function_input_info(const strata_function_t *function,
+                                           size_t index,
+                                           strata_tensor_info_t *out_info);
+strata_status_t strata_function_output_info(const strata_function_t *function,
+                                            size_t index,
+                                            strata_tensor_info_t *out_info);
 
 /* A tensor of `shape` (rank dims) and `element_type` on the session's
  * device, filled with `byte_length` bytes of row-major `data` (which must be

@@ -2,7 +2,9 @@
  * the runtime libraries: load a compiled simple_mul module (from a file and
  * from memory), call it on local-sync and local-task, check the numbers,
  * then the error paths (bad shape, unknown function, bad device, bad
- * module bytes). Usage: c_api_test SIMPLE_MUL.smod */
+ * module bytes); then read a module's reflection (names, element types,
+ * dims of each input and output) and call it with inputs built from it.
+ * Usage: c_api_test SIMPLE_MUL.smod NAMED_MUL.smod */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +104,19 @@ static void RunSimpleMul(strata_instance_t *instance, const char *uri,
          "lookup")) {
     CHECK(strata_function_input_count(function) == 2);
     CHECK(strata_function_output_count(function) == 1);
+    CHECK(strcmp(strata_function_name(function), "module.simple_mul") == 0);
+    strata_tensor_info_t info;
+    if (Ok(strata_function_input_info(function, 1, &info), "input info")) {
+      CHECK(strcmp(info.name, "") == 0); /* an MLIR argument without one */
+      CHECK(info.element_type == STRATA_ELEMENT_TYPE_FLOAT_32);
+      CHECK(info.rank == 1 && info.dims[0] == 4);
+    }
+    ExpectError(strata_function_input_info(function, 2, &info),
+                STRATA_STATUS_INVALID_ARGUMENT,
+                "has 2 inputs; there is no input 2",
+                "input info past the count");
+    ExpectError(strata_function_output_info(function, 0, NULL),
+                STRATA_STATUS_INVALID_ARGUMENT, "out_info", "null info");
     const int64_t shape[1] = {4};
     const float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
     strata_buffer_view_t *inputs[2] = {NULL, NULL};
@@ -252,9 +267,75 @@ static void CheckSizesAndMemoryLimit(strata_instance_t *instance) {
   strata_device_release(device);
 }
 
+/* Introspection as an embedder uses it: every input made from its
+ * reflection (all ones, of its element type and dims), the results read
+ * back by theirs. named_mul multiplies lhs by rhs, both 2x3. */
+static void RunByReflection(strata_instance_t *instance,
+                            const char *module_path) {
+  strata_device_t *device = NULL;
+  strata_session_t *session = NULL;
+  strata_function_t *function = NULL;
+  if (!Ok(strata_device_create(instance, "local-sync", &device), "device") ||
+      !Ok(strata_session_create(instance, device, &session), "session") ||
+      !Ok(strata_session_append_module_from_file(session, module_path),
+          "append named_mul") ||
+      !Ok(strata_session_lookup_function(session, "named_mul", &function),
+          "lookup named_mul")) {
+    strata_session_release(session);
+    strata_device_release(device);
+    return;
+  }
+  static const char *kInputNames[2] = {"lhs", "rhs"};
+  strata_buffer_view_t *inputs[2] = {NULL, NULL};
+  size_t count = strata_function_input_count(function);
+  CHECK(count == 2);
+  for (size_t i = 0; i < count && i < 2; ++i) {
+    strata_tensor_info_t info;
+    if (!Ok(strata_function_input_info(function, i, &info), "input info"))
+      continue;
+    CHECK(strcmp(info.name, kInputNames[i]) == 0);
+    CHECK(info.element_type == STRATA_ELEMENT_TYPE_FLOAT_32);
+    size_t elements = 1;
+    for (size_t d = 0; d < info.rank; ++d)
+      elements *= (size_t)info.dims[d];
+    CHECK(info.rank == 2 && elements == 6);
+    float *data = malloc(elements * sizeof(float));
+    for (size_t e = 0; e < elements; ++e)
+      data[e] = (float)(i + 2); /* lhs all 2, rhs all 3 */
+    Ok(strata_buffer_view_create(session, info.dims, info.rank,
+                                 info.element_type, data,
+                                 elements * sizeof(float), &inputs[i]),
+       "input from reflection");
+    free(data);
+  }
+  strata_tensor_info_t out;
+  if (Ok(strata_function_output_info(function, 0, &out), "output info")) {
+    CHECK(strcmp(out.name, "product") == 0);
+    CHECK(out.rank == 2 && out.dims[0] == 2 && out.dims[1] == 3);
+  }
+  strata_buffer_view_t *outputs[1] = {NULL};
+  size_t output_count = 0;
+  if (inputs[0] && inputs[1] &&
+      Ok(strata_session_call(session, function, inputs, 2, outputs, 1,
+                             &output_count),
+         "call named_mul")) {
+    float product[6] = {0};
+    if (Ok(strata_buffer_view_read(outputs[0], product, sizeof(product)),
+           "read product"))
+      for (int e = 0; e < 6; ++e)
+        CHECK(product[e] == 6.0f);
+  }
+  strata_buffer_view_release(outputs[0]);
+  strata_buffer_view_release(inputs[0]);
+  strata_buffer_view_release(inputs[1]);
+  strata_function_release(function);
+  strata_session_release(session);
+  strata_device_release(device);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: c_api_test SIMPLE_MUL.smod\n");
+  if (argc != 3) {
+    fprintf(stderr, "usage: c_api_test SIMPLE_MUL.smod NAMED_MUL.smod\n");
     return 2;
   }
   strata_instance_t *instance = NULL;
@@ -265,6 +346,7 @@ int main(int argc, char **argv) {
   RunSimpleMul(instance, "local-task?workers=2", argv[1], 1);
   RunSimpleMul(instance, "local-sync?loader=system", argv[1], 1);
   CHECK(released == 2); /* Both memory modules released with the sessions. */
+  RunByReflection(instance, argv[2]);
 
   strata_device_t *device = NULL;
   ExpectError(strata_device_create(instance, "warp-drive", &device),

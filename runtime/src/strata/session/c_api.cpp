@@ -24,6 +24,8 @@ struct strata_session_s {
 };
 struct strata_function_s {
   strata::vm::Function function;
+  // What strata_function_name returns.
+  std::string name;
 };
 struct strata_buffer_view_s {
   strata::RefPtr<strata::hal::BufferView> view;
@@ -78,6 +80,30 @@ session::CallOptions ToCallOptions(const strata_call_options_t *options) {
   if (options->cancellation)
     call_options.cancellation = options->cancellation->token;
   return call_options;
+}
+
+strata_status_t GetTensorInfo(const strata_function_t *function, size_t index,
+                              bool input, strata_tensor_info_t *out_info) {
+  if (!function || !out_info)
+    return NullArgument(!function ? "function" : "out_info");
+  const vm::ModuleExport &info = function->function.info();
+  const std::vector<vm::TensorTypeInfo> &types =
+      input ? info.argument_types : info.result_types;
+  const char *what = input ? "input" : "output";
+  if (types.empty())
+    return ToC(FailedPreconditionError("function '", function->name,
+                                       "' has no tensor reflection (its ", what,
+                                       "s are not all tensors)"));
+  if (index >= types.size())
+    return ToC(InvalidArgumentError("function '", function->name, "' has ",
+                                    types.size(), " ", what, "s; there is no ",
+                                    what, " ", index));
+  const vm::TensorTypeInfo &type = types[index];
+  out_info->name = type.name.c_str();
+  out_info->element_type = type.element_type;
+  out_info->rank = type.shape.size();
+  out_info->dims = type.shape.data();
+  return nullptr;
 }
 
 } // namespace
@@ -220,7 +246,9 @@ strata_session_lookup_function(strata_session_t *session, const char *name,
   auto function = session->session->LookupFunction(name);
   if (!function.ok())
     return ToC(function.status());
-  *out_function = new strata_function_s{std::move(*function)};
+  std::string full_name = function->FullName();
+  *out_function =
+      new strata_function_s{std::move(*function), std::move(full_name)};
   return nullptr;
 }
 
@@ -234,6 +262,22 @@ size_t strata_function_input_count(const strata_function_t *function) {
 size_t strata_function_output_count(const strata_function_t *function) {
   return function ? function->function.info().signature.result_types().size()
                   : 0;
+}
+
+const char *strata_function_name(const strata_function_t *function) {
+  return function ? function->name.c_str() : "";
+}
+
+strata_status_t strata_function_input_info(const strata_function_t *function,
+                                           size_t index,
+                                           strata_tensor_info_t *out_info) {
+  return GetTensorInfo(function, index, /*input=*/true, out_info);
+}
+
+strata_status_t strata_function_output_info(const strata_function_t *function,
+                                            size_t index,
+                                            strata_tensor_info_t *out_info) {
+  return GetTensorInfo(function, index, /*input=*/false, out_info);
 }
 
 strata_status_t strata_buffer_view_create(strata_session_t *session,

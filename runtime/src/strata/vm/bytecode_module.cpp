@@ -42,6 +42,8 @@ std::vector<TensorTypeInfo> ReadTensorTypes(
       }
     }
     info.element_type = type->element_type();
+    if (type->name())
+      info.name = std::string(ToStringView(type->name()));
     result.push_back(std::move(info));
   }
   return result;

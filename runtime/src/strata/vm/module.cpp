@@ -46,8 +46,13 @@ std::string ModuleExport::FormatTensorTypes() const {
     return {};
   auto join = [](const std::vector<TensorTypeInfo> &types) {
     std::string text = "(";
-    for (size_t i = 0; i < types.size(); ++i)
-      text += (i ? ", " : "") + types[i].ToString();
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (i)
+        text += ", ";
+      if (!types[i].name.empty())
+        text += types[i].name + ": ";
+      text += types[i].ToString();
+    }
     return text + ")";
   };
   return join(argument_types) + " -> " + join(result_types);

@@ -51,6 +51,8 @@ struct ModuleImport {
 struct TensorTypeInfo {
   std::vector<int64_t> shape;
   uint32_t element_type = 0;
+  // The name in the source (an ONNX graph input or output), or empty.
+  std::string name;
 
   // "4x?xf32", or just "f32" for scalars.
   std::string ToString() const;
@@ -74,7 +76,8 @@ struct ModuleExport {
   // null for none. Static data of the module that provides it.
   const CallContract *contract = nullptr;
 
-  // "(4xf32, 4xf32) -> (4xf32)"; empty without reflection.
+  // "(4xf32, 4xf32) -> (4xf32)", each with its name first where it has one
+  // ("(x: 4xf32) -> (y: 4xf32)"); empty without reflection.
   std::string FormatTensorTypes() const;
 };
 

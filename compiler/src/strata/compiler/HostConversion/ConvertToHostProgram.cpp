@@ -103,6 +103,8 @@ private:
   SmallVector<Operation *> deadOps;
   // The boundary's tensor types as callers see them (kUnsignedAbiAttr).
   SmallVector<RankedTensorType> abiArguments, abiResults;
+  // Their source names (kAbiNameAttr), "" where there is none.
+  SmallVector<StringRef> abiArgumentNames, abiResultNames;
 };
 
 LogicalResult HostFunctionConverter::checkAbiType(Type type, StringRef what,
@@ -173,6 +175,13 @@ LogicalResult HostFunctionConverter::convert() {
     abiResults.push_back(getAbiTensorType(
         cast<RankedTensorType>(type),
         func.getResultAttr(index, kUnsignedAbiAttr) != nullptr));
+  auto nameOf = [](StringAttr name) { return name ? name.getValue() : ""; };
+  for (unsigned index = 0; index < oldType.getNumInputs(); ++index)
+    abiArgumentNames.push_back(
+        nameOf(func.getArgAttrOfType<StringAttr>(index, kAbiNameAttr)));
+  for (unsigned index = 0; index < oldType.getNumResults(); ++index)
+    abiResultNames.push_back(
+        nameOf(func.getResultAttrOfType<StringAttr>(index, kAbiNameAttr)));
   plan = planTransients(func);
 
   Block &entry = func.getBody().front();
@@ -227,6 +236,12 @@ LogicalResult HostFunctionConverter::convert() {
   };
   func->setAttr("strata.abi.arguments", typeArray(abiArguments));
   func->setAttr("strata.abi.results", typeArray(abiResults));
+  if (!llvm::all_of(abiArgumentNames, [](StringRef n) { return n.empty(); }) ||
+      !llvm::all_of(abiResultNames, [](StringRef n) { return n.empty(); })) {
+    func->setAttr(kAbiArgumentNamesAttr,
+                  builder.getStrArrayAttr(abiArgumentNames));
+    func->setAttr(kAbiResultNamesAttr, builder.getStrArrayAttr(abiResultNames));
+  }
   func->setAttr("strata.transient_bytes",
                 builder.getI64IntegerAttr(plan.slabBytes));
   return success();

@@ -37,12 +37,14 @@ FailureOr<ArrayRef<char>> getRodataBytes(vm::RodataOp op,
 }
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::TensorTypeDef>>>
-writeTensorTypes(flatbuffers::FlatBufferBuilder &fbb, Attribute attr) {
+writeTensorTypes(flatbuffers::FlatBufferBuilder &fbb, Attribute attr,
+                 Attribute namesAttr) {
   auto array = dyn_cast_or_null<ArrayAttr>(attr);
   if (!array)
     return 0;
+  auto names = dyn_cast_or_null<ArrayAttr>(namesAttr);
   std::vector<flatbuffers::Offset<fb::TensorTypeDef>> types;
-  for (Attribute element : array) {
+  for (auto [index, element] : llvm::enumerate(array)) {
     auto tensorType =
         dyn_cast<RankedTensorType>(cast<TypeAttr>(element).getValue());
     if (!tensorType)
@@ -50,9 +52,15 @@ writeTensorTypes(flatbuffers::FlatBufferBuilder &fbb, Attribute attr) {
     std::vector<int64_t> shape;
     for (int64_t dim : tensorType.getShape())
       shape.push_back(ShapedType::isDynamic(dim) ? -1 : dim);
+    StringAttr name = names && index < names.size()
+                          ? dyn_cast<StringAttr>(names[index])
+                          : StringAttr();
     types.push_back(fb::CreateTensorTypeDef(
         fbb, fbb.CreateVector(shape),
-        getElementTypeValue(tensorType.getElementType()).value_or(0)));
+        getElementTypeValue(tensorType.getElementType()).value_or(0),
+        name && !name.getValue().empty()
+            ? fbb.CreateString(name.getValue().str())
+            : 0));
   }
   return fbb.CreateVector(types);
 }
@@ -194,8 +202,10 @@ LogicalResult writeModuleFile(vm::ModuleOp module, llvm::raw_ostream &os) {
           fbb.CreateString(std::to_string(transient.getInt()))));
     exportDefs.push_back(fb::CreateExportDef(
         fbb, fbb.CreateString(func.getSymName().str()), ordinal,
-        writeTensorTypes(fbb, func->getAttr("strata.abi.arguments")),
-        writeTensorTypes(fbb, func->getAttr("strata.abi.results")),
+        writeTensorTypes(fbb, func->getAttr("strata.abi.arguments"),
+                         func->getAttr(kAbiArgumentNamesAttr)),
+        writeTensorTypes(fbb, func->getAttr("strata.abi.results"),
+                         func->getAttr(kAbiResultNamesAttr)),
         attrs.empty() ? 0 : fbb.CreateVector(attrs)));
   }
 

@@ -42,6 +42,15 @@ inline std::optional<uint32_t> getElementTypeValue(mlir::Type type) {
 // signless integers are unsigned (ONNX uint8..uint64): its ABI element type
 // is the unsigned one, so callers pass and read it as stored.
 inline constexpr llvm::StringLiteral kUnsignedAbiAttr = "strata.unsigned";
+// The name a function argument or result has in the source (an ONNX graph
+// input's or output's), kept in the module's reflection.
+inline constexpr llvm::StringLiteral kAbiNameAttr = "strata.name";
+// The names of a host function's arguments and results (kAbiNameAttr, ""
+// for none), beside their types in strata.abi.arguments/results.
+inline constexpr llvm::StringLiteral kAbiArgumentNamesAttr =
+    "strata.abi.argument_names";
+inline constexpr llvm::StringLiteral kAbiResultNamesAttr =
+    "strata.abi.result_names";
 
 // `type` as the function boundary declares it: the unsigned integer type of
 // the same width when `isUnsigned` (bools stay bools).

@@ -732,7 +732,9 @@ LogicalResult VMModuleBuilder::convertFunction(func::FuncOp func) {
   usedNames.insert(func.getSymName());
   vmFunc.setExported(func.isPublic());
   for (StringRef attr :
-       {"strata.abi.arguments", "strata.abi.results", "strata.transient_bytes"})
+       {StringRef("strata.abi.arguments"), StringRef("strata.abi.results"),
+        StringRef(kAbiArgumentNamesAttr), StringRef(kAbiResultNamesAttr),
+        StringRef("strata.transient_bytes")})
     if (Attribute value = func->getAttr(attr))
       vmFunc->setAttr(attr, value);
 

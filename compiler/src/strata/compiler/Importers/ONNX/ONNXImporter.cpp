@@ -433,12 +433,16 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
     return info.type().has_tensor_type() &&
            isUnsignedElementType(info.type().tensor_type().elem_type());
   };
-  for (auto [index, info] : llvm::enumerate(arguments))
+  for (auto [index, info] : llvm::enumerate(arguments)) {
     if (isUnsigned(*info))
       func.setArgAttr(index, kUnsignedAbiAttr, builder.getUnitAttr());
-  for (auto [index, info] : llvm::enumerate(graph.output()))
+    func.setArgAttr(index, kAbiNameAttr, builder.getStringAttr(info->name()));
+  }
+  for (auto [index, info] : llvm::enumerate(graph.output())) {
     if (isUnsigned(info))
       func.setResultAttr(index, kUnsignedAbiAttr, builder.getUnitAttr());
+    func.setResultAttr(index, kAbiNameAttr, builder.getStringAttr(info.name()));
+  }
   func::ReturnOp::create(builder, fileLoc, results);
   if (failed(checkIndexingMaps(*module)) || failed(mlir::verify(*module)))
     return {};

@@ -1,0 +1,7 @@
+// simple_mul with source names on its arguments and result (as the ONNX
+// importer gives a graph's inputs and outputs), for the C API's
+// reflection: c_api_test reads them back.
+func.func @named_mul(%a: tensor<2x3xf32> {strata.name = "lhs"}, %b: tensor<2x3xf32> {strata.name = "rhs"}) -> (tensor<2x3xf32> {strata.name = "product"}) {
+  %0 = arith.mulf %a, %b : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
