@@ -117,6 +117,42 @@ def check_dispatch_names(tmp, compile_, run_, bench, dump):
     expect(r.returncode == 0 and "--per-dispatch" in r.stdout, "strata-bench --help lists --per-dispatch", r)
 
 
+NAMED_SUB_PROGRAM = """
+func.func @sub(%a: tensor<2xf32> {strata.name = "minuend"}, %b: tensor<2xf32> {strata.name = "subtrahend"}) -> (tensor<2xf32> {strata.name = "difference"}) {
+  %0 = arith.subf %a, %b : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+"""
+
+
+def check_input_names(tmp, compile_, run_, dump):
+    """Arguments keep their source names (an ONNX graph's input and output
+    names, an MLIR argument's strata.name): strata-dump shows them and the
+    tools take inputs by name, in any order."""
+    model, module = os.path.join(tmp, "named_mlp.onnx"), os.path.join(tmp, "names_mlp.smod")
+    make_named_mlp(model)
+    r = run([compile_, model, "-o", module])
+    r = run([dump, "--no-bytecode", module])
+    expect(r.returncode == 0 and "(x: 64x256xf32) -> (y: 64x4xf32)" in r.stdout,
+           "strata-dump shows an ONNX model's input and output names", r)
+    source, module = os.path.join(tmp, "sub.mlir"), os.path.join(tmp, "sub.smod")
+    with open(source, "w") as f:
+        f.write(NAMED_SUB_PROGRAM)
+    r = run([compile_, source, "-o", module])
+    expect(r.returncode == 0, "strata-compile keeps strata.name", r)
+    call = [run_, f"--module={module}", "--function=sub"]
+    r = run(call + ["--input=subtrahend=2xf32=1 2", "--input=minuend=2xf32=10 20"])
+    expect(r.returncode == 0 and "2xf32=9 18" in r.stdout, "inputs by name, in any order", r)
+    r = run(call + ["--input=2xf32=10 20", "--input=2xf32=1 2"])
+    expect(r.returncode == 0 and "2xf32=9 18" in r.stdout, "inputs by position", r)
+    expect_error(run(call + ["--input=minuend=2xf32=1 2", "--input=2xf32=3 4"]),
+                 "inputs must all be named or all be positional", "named and positional mixed")
+    expect_error(run(call + ["--input=minuend=2xf32=1 2"]),
+                 "input 'subtrahend' is not given", "a named input missing")
+    expect_error(run(call + ["--input=minuend=2xf32=1 2", "--input=minuend=2xf32=1 2"]),
+                 "input 'minuend' is given twice", "a named input twice")
+
+
 def run(args, stdin=None):
     return subprocess.run(args, capture_output=True, text=stdin is None or isinstance(stdin, str),
                           input=stdin, timeout=120)
@@ -333,6 +369,7 @@ def main():
             ok = len(spans) == dispatch_sites and all(e["name"] in disassembly for e in spans)
         expect(ok, f"strata-bench --trace: {len(spans)} spans for {dispatch_sites} dispatches", r)
         check_dispatch_names(tmp, compile_, run_, bench, dump)
+        check_input_names(tmp, compile_, run_, dump)
         expect_error(run([bench, f"--module={module}", "--function=simple_mul", "--iterations=1",
                           "--trace=/nonexistent/dir/t.json"] + good_inputs),
                      "/nonexistent/dir/t.json", "strata-bench --trace to an unwritable path")

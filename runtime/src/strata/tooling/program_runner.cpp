@@ -79,6 +79,52 @@ Status CopyResultsToHost(Program &program, std::vector<vm::Value> &results) {
   return OkStatus();
 }
 
+// The inputs in argument order. Each may start with the name its argument
+// has in the module's reflection ("input=@x.npy", the ONNX graph input's
+// name): then all must, each argument named once; otherwise they are
+// positional, as given.
+static Result<std::vector<std::string>>
+OrderNamedInputs(const vm::Function &function,
+                 const std::vector<std::string> &inputs) {
+  const std::vector<vm::TensorTypeInfo> &arguments =
+      function.info().argument_types;
+  auto argumentNamed = [&](std::string_view name) -> int64_t {
+    for (size_t i = 0; i < arguments.size(); ++i)
+      if (!arguments[i].name.empty() && arguments[i].name == name)
+        return int64_t(i);
+    return -1;
+  };
+  std::vector<std::string> ordered(arguments.size());
+  std::vector<bool> given(arguments.size(), false);
+  size_t named = 0;
+  for (const std::string &input : inputs) {
+    size_t equals = input.find('=');
+    int64_t index =
+        equals == std::string::npos
+            ? -1
+            : argumentNamed(std::string_view(input).substr(0, equals));
+    if (index < 0)
+      continue;
+    if (given[index])
+      return InvalidArgumentError("input '", arguments[index].name,
+                                  "' is given twice");
+    given[index] = true;
+    ordered[index] = input.substr(equals + 1);
+    ++named;
+  }
+  if (named == 0)
+    return inputs;
+  if (named != inputs.size())
+    return InvalidArgumentError(
+        "inputs must all be named or all be positional; ", named, " of ",
+        inputs.size(), " name an argument of ", function.FullName());
+  for (size_t i = 0; i < arguments.size(); ++i)
+    if (!given[i])
+      return InvalidArgumentError("input '", arguments[i].name,
+                                  "' is not given");
+  return ordered;
+}
+
 Result<Program> LoadProgram(const ProgramOptions &options) {
   if (options.modules.empty())
     return InvalidArgumentError("no module given (--module=FILE.smod)");
@@ -115,8 +161,10 @@ Result<Program> LoadProgram(const ProgramOptions &options) {
   RefPtr<hal::Allocator> allocator_ref = program.session->device_allocator();
   hal::Allocator &allocator = *allocator_ref;
   STRATA_ASSIGN_OR_RETURN(bool upload, HasSeparateDeviceMemory(allocator));
-  for (size_t i = 0; i < options.inputs.size(); ++i) {
-    auto view = ParseTensorArgument(options.inputs[i], allocator);
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::string> inputs,
+                          OrderNamedInputs(program.function, options.inputs));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto view = ParseTensorArgument(inputs[i], allocator);
     if (upload && view.ok())
       view = CopyToDeviceMemory(*program.device, allocator, **view);
     if (!view.ok())
@@ -152,7 +200,9 @@ void AddProgramFlags(FlagParser &flags, ProgramOptions &options) {
                "worker threads of local-task (default: one per core)");
   flags.AddStringList("input", &options.inputs,
                       "argument: SHAPExTYPE=VALUES (2x2xf32=1 2 3 4) or "
-                      "@file.npy (repeatable, in order)");
+                      "@file.npy (repeatable, in order), or either after "
+                      "NAME= (the argument's name in the module, as "
+                      "strata-dump shows it; then every input is named)");
   flags.AddByteSize("device-memory-limit", &options.device_memory_limit,
                     "most bytes live in the device's allocator at once "
                     "(inputs, results, the program's buffers), e.g. 512M or "
