@@ -4,6 +4,7 @@ user does and checks their output and their errors."""
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -370,6 +371,19 @@ def main():
         expect(ok, f"strata-bench --trace: {len(spans)} spans for {dispatch_sites} dispatches", r)
         check_dispatch_names(tmp, compile_, run_, bench, dump)
         check_input_names(tmp, compile_, run_, dump)
+
+        # Every tool answers --version: Strata's version and the commit (the
+        # compiler tools also their LLVM's), and lists it in --help.
+        for tool in [compile_, os.path.join(args.compiler_bin, "strata-opt"), run_, bench, dump]:
+            r = run([tool, "--version"])
+            expect(r.returncode == 0 and re.search(r"Strata (compiler )?\d+\.\d+\.\d+", r.stdout)
+                   and "git " in r.stdout, f"{os.path.basename(tool)} --version", r)
+        for tool in [compile_]:
+            r = run([tool, "--version"])
+            expect("LLVM 22" in r.stdout, "strata-compile --version names its LLVM", r)
+        for tool in [run_, bench, dump]:
+            r = run([tool, "--help"])
+            expect(r.returncode == 0 and "--version" in r.stdout, f"{os.path.basename(tool)} --help lists --version", r)
         expect_error(run([bench, f"--module={module}", "--function=simple_mul", "--iterations=1",
                           "--trace=/nonexistent/dir/t.json"] + good_inputs),
                      "/nonexistent/dir/t.json", "strata-bench --trace to an unwritable path")

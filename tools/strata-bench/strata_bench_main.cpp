@@ -55,6 +55,10 @@ int Run(int argc, char **argv) {
     std::cout << flags.Help();
     return 0;
   }
+  if (flags.version_requested()) {
+    std::cout << flags.Version();
+    return 0;
+  }
   if (!status.ok())
     return Fail(status);
   if (!positional.empty())

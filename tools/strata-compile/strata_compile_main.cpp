@@ -95,6 +95,7 @@ static cl::opt<uint64_t> maxONNXNodes(
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(strata::printCompilerVersion);
   cl::ParseCommandLineOptions(argc, argv,
                               "Strata compiler: MLIR program -> module file\n");
 

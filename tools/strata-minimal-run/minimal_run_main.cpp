@@ -9,6 +9,7 @@
 // Built statically (see CMakeLists.txt); bench/README.md reports its
 // stripped size.
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "strata/modules/hal/hal_module.h"
 #include "strata/vm/bytecode_module.h"
 #include "strata/vm/context.h"
+#include "strata_version.h"
 
 namespace {
 
@@ -95,6 +97,11 @@ Status Run(const char *path, const char *function_name) {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+    std::printf("strata-minimal-run (Strata %s, git %s)\n",
+                STRATA_VERSION_STRING, STRATA_GIT_COMMIT);
+    return 0;
+  }
   if (argc != 3) {
     std::fprintf(stderr, "usage: strata-minimal-run MODULE.smod FUNCTION\n");
     return 2;

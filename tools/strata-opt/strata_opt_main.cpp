@@ -2,8 +2,10 @@
 // mlir-opt with Strata's dialects and passes, for lit tests and debugging.
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "strata/compiler/Pipelines/Pipelines.h"
+#include "llvm/Support/CommandLine.h"
 
 int main(int argc, char **argv) {
+  llvm::cl::SetVersionPrinter(strata::printCompilerVersion);
   mlir::DialectRegistry registry;
   strata::registerCompilerDialects(registry);
   strata::registerCompilerPasses();

@@ -1,5 +1,7 @@
 #include "strata/tooling/flags.h"
 
+#include "strata_version.h"
+
 #include <charconv>
 #include <optional>
 
@@ -139,6 +141,10 @@ Status FlagParser::Parse(int argc, char **argv,
       help_requested_ = true;
       continue;
     }
+    if (arg == "--version") {
+      version_requested_ = true;
+      continue;
+    }
     if (arg.size() < 2 || arg[0] != '-' || arg == "-") {
       positional->push_back(arg);
       continue;
@@ -178,7 +184,14 @@ std::string FlagParser::Help() const {
     out += head + flag.help + "\n";
   }
   out += StrCat("  --help", std::string(20, ' '), "print this help\n");
+  out += StrCat("  --version", std::string(17, ' '),
+                "print the version and exit\n");
   return out;
+}
+
+std::string FlagParser::Version() const {
+  return StrCat(tool_, " (Strata ", STRATA_VERSION_STRING, ", git ",
+                STRATA_GIT_COMMIT, ")\n");
 }
 
 } // namespace strata::tooling

@@ -37,6 +37,9 @@ public:
   Status Parse(int argc, char **argv, std::vector<std::string> *positional);
   bool help_requested() const { return help_requested_; }
   std::string Help() const;
+  // --version: the tool, Strata's version and the source's git commit.
+  bool version_requested() const { return version_requested_; }
+  std::string Version() const;
 
 private:
   enum class Kind { kString, kStringList, kInt, kDouble, kBool, kByteSize };
@@ -51,6 +54,7 @@ private:
   std::string tool_, usage_;
   std::vector<Flag> flags_;
   bool help_requested_ = false;
+  bool version_requested_ = false;
 };
 
 } // namespace strata::tooling

@@ -4,9 +4,11 @@
 #include "strata/compiler/Codegen/LLVMCPUTarget.h"
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Serialization/ModuleWriter.h"
+#include "strata_version.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Config/llvm-config.h"
 
 using namespace mlir;
 
@@ -234,6 +236,11 @@ LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
   if (vmModules.size() != 1)
     return module.emitError("expected exactly one vm.module after lowering");
   return writeModuleFile(vmModules.front(), *output);
+}
+
+void printCompilerVersion(llvm::raw_ostream &os) {
+  os << "Strata compiler " << STRATA_VERSION_STRING << " (git "
+     << STRATA_GIT_COMMIT << ")\nLLVM " << LLVM_VERSION_STRING << "\n";
 }
 
 } // namespace strata

@@ -48,6 +48,10 @@ mlir::LogicalResult buildPhasePipeline(mlir::OpPassManager &pm,
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 void registerCompilerPasses();
 
+// --version of the compiler tools (a cl::SetVersionPrinter callback):
+// Strata's version, the source's git commit and the LLVM it is built on.
+void printCompilerVersion(llvm::raw_ostream &os);
+
 // Runs every phase on `module`. When `dumpAfter` names a phase, the module
 // is printed to `dumpStream` after it; compilation stops there when
 // `stopAfterDump` is set. Otherwise the module file is written to `output`.
