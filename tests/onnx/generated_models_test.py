@@ -553,8 +553,20 @@ def sequence_mixed_shapes_case():
             ("error", "needs tensors of one type"))
 
 
+def sequence_too_long_case():
+    """SplitToSequence into 5000 one-element tensors: past the most a
+    sequence holds (each is imported on its own), refused by count."""
+    model = make_model(
+        [helper.make_node("SplitToSequence", ["x"], ["s"], keepdims=0),
+         helper.make_node("SequenceLength", ["s"], ["n"])],
+        [value("x", F, [5000])], [value("n", I64, [])])
+    return ("sequence_too_long_refused", model, [],
+            ("error", "splitting into 5000 tensors; a sequence holds at most 4096"))
+
+
 def cases():
     rng = np.random.default_rng(7)
+    yield sequence_too_long_case()
     yield sequence_positions_case(rng, 1, -1, 2)
     yield sequence_positions_case(rng, -3, 0, -1)
     yield sequence_positions_case(rng, 2, 2, 0)

@@ -118,10 +118,15 @@ OrderNamedInputs(const vm::Function &function,
     return InvalidArgumentError(
         "inputs must all be named or all be positional; ", named, " of ",
         inputs.size(), " name an argument of ", function.FullName());
-  for (size_t i = 0; i < arguments.size(); ++i)
-    if (!given[i])
-      return InvalidArgumentError("input '", arguments[i].name,
-                                  "' is not given");
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (given[i])
+      continue;
+    if (arguments[i].name.empty())
+      return InvalidArgumentError("input ", i,
+                                  " has no name to give it by; give every "
+                                  "input by position");
+    return InvalidArgumentError("input '", arguments[i].name, "' is not given");
+  }
   return ordered;
 }
 

@@ -236,8 +236,9 @@ void addNonMaxSuppressionLowerings(LoweringTable &table);
 void addTransformerLowerings(LoweringTable &table);
 void addAttentionLowerings(LoweringTable &table);
 void addSequenceLowerings(LoweringTable &table);
-// Whether `opType` is one of the sequence ops, which take sequence inputs.
-bool isSequenceOp(llvm::StringRef opType);
+// Whether input `index` of an `opType` node is a sequence (the sequence
+// ops' first input); every other input is a tensor.
+bool takesSequenceInput(llvm::StringRef opType, unsigned index);
 
 } // namespace strata::onnx_importer
 

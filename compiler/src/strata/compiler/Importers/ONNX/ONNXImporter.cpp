@@ -189,13 +189,12 @@ LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
              " are imported once per iteration or branch";
     return ctx.fail(why);
   }
-  // Sequences reach only the ops that take them (SequenceOps.cpp).
-  bool takesSequences = isSequenceOp(node.op_type());
+  // Sequences reach only the inputs that take them (SequenceOps.cpp).
   for (int i = 0; i < node.input_size(); ++i) {
     if (ctx.isSequenceInput(i)) {
-      if (!takesSequences)
+      if (!takesSequenceInput(node.op_type(), i))
         return ctx.fail("input '" + node.input(i) +
-                        "' is a sequence; the op takes tensors");
+                        "' is a sequence; the op takes a tensor there");
       continue;
     }
     if (ctx.hasInput(i) && !ctx.getInput(i))

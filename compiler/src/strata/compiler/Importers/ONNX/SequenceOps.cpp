@@ -23,6 +23,10 @@ using namespace mlir;
 namespace strata::onnx_importer {
 namespace {
 
+// The most tensors a sequence holds: each is imported as values of its
+// own, and selects by a run-time position chain over them.
+constexpr int64_t kMaxSequenceLength = 4096;
+
 // A position input of a sequence op: known at compile time (normalized),
 // or the rank-0 tensor that holds it at run time.
 struct Position {
@@ -103,6 +107,9 @@ LogicalResult lowerSequenceConstruct(NodeContext &ctx) {
     sequence.elements.push_back(ctx.getInput(i));
   if (sequence.elements.empty())
     return ctx.fail("SequenceConstruct needs at least one tensor");
+  if (int64_t(sequence.elements.size()) > kMaxSequenceLength)
+    return ctx.fail("a sequence holds at most " + Twine(kMaxSequenceLength) +
+                    " tensors");
   sequence.elementType =
       cast<RankedTensorType>(sequence.elements.front().getType())
           .getElementType();
@@ -157,6 +164,9 @@ LogicalResult lowerSequenceInsert(NodeContext &ctx) {
     return ctx.fail("the tensor's element type differs from the sequence's");
   SmallVector<Value> elements = sequence->elements;
   int64_t length = elements.size();
+  if (length >= kMaxSequenceLength)
+    return ctx.fail("a sequence holds at most " + Twine(kMaxSequenceLength) +
+                    " tensors");
   Position position{length, Value()};
   if (ctx.hasInput(2)) {
     FailureOr<Position> given = getPosition(ctx, 2, length, /*end=*/true);
@@ -322,6 +332,10 @@ LogicalResult lowerSplitToSequence(NodeContext &ctx) {
                         ", not the axis' " + Twine(size));
     }
   }
+  if (int64_t(lengths.size()) > kMaxSequenceLength)
+    return ctx.fail("splitting into " + Twine(lengths.size()) +
+                    " tensors; a sequence holds at most " +
+                    Twine(kMaxSequenceLength));
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
   SequenceValue sequence{{}, type.getElementType()};
@@ -349,8 +363,9 @@ LogicalResult lowerSplitToSequence(NodeContext &ctx) {
 
 } // namespace
 
-bool isSequenceOp(StringRef opType) {
-  return llvm::is_contained({"SequenceAt", "SequenceLength", "SequenceInsert",
+bool takesSequenceInput(StringRef opType, unsigned index) {
+  return index == 0 &&
+         llvm::is_contained({"SequenceAt", "SequenceLength", "SequenceInsert",
                              "SequenceErase", "ConcatFromSequence"},
                             opType);
 }
