@@ -381,6 +381,13 @@ def main():
         for tool in [compile_]:
             r = run([tool, "--version"])
             expect("LLVM 22" in r.stdout, "strata-compile --version names its LLVM", r)
+        # --timing: a report of every phase and the passes in it.
+        r = run([compile_, "--timing", os.path.join(args.source_dir, "examples/simple_mul.mlir"),
+                 "-o", os.path.join(tmp, "timed.smod")])
+        expect(r.returncode == 0 and "Execution time report" in r.stderr and
+               all(phase in r.stderr for phase in ["input", "dispatch-regions", "executables",
+                                                   "host", "target", "vm", "write the module"]),
+               "strata-compile --timing reports each phase", r)
         for tool in [run_, bench, dump]:
             r = run([tool, "--help"])
             expect(r.returncode == 0 and "--version" in r.stdout, f"{os.path.basename(tool)} --help lists --version", r)

@@ -57,6 +57,11 @@ static cl::opt<std::string> externalDataRoot(
              "the model's folder; absolute locations and '..' are always "
              "refused)"),
     cl::value_desc("dir"), cl::cat(category));
+static cl::opt<bool>
+    timing("timing",
+           cl::desc("Print the wall time of each phase and of each pass in "
+                    "it to stderr when the compile ends"),
+           cl::cat(category));
 static cl::opt<std::string>
     functionName("function-name",
                  cl::desc("Name of the function an ONNX model becomes"),
@@ -197,6 +202,7 @@ int main(int argc, char **argv) {
   options.cpu = cpu;
   options.cudaArch = cudaArch;
   options.moduleName = moduleName;
+  options.timing = timing;
   if (mlir::failed(strata::compileModule(*module, options,
                                          dumpImport ? "" : dumpAfter.getValue(),
                                          llvm::outs(),

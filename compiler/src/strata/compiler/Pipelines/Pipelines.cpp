@@ -7,6 +7,7 @@
 #include "strata_version.h"
 
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Config/llvm-config.h"
 
@@ -213,13 +214,23 @@ LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
     return writeModuleFile(cast<vm::ModuleOp>(module.getBody()->front()),
                            *output);
   }
+  // One timing tree for the compile: a scope per phase, the phase's passes
+  // nested in it; printed to stderr when `timing` goes out of scope.
+  DefaultTimingManager timing;
+  timing.setEnabled(options.timing);
+  TimingScope compileScope = timing.getRootScope();
   for (StringRef phase : kPhaseNames) {
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
     if (failed(buildPhasePipeline(pm, phase, options,
                                   /*printTargetIR=*/phase == dumpAfter)))
       return module.emitError("cannot build the pipeline of phase ") << phase;
+    TimingScope phaseScope =
+        compileScope.nest(TimingIdentifier::get(phase, timing));
+    if (options.timing)
+      pm.enableTiming(phaseScope);
     if (failed(pm.run(module)))
       return failure();
+    phaseScope.stop();
     if (phase == "input" && failed(verifySupportedInput(module)))
       return failure();
     if (phase == dumpAfter) {
@@ -235,6 +246,8 @@ LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
   auto vmModules = llvm::to_vector(module.getOps<vm::ModuleOp>());
   if (vmModules.size() != 1)
     return module.emitError("expected exactly one vm.module after lowering");
+  TimingScope writeScope =
+      compileScope.nest(TimingIdentifier::get("write the module", timing));
   return writeModuleFile(vmModules.front(), *output);
 }
 

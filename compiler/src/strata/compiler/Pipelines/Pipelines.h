@@ -32,6 +32,9 @@ struct CompileOptions {
   std::string cudaArch = "sm_80";
   // Name of the VM module; functions are called as `<name>.<function>`.
   std::string moduleName = "module";
+  // Print the wall time of each phase, and of each pass in it, to stderr
+  // when the compile ends (--timing).
+  bool timing = false;
 };
 
 // Phase names in order, as accepted by --dump-after.
