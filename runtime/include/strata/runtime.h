@@ -208,6 +208,20 @@ strata_status_t strata_buffer_view_create(strata_session_t *session,
                                           strata_element_type_t element_type,
                                           const void *data, size_t byte_length,
                                           strata_buffer_view_t **out_view);
+/* Like strata_buffer_view_create, but the tensor is the caller's memory
+ * itself where the device can use it in place (host memory of a local
+ * device, `data` 64-byte aligned): no copy. Elsewhere the bytes are copied
+ * in. `release` (may be NULL) runs exactly once when the runtime no longer
+ * needs [data, data + byte_length): when the view and every use of it are
+ * gone, at once after a copy, or on failure. Until then the caller keeps
+ * the memory valid and does not write it. */
+strata_status_t strata_buffer_view_import(strata_session_t *session,
+                                          const int64_t *shape, size_t rank,
+                                          strata_element_type_t element_type,
+                                          const void *data, size_t byte_length,
+                                          strata_release_fn_t release,
+                                          void *user_data,
+                                          strata_buffer_view_t **out_view);
 void strata_buffer_view_release(strata_buffer_view_t *view);
 size_t strata_buffer_view_rank(const strata_buffer_view_t *view);
 int64_t strata_buffer_view_dim(const strata_buffer_view_t *view, size_t index);

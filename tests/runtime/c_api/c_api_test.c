@@ -267,6 +267,87 @@ static void CheckSizesAndMemoryLimit(strata_instance_t *instance) {
   strata_device_release(device);
 }
 
+static int imports_released = 0;
+static void CountImportRelease(void *user_data, const void *data, size_t size) {
+  (void)data;
+  (void)size;
+  ++*(int *)user_data;
+}
+
+/* Buffer import: an aligned input is the caller's memory itself (a write
+ * to it before the call shows in the result) and is released once the view
+ * is gone; a misaligned one is copied and released at once; a bad shape is
+ * refused and released too. */
+static void RunImported(strata_instance_t *instance, const char *module_path) {
+  strata_device_t *device = NULL;
+  strata_session_t *session = NULL;
+  strata_function_t *function = NULL;
+  if (!Ok(strata_device_create(instance, "local-sync", &device), "device") ||
+      !Ok(strata_session_create(instance, device, &session), "session") ||
+      !Ok(strata_session_append_module_from_file(session, module_path),
+          "append simple_mul") ||
+      !Ok(strata_session_lookup_function(session, "simple_mul", &function),
+          "lookup simple_mul")) {
+    strata_session_release(session);
+    strata_device_release(device);
+    return;
+  }
+  const int64_t shape[1] = {4};
+  /* 64-byte aligned storage: two floats of four, one line apart. */
+  float *aligned = aligned_alloc(64, 128);
+  float *misaligned_base = aligned_alloc(64, 128);
+  float *misaligned = misaligned_base + 1;
+  for (int i = 0; i < 4; ++i) {
+    aligned[i] = (float)(i + 1);
+    misaligned[i] = 10.0f;
+  }
+  int aligned_released = 0, misaligned_released = 0, refused_released = 0;
+  strata_buffer_view_t *inputs[2] = {NULL, NULL};
+  Ok(strata_buffer_view_import(session, shape, 1, STRATA_ELEMENT_TYPE_FLOAT_32,
+                               aligned, 4 * sizeof(float), CountImportRelease,
+                               &aligned_released, &inputs[0]),
+     "import aligned");
+  Ok(strata_buffer_view_import(session, shape, 1, STRATA_ELEMENT_TYPE_FLOAT_32,
+                               misaligned, 4 * sizeof(float),
+                               CountImportRelease, &misaligned_released,
+                               &inputs[1]),
+     "import misaligned");
+  CHECK(misaligned_released == 1); /* copied, released at once */
+  CHECK(aligned_released == 0);    /* still the input's memory */
+  strata_buffer_view_t *refused = NULL;
+  ExpectError(strata_buffer_view_import(session, shape, 1,
+                                        STRATA_ELEMENT_TYPE_FLOAT_32, aligned,
+                                        3 * sizeof(float), CountImportRelease,
+                                        &refused_released, &refused),
+              STRATA_STATUS_INVALID_ARGUMENT, "need 16", "import bad size");
+  CHECK(refused == NULL && refused_released == 1);
+  /* Not copied: a write before the call is what the call reads. */
+  aligned[3] = 100.0f;
+  misaligned[3] = 1000.0f;
+  strata_buffer_view_t *outputs[1] = {NULL};
+  size_t output_count = 0;
+  if (inputs[0] && inputs[1] &&
+      Ok(strata_session_call(session, function, inputs, 2, outputs, 1,
+                             &output_count),
+         "call imported")) {
+    float product[4] = {0};
+    if (Ok(strata_buffer_view_read(outputs[0], product, sizeof(product)),
+           "read imported product")) {
+      CHECK(product[0] == 10.0f && product[2] == 30.0f);
+      CHECK(product[3] == 1000.0f); /* 100 (in place) x 10 (copied) */
+    }
+  }
+  strata_buffer_view_release(outputs[0]);
+  strata_buffer_view_release(inputs[1]);
+  strata_buffer_view_release(inputs[0]);
+  strata_function_release(function);
+  strata_session_release(session);
+  strata_device_release(device);
+  CHECK(aligned_released == 1);
+  free(aligned);
+  free(misaligned_base);
+}
+
 /* Introspection as an embedder uses it: every input made from its
  * reflection (all ones, of its element type and dims), the results read
  * back by theirs. named_mul multiplies lhs by rhs, both 2x3. */
@@ -347,6 +428,7 @@ int main(int argc, char **argv) {
   RunSimpleMul(instance, "local-sync?loader=system", argv[1], 1);
   CHECK(released == 2); /* Both memory modules released with the sessions. */
   RunByReflection(instance, argv[2]);
+  RunImported(instance, argv[1]);
 
   strata_device_t *device = NULL;
   ExpectError(strata_device_create(instance, "warp-drive", &device),

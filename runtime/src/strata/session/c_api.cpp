@@ -3,6 +3,8 @@
 #include "strata/runtime.h"
 
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <new>
 
 #include "strata/hal/buffer_view.h"
@@ -105,6 +107,26 @@ strata_status_t GetTensorInfo(const strata_function_t *function, size_t index,
   out_info->dims = type.shape.data();
   return nullptr;
 }
+
+// Calls a C release callback when destroyed (strata_buffer_view_import).
+class ReleaseOnDestruction {
+public:
+  ReleaseOnDestruction(strata_release_fn_t release, void *user_data,
+                       const void *data, size_t size)
+      : release(release), user_data(user_data), data(data), size(size) {}
+  ReleaseOnDestruction(const ReleaseOnDestruction &) = delete;
+  ReleaseOnDestruction &operator=(const ReleaseOnDestruction &) = delete;
+  ~ReleaseOnDestruction() {
+    if (release)
+      release(user_data, data, size);
+  }
+
+private:
+  strata_release_fn_t release;
+  void *user_data;
+  const void *data;
+  size_t size;
+};
 
 } // namespace
 
@@ -308,6 +330,56 @@ strata_status_t strata_buffer_view_create(strata_session_t *session,
       STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL | STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE,
       STRATA_HAL_BUFFER_USAGE_DEFAULT,
       {static_cast<const uint8_t *>(data), byte_length});
+  if (!view.ok())
+    return ToC(view.status());
+  *out_view = new strata_buffer_view_s{std::move(*view)};
+  return nullptr;
+}
+
+strata_status_t strata_buffer_view_import(strata_session_t *session,
+                                          const int64_t *shape, size_t rank,
+                                          strata_element_type_t element_type,
+                                          const void *data, size_t byte_length,
+                                          strata_release_fn_t release,
+                                          void *user_data,
+                                          strata_buffer_view_t **out_view) {
+  // `release` runs when the last copy of this callback is gone: the buffer
+  // that wraps the bytes died, the allocator copied them in, or any path
+  // out of here failed. Exactly once, whichever.
+  auto releaser = std::make_shared<ReleaseOnDestruction>(release, user_data,
+                                                         data, byte_length);
+  std::function<void()> keep_bytes = [releaser]() {};
+  releaser.reset();
+  // Executables may assume their bindings are as aligned as the allocator's
+  // own buffers (a cache line): other memory is copied.
+  if (reinterpret_cast<uintptr_t>(data) % 64 != 0)
+    return strata_buffer_view_create(session, shape, rank, element_type, data,
+                                     byte_length, out_view);
+  if (!session || (!shape && rank) || !data || !out_view)
+    return NullArgument(!session           ? "session"
+                        : !out_view        ? "out_view"
+                        : (!shape && rank) ? "shape"
+                                           : "data");
+  if (rank > hal::BufferView::kMaxRank)
+    return ToC(InvalidArgumentError("rank ", rank, " exceeds the maximum ",
+                                    hal::BufferView::kMaxRank));
+  std::span<const int64_t> dims(shape, rank);
+  auto expected = hal::BufferView::ComputeByteLength(dims, element_type);
+  if (!expected.ok())
+    return ToC(expected.status());
+  if (*expected != byte_length)
+    return ToC(InvalidArgumentError("tensor data has ", byte_length,
+                                    " bytes but the shape and element type "
+                                    "need ",
+                                    *expected));
+  auto allocator = session->session->device_allocator();
+  auto buffer = allocator->ImportHostBytes(
+      STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL | STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE,
+      STRATA_HAL_BUFFER_USAGE_DEFAULT,
+      {static_cast<const uint8_t *>(data), byte_length}, std::move(keep_bytes));
+  if (!buffer.ok())
+    return ToC(buffer.status());
+  auto view = hal::BufferView::Create(std::move(*buffer), dims, element_type);
   if (!view.ok())
     return ToC(view.status());
   *out_view = new strata_buffer_view_s{std::move(*view)};
