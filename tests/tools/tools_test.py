@@ -388,6 +388,15 @@ def main():
                all(phase in r.stderr for phase in ["input", "dispatch-regions", "executables",
                                                    "host", "target", "vm", "write the module"]),
                "strata-compile --timing reports each phase", r)
+        # --progress (on by itself when stderr is a terminal): each phase as
+        # it starts, and the executables compiled.
+        r = run([compile_, "--progress", os.path.join(args.source_dir, "examples/simple_mul.mlir"),
+                 "-o", os.path.join(tmp, "progress.smod")])
+        expect(r.returncode == 0 and "strata-compile: dispatch-regions (" in r.stderr and
+               "1 of 1 executables compiled" in r.stderr, "strata-compile --progress", r)
+        r = run([compile_, os.path.join(args.source_dir, "examples/simple_mul.mlir"),
+                 "-o", os.path.join(tmp, "quiet.smod")])
+        expect(r.returncode == 0 and r.stderr == "", "strata-compile is quiet off a terminal", r)
         for tool in [run_, bench, dump]:
             r = run([tool, "--help"])
             expect(r.returncode == 0 and "--version" in r.stdout, f"{os.path.basename(tool)} --help lists --version", r)

@@ -7,6 +7,7 @@
 #include "strata/compiler/Pipelines/Pipelines.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -62,6 +63,11 @@ static cl::opt<bool>
            cl::desc("Print the wall time of each phase and of each pass in "
                     "it to stderr when the compile ends"),
            cl::cat(category));
+static cl::opt<bool> progress(
+    "progress",
+    cl::desc("Report each phase and the executables compiled on stderr as "
+             "the compile goes (default: on when stderr is a terminal)"),
+    cl::cat(category));
 static cl::opt<std::string>
     functionName("function-name",
                  cl::desc("Name of the function an ONNX model becomes"),
@@ -203,6 +209,8 @@ int main(int argc, char **argv) {
   options.cudaArch = cudaArch;
   options.moduleName = moduleName;
   options.timing = timing;
+  options.progress = progress || (progress.getNumOccurrences() == 0 &&
+                                  llvm::sys::Process::StandardErrIsDisplayed());
   if (mlir::failed(strata::compileModule(*module, options,
                                          dumpImport ? "" : dumpAfter.getValue(),
                                          llvm::outs(),

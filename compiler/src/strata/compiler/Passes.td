@@ -267,6 +267,8 @@ def LowerExecutablesPass : Pass<"strata-lower-executables", "mlir::ModuleOp"> {
            "CPU supports loaded">,
     Option<"printLoweredIR", "print-lowered-ir", "bool", "false",
            "Print each executable's LLVM-dialect form to stdout">,
+    Option<"progress", "progress", "bool", "false",
+           "Report each tenth of the executables compiled on stderr">,
   ];
   let dependentDialects = ["::strata::hal::HALDialect"];
 }

@@ -124,11 +124,22 @@ struct LowerExecutablesPass
       }
       targets.push_back({name.str(), std::move(*machine)});
     }
-    for (auto executable :
-         llvm::to_vector(getOperation().getOps<flow::ExecutableOp>()))
-      if (!isForAnotherTarget(executable, "cpu") &&
-          failed(lowerExecutable(executable, targets)))
+    SmallVector<flow::ExecutableOp> executables;
+    for (auto executable : getOperation().getOps<flow::ExecutableOp>())
+      if (!isForAnotherTarget(executable, "cpu"))
+        executables.push_back(executable);
+    size_t reported = 0;
+    for (auto [index, executable] : llvm::enumerate(executables)) {
+      if (failed(lowerExecutable(executable, targets)))
         return signalPassFailure();
+      // Each tenth done (the bulk of a large model's compile).
+      size_t tenths = (index + 1) * 10 / executables.size();
+      if (progress && tenths > reported) {
+        reported = tenths;
+        llvm::errs() << "strata-compile:   " << index + 1 << " of "
+                     << executables.size() << " executables compiled\n";
+      }
+    }
   }
 };
 

@@ -10,6 +10,9 @@
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
 
 using namespace mlir;
 
@@ -85,6 +88,7 @@ static void addTargetPasses(OpPassManager &pm, StringRef target,
     LowerExecutablesPassOptions lowerOptions;
     lowerOptions.cpu = options.cpu;
     lowerOptions.printLoweredIR = printTargetIR;
+    lowerOptions.progress = options.progress;
     pm.addPass(createLowerExecutablesPass(lowerOptions));
   }
 }
@@ -219,7 +223,14 @@ LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
   DefaultTimingManager timing;
   timing.setEnabled(options.timing);
   TimingScope compileScope = timing.getRootScope();
+  auto started = std::chrono::steady_clock::now();
   for (StringRef phase : kPhaseNames) {
+    if (options.progress)
+      llvm::errs() << llvm::formatv(
+          "strata-compile: {0} ({1:f1} s)\n", phase,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                        started)
+              .count());
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
     if (failed(buildPhasePipeline(pm, phase, options,
                                   /*printTargetIR=*/phase == dumpAfter)))

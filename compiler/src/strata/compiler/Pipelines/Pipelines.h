@@ -35,6 +35,10 @@ struct CompileOptions {
   // Print the wall time of each phase, and of each pass in it, to stderr
   // when the compile ends (--timing).
   bool timing = false;
+  // Report each phase, and the executables compiled, on stderr as the
+  // compile goes (--progress; strata-compile turns it on by itself when
+  // stderr is a terminal).
+  bool progress = false;
 };
 
 // Phase names in order, as accepted by --dump-after.
