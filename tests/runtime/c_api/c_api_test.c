@@ -267,7 +267,25 @@ static void CheckSizesAndMemoryLimit(strata_instance_t *instance) {
   strata_device_release(device);
 }
 
-static int imports_released = 0;
+/* A local-sync session with `module_path` loaded and its function `name`;
+ * on failure (reported) releases what it made and returns 0. */
+static int OpenFunction(strata_instance_t *instance, const char *module_path,
+                        const char *name, strata_device_t **device,
+                        strata_session_t **session,
+                        strata_function_t **function) {
+  if (Ok(strata_device_create(instance, "local-sync", device), "device") &&
+      Ok(strata_session_create(instance, *device, session), "session") &&
+      Ok(strata_session_append_module_from_file(*session, module_path),
+         module_path) &&
+      Ok(strata_session_lookup_function(*session, name, function), name))
+    return 1;
+  strata_session_release(*session);
+  strata_device_release(*device);
+  *session = NULL;
+  *device = NULL;
+  return 0;
+}
+
 static void CountImportRelease(void *user_data, const void *data, size_t size) {
   (void)data;
   (void)size;
@@ -282,16 +300,9 @@ static void RunImported(strata_instance_t *instance, const char *module_path) {
   strata_device_t *device = NULL;
   strata_session_t *session = NULL;
   strata_function_t *function = NULL;
-  if (!Ok(strata_device_create(instance, "local-sync", &device), "device") ||
-      !Ok(strata_session_create(instance, device, &session), "session") ||
-      !Ok(strata_session_append_module_from_file(session, module_path),
-          "append simple_mul") ||
-      !Ok(strata_session_lookup_function(session, "simple_mul", &function),
-          "lookup simple_mul")) {
-    strata_session_release(session);
-    strata_device_release(device);
+  if (!OpenFunction(instance, module_path, "simple_mul", &device, &session,
+                    &function))
     return;
-  }
   const int64_t shape[1] = {4};
   /* 64-byte aligned storage: two floats of four, one line apart. */
   float *aligned = aligned_alloc(64, 128);
@@ -356,16 +367,9 @@ static void RunByReflection(strata_instance_t *instance,
   strata_device_t *device = NULL;
   strata_session_t *session = NULL;
   strata_function_t *function = NULL;
-  if (!Ok(strata_device_create(instance, "local-sync", &device), "device") ||
-      !Ok(strata_session_create(instance, device, &session), "session") ||
-      !Ok(strata_session_append_module_from_file(session, module_path),
-          "append named_mul") ||
-      !Ok(strata_session_lookup_function(session, "named_mul", &function),
-          "lookup named_mul")) {
-    strata_session_release(session);
-    strata_device_release(device);
+  if (!OpenFunction(instance, module_path, "named_mul", &device, &session,
+                    &function))
     return;
-  }
   static const char *kInputNames[2] = {"lhs", "rhs"};
   strata_buffer_view_t *inputs[2] = {NULL, NULL};
   size_t count = strata_function_input_count(function);

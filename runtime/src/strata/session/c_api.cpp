@@ -128,6 +128,34 @@ private:
   size_t size;
 };
 
+// The arguments of a tensor made from the caller's bytes
+// (strata_buffer_view_create/import): none null that is needed, a rank the
+// views take, and exactly the bytes the shape and element type need.
+strata_status_t CheckTensorArguments(strata_session_t *session,
+                                     const int64_t *shape, size_t rank,
+                                     strata_element_type_t element_type,
+                                     const void *data, size_t byte_length,
+                                     strata_buffer_view_t **out_view) {
+  if (!session || (!shape && rank) || (!data && byte_length) || !out_view)
+    return NullArgument(!session           ? "session"
+                        : !out_view        ? "out_view"
+                        : (!shape && rank) ? "shape"
+                                           : "data");
+  if (rank > hal::BufferView::kMaxRank)
+    return ToC(InvalidArgumentError("rank ", rank, " exceeds the maximum ",
+                                    hal::BufferView::kMaxRank));
+  auto expected = hal::BufferView::ComputeByteLength(
+      std::span<const int64_t>(shape, rank), element_type);
+  if (!expected.ok())
+    return ToC(expected.status());
+  if (*expected != byte_length)
+    return ToC(InvalidArgumentError("tensor data has ", byte_length,
+                                    " bytes but the shape and element type "
+                                    "need ",
+                                    *expected));
+  return nullptr;
+}
+
 } // namespace
 
 extern "C" {
@@ -307,23 +335,10 @@ strata_status_t strata_buffer_view_create(strata_session_t *session,
                                           strata_element_type_t element_type,
                                           const void *data, size_t byte_length,
                                           strata_buffer_view_t **out_view) {
-  if (!session || (!shape && rank) || (!data && byte_length) || !out_view)
-    return NullArgument(!session           ? "session"
-                        : !out_view        ? "out_view"
-                        : (!shape && rank) ? "shape"
-                                           : "data");
-  if (rank > hal::BufferView::kMaxRank)
-    return ToC(InvalidArgumentError("rank ", rank, " exceeds the maximum ",
-                                    hal::BufferView::kMaxRank));
+  if (strata_status_t status = CheckTensorArguments(
+          session, shape, rank, element_type, data, byte_length, out_view))
+    return status;
   std::span<const int64_t> dims(shape, rank);
-  auto expected = hal::BufferView::ComputeByteLength(dims, element_type);
-  if (!expected.ok())
-    return ToC(expected.status());
-  if (*expected != byte_length)
-    return ToC(InvalidArgumentError("tensor data has ", byte_length,
-                                    " bytes but the shape and element type "
-                                    "need ",
-                                    *expected));
   auto allocator = session->session->device_allocator();
   auto view = hal::BufferView::Allocate(
       *allocator, dims, element_type,
@@ -355,23 +370,12 @@ strata_status_t strata_buffer_view_import(strata_session_t *session,
   if (reinterpret_cast<uintptr_t>(data) % 64 != 0)
     return strata_buffer_view_create(session, shape, rank, element_type, data,
                                      byte_length, out_view);
-  if (!session || (!shape && rank) || !data || !out_view)
-    return NullArgument(!session           ? "session"
-                        : !out_view        ? "out_view"
-                        : (!shape && rank) ? "shape"
-                                           : "data");
-  if (rank > hal::BufferView::kMaxRank)
-    return ToC(InvalidArgumentError("rank ", rank, " exceeds the maximum ",
-                                    hal::BufferView::kMaxRank));
+  if (strata_status_t status = CheckTensorArguments(
+          session, shape, rank, element_type, data, byte_length, out_view))
+    return status;
+  if (!data)
+    return NullArgument("data");
   std::span<const int64_t> dims(shape, rank);
-  auto expected = hal::BufferView::ComputeByteLength(dims, element_type);
-  if (!expected.ok())
-    return ToC(expected.status());
-  if (*expected != byte_length)
-    return ToC(InvalidArgumentError("tensor data has ", byte_length,
-                                    " bytes but the shape and element type "
-                                    "need ",
-                                    *expected));
   auto allocator = session->session->device_allocator();
   auto buffer = allocator->ImportHostBytes(
       STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL | STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE,

@@ -232,12 +232,24 @@ bool isTransparent(Operation *op, const ColumnTransfer &first) {
          isa<vector::TransferWriteOp>(*other->op);
 }
 
+// The first and the last transfer of `run` in program order.
+std::pair<Operation *, Operation *>
+getProgramSpan(ArrayRef<ColumnTransfer> run) {
+  Operation *first = run.front().op, *last = run.front().op;
+  for (const ColumnTransfer &column : run) {
+    if (column.op->isBeforeInBlock(first))
+      first = column.op;
+    if (last->isBeforeInBlock(column.op))
+      last = column.op;
+  }
+  return {first, last};
+}
+
 // The runs of `block`: column transfers of one group at consecutive
 // innermost offsets, at most `lanes` long, with only transparent ops
 // between their first and last. Each group in program order.
 SmallVector<SmallVector<ColumnTransfer>> collectRuns(Block &block) {
   SmallVector<SmallVector<ColumnTransfer>> groups;
-  SmallVector<Operation *> firstOps;
   for (Operation &op : block) {
     std::optional<ColumnTransfer> column = matchColumnTransfer(&op);
     if (!column)
@@ -277,13 +289,7 @@ SmallVector<SmallVector<ColumnTransfer>> collectRuns(Block &block) {
   // Each run's transfers move to its first (reads) or last (writes) one:
   // only transparent ops may lie between.
   llvm::erase_if(runs, [](const SmallVector<ColumnTransfer> &run) {
-    Operation *first = run.front().op, *last = run.front().op;
-    for (const ColumnTransfer &column : run) {
-      if (column.op->isBeforeInBlock(first))
-        first = column.op;
-      if (last->isBeforeInBlock(column.op))
-        last = column.op;
-    }
+    auto [first, last] = getProgramSpan(run);
     for (Operation *op = first->getNextNode(); op != last;
          op = op->getNextNode())
       if (!isTransparent(op, run.front()))
@@ -303,11 +309,8 @@ void transposeRowTransfers(func::FuncOp func) {
     for (const SmallVector<ColumnTransfer> &run : collectRuns(*block)) {
       // Reads move to the first of the run, writes to the last.
       bool writes = isa<vector::TransferWriteOp>(*run.front().op);
-      Operation *anchor = run.front().op;
-      for (const ColumnTransfer &column : run)
-        if (writes == anchor->isBeforeInBlock(column.op))
-          anchor = column.op;
-      RowRunBuilder builder(rewriter, run, anchor);
+      auto [first, last] = getProgramSpan(run);
+      RowRunBuilder builder(rewriter, run, writes ? last : first);
       if (writes)
         builder.buildWrites();
       else
