@@ -257,6 +257,13 @@ def ExpandMathPass : Pass<"strata-expand-math", "mlir::func::FuncOp"> {
                            "::mlir::x86vector::X86VectorDialect"];
 }
 
+def KeepRegisterTileLoopsPass
+    : Pass<"strata-keep-register-tile-loops", "mlir::func::FuncOp"> {
+  let summary = "Marks the loops that carry a kernel's register tile so that "
+                "LLVM does not unroll them past the register file";
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def LowerExecutablesPass : Pass<"strata-lower-executables", "mlir::ModuleOp"> {
   let summary = "Compiles every flow.executable for the CPU target into a "
                 "hal.executable.binary";

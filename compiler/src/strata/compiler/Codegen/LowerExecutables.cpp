@@ -49,7 +49,7 @@ std::string getToLLVMPipeline(unsigned vectorBits) {
           "},"
           "strata-vectorize-short-rows,strata-vectorizable-loop-order,"
           "convert-linalg-to-loops,"
-          "strata-expand-math),"
+          "strata-expand-math,strata-keep-register-tile-loops),"
           // Integer powers become small outlined functions (no libm either).
           "convert-math-to-funcs,"
           "convert-vector-to-scf{full-unroll=true},"
