@@ -279,6 +279,11 @@ LogicalResult requantize(NodeContext &ctx, Value acc, Value inScale,
   FailureOr<Value> yScale = scalarScale(ctx, yScaleInput);
   if (failed(yScale))
     return failure();
+  Type scaleType = getElementTypeOrSelf(inScale.getType());
+  if (!isa<FloatType>(scaleType) ||
+      getElementTypeOrSelf(wScale.getType()) != scaleType ||
+      getElementTypeOrSelf(yScale->getType()) != scaleType)
+    return ctx.fail("the scales must share one floating-point type");
   SmallVector<Value> inputs{acc, inScale, wScale, *yScale};
   bool hasZp = ctx.hasInput(yZpInput);
   if (hasZp)
@@ -291,8 +296,11 @@ LogicalResult requantize(NodeContext &ctx, Value acc, Value inScale,
       [&](OpBuilder &b, Location loc, ValueRange a) {
         Type f32 = b.getF32Type();
         Value v = createScalarCast(b, loc, a[0], f32, false, false);
+        // The scales' product in their own type (f16 scales round as the
+        // ONNX reference rounds them), then widened.
         Value scale = arith::DivFOp::create(
             b, loc, arith::MulFOp::create(b, loc, a[1], a[2]), a[3]);
+        scale = createScalarCast(b, loc, scale, f32, false, false);
         v = arith::MulFOp::create(b, loc, v, scale);
         return quantize(b, loc, v, createScalar(b, loc, f32, 1),
                         hasZp ? a[4] : Value(), to, toUnsigned);
