@@ -271,3 +271,46 @@ func.func @pad_of_value_read_again(%x: tensor<1x8x16x16xf32>, %y: tensor<1x8x16x
 // CHECK-NOT:     tensor.pad
 // CHECK:         linalg.conv_2d_nchw_fchw ins(%[[PADDED]],
 // CHECK:       return
+
+// -----
+
+// A concatenation whose operands lie one after the other in memory (one
+// image's channels), each produced by a dispatch for it alone, stays in the
+// host program, which has the producers write into it. One that would copy
+// an operand (an argument here) is a dispatch, and so is one of a batch of
+// two, which interleaves its operands' bytes.
+#map4 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @concatenations
+func.func @concatenations(%a: tensor<1x4x4xf32>, %b: tensor<2x2x4xf32>) -> (tensor<1x8x4xf32>, tensor<1x8x4xf32>, tensor<2x4x4xf32>) {
+  %e = tensor.empty() : tensor<1x4x4xf32>
+  %x = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<1x4x4xf32>) outs(%e : tensor<1x4x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<1x4x4xf32>
+  %y = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<1x4x4xf32>) outs(%e : tensor<1x4x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %n = arith.mulf %in, %in : f32
+    linalg.yield %n : f32
+  } -> tensor<1x4x4xf32>
+  %z = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<1x4x4xf32>) outs(%e : tensor<1x4x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %n = arith.addf %in, %in : f32
+    linalg.yield %n : f32
+  } -> tensor<1x4x4xf32>
+  %host = tensor.concat dim(1) %x, %y : (tensor<1x4x4xf32>, tensor<1x4x4xf32>) -> tensor<1x8x4xf32>
+  %copying = tensor.concat dim(1) %z, %a : (tensor<1x4x4xf32>, tensor<1x4x4xf32>) -> tensor<1x8x4xf32>
+  %batch = tensor.concat dim(1) %b, %b : (tensor<2x2x4xf32>, tensor<2x2x4xf32>) -> tensor<2x4x4xf32>
+  return %host, %copying, %batch : tensor<1x8x4xf32>, tensor<1x8x4xf32>, tensor<2x4x4xf32>
+}
+// CHECK:      %[[X:.+]] = flow.dispatch.region -> (tensor<1x4x4xf32>) {
+// CHECK:      %[[Y:.+]] = flow.dispatch.region -> (tensor<1x4x4xf32>) {
+// CHECK:      %[[HOST:.+]] = tensor.concat dim(1) %[[X]], %[[Y]] :
+// CHECK:      %[[COPYING:.+]] = flow.dispatch.region -> (tensor<1x8x4xf32>) {
+// CHECK:        tensor.concat dim(1)
+// CHECK:      %[[BATCH:.+]] = flow.dispatch.region -> (tensor<2x4x4xf32>) {
+// CHECK:        tensor.concat dim(1)
+// CHECK:      return %[[HOST]], %[[COPYING]], %[[BATCH]]

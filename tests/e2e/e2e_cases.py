@@ -592,6 +592,23 @@ def _conv_split_accumulate():
     return [x, w, y], [(y.astype(np.float64) + conv).astype(np.float32)]
 
 
+def _concat_in_place():
+    r = _rng(91)
+    a, b, c = _f32(r, 1, 16, 4), _f32(r, 1, 8, 4), _f32(r, 1, 3, 4)
+    x, y = a + a, b + np.float32(1)
+    cat = np.concatenate([x, y, c], axis=1).astype(np.float64)
+    outer = np.concatenate([a * a, b * np.float32(3), b * b], axis=1).astype(np.float64)
+    returned = np.concatenate([a - np.float32(1), b - np.float32(3)], axis=1)
+    return [a, b, c], [cat.sum(axis=1).astype(np.float32),
+                       (outer * outer).sum(axis=1).astype(np.float32), returned]
+
+
+def _concat_batch():
+    r = _rng(92)
+    a, b = _f32(r, 2, 3, 4), _f32(r, 2, 5, 4)
+    return [a, b], [np.concatenate([a, b], axis=1)]
+
+
 # name -> (source file, function, make inputs/references)
 def _accumulate_into_argument():
     r = _rng(41)
@@ -657,6 +674,9 @@ CASES = {
                            _conv_nchw_odd_rows),
     "conv_split_accumulate": (f"{CASES_DIR}/conv_split_output.mlir", "conv_split_accumulate",
                               _conv_split_accumulate),
+    "concat_in_place": (f"{CASES_DIR}/concat_in_place.mlir", "concat_in_place",
+                        _concat_in_place),
+    "concat_batch": (f"{CASES_DIR}/concat_in_place.mlir", "concat_batch", _concat_batch),
     "tosa_conv2d": (TOSA, "tosa_conv2d", _tosa_conv2d),
     "tosa_depthwise": (TOSA, "tosa_depthwise", _tosa_depthwise),
     "tosa_matmul": (TOSA, "tosa_matmul", _tosa_matmul),

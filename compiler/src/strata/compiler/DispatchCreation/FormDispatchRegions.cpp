@@ -16,6 +16,8 @@
 
 #include "strata/compiler/Codegen/WorkgroupTiling.h"
 #include "strata/compiler/Passes.h"
+#include "strata/compiler/Utils/ContiguousConcat.h"
+#include "strata/compiler/Utils/ElementTypes.h"
 #include "strata/compiler/Utils/IndexingMaps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -44,8 +46,35 @@ bool hasTensorSemantics(Operation *op) {
 
 // Tensor ops that compute something (copies, gathers, padding) and so
 // become dispatches. Reshapes are not here: the host program handles them
-// as views of the same buffer.
+// as views of the same buffer, and concatenations of whole byte ranges
+// (isHostConcat) as a buffer their producers write into.
+bool isDispatchRoot(Operation *op);
+
+// A contiguous concatenation whose operands its producers' dispatches can
+// all write in place (each produced by a dispatch or an inner such
+// concatenation, used only here, at a 64-byte aligned offset): the host
+// program's, with no copy. One that would copy (densenet's, whose operands feed
+// several concatenations) stays a dispatch, which splits the copy between
+// workers.
+bool isHostConcat(Operation *op) {
+  auto concat = dyn_cast<tensor::ConcatOp>(op);
+  if (!concat || !isContiguousConcat(concat))
+    return false;
+  int64_t offset = 0;
+  for (Value input : concat.getInputs()) {
+    Operation *producer = input.getDefiningOp();
+    if (!producer || !input.hasOneUse() ||
+        !(isDispatchRoot(producer) || isHostConcat(producer)) ||
+        offset % kHostConcatAlignment != 0)
+      return false;
+    offset += getStaticByteSize(cast<ShapedType>(input.getType()));
+  }
+  return true;
+}
+
 bool isTensorComputeOp(Operation *op) {
+  if (isHostConcat(op))
+    return false;
   if (auto region = dyn_cast<scf::ExecuteRegionOp>(op))
     return region->getNumResults() > 0 &&
            llvm::all_of(region->getResultTypes(),

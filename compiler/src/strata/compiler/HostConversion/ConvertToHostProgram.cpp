@@ -8,7 +8,8 @@
 //     TransientPlanner chose (bytes reused when lifetimes do not overlap);
 //     results get their own buffers from the device allocator;
 //   - reshapes are views of the same bytes, tensor constants are read-only
-//     buffers over module rodata;
+//     buffers over module rodata; a contiguous concatenation is a buffer
+//     its operands' dispatches write into (copies for the rest);
 //   - dispatches are recorded into one command buffer with an execution
 //     barrier between commands, submitted once and awaited before the
 //     results are wrapped into buffer views; each dispatch is a numbered
@@ -80,6 +81,7 @@ private:
   LogicalResult convertLargeSplat(arith::ConstantOp constant,
                                   DenseElementsAttr value);
   LogicalResult convertReshape(Operation *reshape);
+  LogicalResult convertConcat(tensor::ConcatOp concat);
   LogicalResult convertReturn(func::ReturnOp ret);
   Value createCommandBuffer();
   // A new buffer. Only what the caller sees (results) must be host-visible;
@@ -214,6 +216,8 @@ LogicalResult HostFunctionConverter::convert() {
     else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
                  tensor::ReshapeOp>(op))
       result = convertReshape(&op);
+    else if (auto concat = dyn_cast<tensor::ConcatOp>(op))
+      result = convertConcat(concat);
     else
       return op.emitOpError("is not supported in the host program yet (only "
                             "dispatches may use tensors outside "
@@ -330,6 +334,44 @@ LogicalResult HostFunctionConverter::convertReshape(Operation *reshape) {
   storage.type = type;
   storages[reshape->getResult(0)] = storage;
   deadOps.push_back(reshape);
+  return success();
+}
+
+// A contiguous concatenation is a buffer (in the slab where the plan put
+// it, its own where the function returns it): the operands written there
+// in place by their dispatches are already in it, the others (arguments,
+// constants, values used elsewhere too) are copied in.
+LogicalResult HostFunctionConverter::convertConcat(tensor::ConcatOp concat) {
+  // (Its operands may be converted arguments by now: their sizes come from
+  // their storages.)
+  RankedTensorType type = concat.getResultType();
+  if (!type.hasStaticShape() ||
+      llvm::any_of(type.getShape().take_front(concat.getDim()),
+                   [](int64_t size) { return size != 1; }))
+    return concat.emitOpError("concatenates along a dimension with non-unit "
+                              "dimensions before it; only a dispatch can");
+  auto planned = plan.offsets.find(concat.getResult());
+  Storage result = planned != plan.offsets.end()
+                       ? Storage{slab, planned->second, type}
+                       : Storage{allocate(getStaticByteSize(type)), 0, type};
+  int64_t offset = result.offset;
+  for (Value input : concat.getInputs()) {
+    auto it = storages.find(input);
+    if (it == storages.end())
+      return concat.emitOpError("concatenates a tensor that is not produced "
+                                "by a dispatch or a function argument");
+    int64_t bytes = getStaticByteSize(it->second.type);
+    if (!plan.inPlaceConcatOperands.contains(input)) {
+      createCommandBuffer();
+      hal::CommandBufferCopyBufferOp::create(
+          builder, loc(), commandBuffer, it->second.buffer,
+          constI64(it->second.offset), result.buffer, constI64(offset),
+          constI64(bytes));
+    }
+    offset += bytes;
+  }
+  storages[concat.getResult()] = result;
+  deadOps.push_back(concat);
   return success();
 }
 
