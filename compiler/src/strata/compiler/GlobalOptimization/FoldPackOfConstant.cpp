@@ -20,12 +20,23 @@ struct FoldPackOfConstant : OpRewritePattern<linalg::PackOp> {
   LogicalResult matchAndRewrite(linalg::PackOp pack,
                                 PatternRewriter &rewriter) const override {
     DenseElementsAttr source;
-    if (!matchPattern(pack.getSource(), m_Constant(&source)) ||
-        pack.getPaddingValue())
+    if (!matchPattern(pack.getSource(), m_Constant(&source)))
       return failure();
     RankedTensorType resultType = pack.getDestType();
     if (!resultType.hasStaticShape())
       return failure();
+    // The padding (past the source's end in a last, partial tile) as the
+    // bytes of one element.
+    ArrayRef<char> padding;
+    DenseElementsAttr paddingElement;
+    if (Value paddingValue = pack.getPaddingValue()) {
+      TypedAttr scalar;
+      if (!matchPattern(paddingValue, m_Constant(&scalar)) || source.isSplat())
+        return failure();
+      paddingElement = DenseElementsAttr::get(
+          RankedTensorType::get({}, scalar.getType()), scalar);
+      padding = paddingElement.getRawData();
+    }
     if (source.isSplat()) {
       rewriter.replaceOpWithNewOp<arith::ConstantOp>(
           pack, resultType, source.resizeSplat(resultType));
@@ -39,7 +50,8 @@ struct FoldPackOfConstant : OpRewritePattern<linalg::PackOp> {
     if (outerPerm.empty())
       outerPerm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
     for (auto [pos, tile] : llvm::zip(innerPos, tiles))
-      if (ShapedType::isDynamic(tile) || sourceShape[pos] % tile != 0)
+      if (ShapedType::isDynamic(tile) ||
+          (sourceShape[pos] % tile != 0 && padding.empty()))
         return failure();
     unsigned elementBytes = source.getElementType().getIntOrFloatBitWidth() / 8;
     if (elementBytes == 0)
@@ -49,9 +61,9 @@ struct FoldPackOfConstant : OpRewritePattern<linalg::PackOp> {
     for (int i = int(rank) - 2; i >= 0; --i)
       sourceStrides[i] = sourceStrides[i + 1] * sourceShape[i + 1];
     ArrayRef<int64_t> resultShape = resultType.getShape();
-    std::vector<char> data(raw.size());
-    SmallVector<int64_t> index(resultShape.size(), 0);
     int64_t count = resultType.getNumElements();
+    std::vector<char> data(count * elementBytes);
+    SmallVector<int64_t> index(resultShape.size(), 0);
     for (int64_t linear = 0; linear < count; ++linear) {
       // The source element of result element `index`: outer dimension d
       // is source dimension outerPerm[d], scaled by its tile if packed.
@@ -61,9 +73,13 @@ struct FoldPackOfConstant : OpRewritePattern<linalg::PackOp> {
       for (auto [t, pos] : llvm::enumerate(innerPos))
         sourceIndex[pos] = sourceIndex[pos] * tiles[t] + index[rank + t];
       int64_t offset = 0;
-      for (unsigned d = 0; d < rank; ++d)
+      bool inside = true;
+      for (unsigned d = 0; d < rank; ++d) {
+        inside &= sourceIndex[d] < sourceShape[d];
         offset += sourceIndex[d] * sourceStrides[d];
-      std::memcpy(&data[linear * elementBytes], &raw[offset * elementBytes],
+      }
+      std::memcpy(&data[linear * elementBytes],
+                  inside ? &raw[offset * elementBytes] : padding.data(),
                   elementBytes);
       for (int d = int(index.size()) - 1; d >= 0; --d) {
         if (++index[d] < resultShape[d])

@@ -7,7 +7,8 @@
 namespace strata {
 
 // A linalg.pack of a constant (weights, biases) becomes the packed constant,
-// computed at compile time.
+// computed at compile time (a last, partial tile filled with the pack's
+// padding value).
 void populateFoldPackOfConstantPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace strata

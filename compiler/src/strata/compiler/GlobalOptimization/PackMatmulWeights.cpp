@@ -78,14 +78,17 @@ int64_t getPanelWidth(linalg::MatmulOp matmul, unsigned vectorBits) {
       return 0;
     panel = tiles->registers[tiles->vectorLoop];
   }
+  // (A last, partial panel is padded with zero columns: a classifier's
+  // 1000 classes are 7 full panels of 128 and one of 104.)
   int64_t columns = rhsType.getDimSize(1);
-  if (columns % panel != 0 || columns / panel < 2)
+  if (llvm::divideCeil(columns, panel) < 2)
     return 0;
   return panel;
 }
 
 // out[m, n] += x[m, k] * W[k, n] as
-// out[m, p, j] += x[m, k] * panels[p, k, j] with n = p * panel + j.
+// out[m, p, j] += x[m, k] * panels[p, k, j] with n = p * panel + j (the
+// columns past N, zero in the last panel, sliced off the result).
 // `packed` holds the panels of each constant packed so far: products of
 // the same matrix (a recurrence's steps) share them.
 linalg::GenericOp packMatmul(RewriterBase &rewriter, linalg::MatmulOp matmul,
@@ -97,26 +100,44 @@ linalg::GenericOp packMatmul(RewriterBase &rewriter, linalg::MatmulOp matmul,
   int64_t k = rhsType.getDimSize(0), n = rhsType.getDimSize(1);
   Type f32 = rhsType.getElementType();
 
+  int64_t panelCount = llvm::divideCeil(n, panel);
+  bool partial = n % panel != 0;
   Value &panels = packed[rhs];
   if (!panels) {
     rewriter.setInsertionPointAfterValue(rhs);
-    auto panelsType = RankedTensorType::get({n / panel, k, panel}, f32);
+    auto panelsType = RankedTensorType::get({panelCount, k, panel}, f32);
     Value panelsInit =
         tensor::EmptyOp::create(rewriter, loc, panelsType.getShape(), f32);
+    std::optional<Value> padding;
+    if (partial)
+      padding = arith::ConstantOp::create(rewriter, loc, f32,
+                                          rewriter.getFloatAttr(f32, 0.0));
     panels = linalg::PackOp::create(
                  rewriter, loc, rhs, panelsInit,
                  /*innerDimsPos=*/{1},
-                 /*innerTiles=*/{rewriter.getIndexAttr(panel)},
-                 /*paddingValue=*/std::nullopt, /*outerDimsPerm=*/{1, 0})
+                 /*innerTiles=*/{rewriter.getIndexAttr(panel)}, padding,
+                 /*outerDimsPerm=*/{1, 0})
                  .getResult();
   }
   rewriter.setInsertionPoint(matmul);
 
+  // The output in panels: the [M, N] output reshaped, or, with a partial
+  // last panel, a new one filled as the output is (getPanelWidth: a fill).
   SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
   int64_t m = cast<RankedTensorType>(out.getType()).getDimSize(0);
-  auto outPanelsType = RankedTensorType::get({m, n / panel, panel}, f32);
-  Value outPanels =
-      tensor::ExpandShapeOp::create(rewriter, loc, outPanelsType, out, split);
+  auto outPanelsType = RankedTensorType::get({m, panelCount, panel}, f32);
+  Value outPanels;
+  if (partial) {
+    auto fill = out.getDefiningOp<linalg::FillOp>();
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc, outPanelsType.getShape(), f32);
+    outPanels =
+        linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
+            .getResult(0);
+  } else {
+    outPanels =
+        tensor::ExpandShapeOp::create(rewriter, loc, outPanelsType, out, split);
+  }
   MLIRContext *context = rewriter.getContext();
   AffineExpr row, p, j, red;
   bindDims(context, row, p, j, red);
@@ -133,8 +154,23 @@ linalg::GenericOp packMatmul(RewriterBase &rewriter, linalg::MatmulOp matmul,
         Value sum = arith::AddFOp::create(nested, nestedLoc, args[2], mul);
         linalg::YieldOp::create(nested, nestedLoc, sum);
       });
-  rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
-      matmul, out.getType(), product.getResult(0), split);
+  if (!partial) {
+    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+        matmul, out.getType(), product.getResult(0), split);
+    return product;
+  }
+  // The padded columns dropped: [M, P * panel] sliced to [M, N].
+  Value collapsed = tensor::CollapseShapeOp::create(
+      rewriter, loc, RankedTensorType::get({m, panelCount * panel}, f32),
+      product.getResult(0), split);
+  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+      matmul, cast<RankedTensorType>(out.getType()), collapsed,
+      /*offsets=*/ArrayRef<OpFoldResult>{zero, zero},
+      /*sizes=*/
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(m),
+                             rewriter.getIndexAttr(n)},
+      /*strides=*/ArrayRef<OpFoldResult>{one, one});
   return product;
 }
 
