@@ -44,18 +44,14 @@ bool hasTensorSemantics(Operation *op) {
   return linalgOp && linalgOp.hasPureTensorSemantics();
 }
 
-// Tensor ops that compute something (copies, gathers, padding) and so
-// become dispatches. Reshapes are not here: the host program handles them
-// as views of the same buffer, and concatenations of whole byte ranges
-// (isHostConcat) as a buffer their producers write into.
 bool isDispatchRoot(Operation *op);
 
 // A contiguous concatenation whose operands its producers' dispatches can
 // all write in place (each produced by a dispatch or an inner such
 // concatenation, used only here, at a 64-byte aligned offset): the host
-// program's, with no copy. One that would copy (densenet's, whose operands feed
-// several concatenations) stays a dispatch, which splits the copy between
-// workers.
+// program's, with no copy. One that would copy (densenet's, whose operands
+// feed several concatenations) stays a dispatch, which splits the copy
+// between workers.
 bool isHostConcat(Operation *op) {
   auto concat = dyn_cast<tensor::ConcatOp>(op);
   if (!concat || !isContiguousConcat(concat))
@@ -72,6 +68,10 @@ bool isHostConcat(Operation *op) {
   return true;
 }
 
+// Tensor ops that compute something (copies, gathers, padding) and so
+// become dispatches. Reshapes are not here: the host program handles them
+// as views of the same buffer, and concatenations of whole byte ranges
+// (isHostConcat) as a buffer their producers write into.
 bool isTensorComputeOp(Operation *op) {
   if (isHostConcat(op))
     return false;
