@@ -24,6 +24,7 @@
 #include "strata/compiler/DispatchCreation/DispatchNames.h"
 #include "strata/compiler/HostConversion/TransientPlanner.h"
 #include "strata/compiler/Passes.h"
+#include "strata/compiler/Utils/ContiguousConcat.h"
 #include "strata/compiler/Utils/ElementTypes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -84,6 +85,9 @@ private:
   LogicalResult convertConcat(tensor::ConcatOp concat);
   LogicalResult convertReturn(func::ReturnOp ret);
   Value createCommandBuffer();
+  // Records a copy of `bytes` bytes (after a barrier, as every command).
+  void copyBytes(Value source, int64_t sourceOffset, Value target,
+                 int64_t targetOffset, int64_t bytes);
   // A new buffer. Only what the caller sees (results) must be host-visible;
   // intermediates may stay in device memory on devices that have it.
   Value allocate(int64_t bytes, bool hostVisible = true);
@@ -269,6 +273,15 @@ Value HostFunctionConverter::createCommandBuffer() {
   return commandBuffer;
 }
 
+void HostFunctionConverter::copyBytes(Value source, int64_t sourceOffset,
+                                      Value target, int64_t targetOffset,
+                                      int64_t bytes) {
+  createCommandBuffer();
+  hal::CommandBufferCopyBufferOp::create(
+      builder, loc(), commandBuffer, source, constI64(sourceOffset), target,
+      constI64(targetOffset), constI64(bytes));
+}
+
 // Tensor constants live in the module's rodata; the buffer views them.
 // Splats past kSplatBlockBytes are built at run time instead: a 10^8-element
 // ConstantOfShape would otherwise be 400 MB of identical bytes in the file.
@@ -307,16 +320,10 @@ HostFunctionConverter::convertLargeSplat(arith::ConstantOp constant,
                                               value.resizeSplat(blockType));
   Value buffer = allocate(bytes);
   int64_t filled = blockElements * elementBytes;
-  createCommandBuffer();
-  hal::CommandBufferCopyBufferOp::create(builder, loc(), commandBuffer, block,
-                                         constI64(0), buffer, constI64(0),
-                                         constI64(filled));
-  for (; filled < bytes; filled *= 2) {
-    createCommandBuffer(); // a barrier: the next copy reads what this wrote
-    hal::CommandBufferCopyBufferOp::create(
-        builder, loc(), commandBuffer, buffer, constI64(0), buffer,
-        constI64(filled), constI64(std::min(filled, bytes - filled)));
-  }
+  copyBytes(block, 0, buffer, 0, filled);
+  // (Each copy after a barrier: the next one reads what this one wrote.)
+  for (; filled < bytes; filled *= 2)
+    copyBytes(buffer, 0, buffer, filled, std::min(filled, bytes - filled));
   storages[constant.getResult()] = {buffer, 0, type};
   deadOps.push_back(constant);
   return success();
@@ -345,9 +352,7 @@ LogicalResult HostFunctionConverter::convertConcat(tensor::ConcatOp concat) {
   // (Its operands may be converted arguments by now: their sizes come from
   // their storages.)
   RankedTensorType type = concat.getResultType();
-  if (!type.hasStaticShape() ||
-      llvm::any_of(type.getShape().take_front(concat.getDim()),
-                   [](int64_t size) { return size != 1; }))
+  if (!isContiguousConcatResult(type, concat.getDim()))
     return concat.emitOpError("concatenates along a dimension with non-unit "
                               "dimensions before it; only a dispatch can");
   auto planned = plan.offsets.find(concat.getResult());
@@ -361,13 +366,9 @@ LogicalResult HostFunctionConverter::convertConcat(tensor::ConcatOp concat) {
       return concat.emitOpError("concatenates a tensor that is not produced "
                                 "by a dispatch or a function argument");
     int64_t bytes = getStaticByteSize(it->second.type);
-    if (!plan.inPlaceConcatOperands.contains(input)) {
-      createCommandBuffer();
-      hal::CommandBufferCopyBufferOp::create(
-          builder, loc(), commandBuffer, it->second.buffer,
-          constI64(it->second.offset), result.buffer, constI64(offset),
-          constI64(bytes));
-    }
+    if (!plan.inPlaceConcatOperands.contains(input))
+      copyBytes(it->second.buffer, it->second.offset, result.buffer, offset,
+                bytes);
     offset += bytes;
   }
   storages[concat.getResult()] = result;
@@ -447,11 +448,7 @@ LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
       if (copy == copies.end()) {
         int64_t size = getStaticByteSize(storage.type);
         Storage target{allocate(size), 0, storage.type};
-        createCommandBuffer();
-        hal::CommandBufferCopyBufferOp::create(
-            builder, loc(), commandBuffer, storage.buffer,
-            constI64(storage.offset), target.buffer, constI64(0),
-            constI64(size));
+        copyBytes(storage.buffer, storage.offset, target.buffer, 0, size);
         copy = copies.insert({operand, target}).first;
       }
       storage = copy->second;
