@@ -609,6 +609,26 @@ def _concat_batch():
     return [a, b], [np.concatenate([a, b], axis=1)]
 
 
+def _dynamic_mlp(rows):
+    def make():
+        r = _rng(100 + rows)
+        x, w, b = _f32(r, rows, 8), _f32(r, 8, 16), _f32(r, 16)
+        act = np.maximum(x.astype(np.float64) @ w + b, 0)
+        e = np.exp(act - act.max(axis=1, keepdims=True))
+        return [x, w, b], [(e / e.sum(axis=1, keepdims=True)).astype(np.float32)]
+    return make
+
+
+def _dynamic_2d(rows, cols):
+    def make():
+        r = _rng(200 + rows * cols)
+        a, b = _f32(r, rows, cols), _f32(r, rows, cols)
+        fma = a * b + a
+        sums = fma.astype(np.float64).reshape(-1, 2).sum(axis=0).astype(np.float32)
+        return [a, b], [fma, fma.T.copy(), sums]
+    return make
+
+
 # name -> (source file, function, make inputs/references)
 def _accumulate_into_argument():
     r = _rng(41)
@@ -702,15 +722,27 @@ CASES = {
                         _portable_int128),
     "duplicate_results": (f"{CASES_DIR}/duplicate_results.mlir", "duplicate_results",
                           _duplicate_results),
+    # One module each, run at two sizes.
+    "dynamic_mlp_1": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_mlp", _dynamic_mlp(1)),
+    "dynamic_mlp_37": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_mlp", _dynamic_mlp(37)),
+    "dynamic_2d_3x4": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_2d", _dynamic_2d(3, 4)),
+    "dynamic_2d_65x130": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_2d",
+                          _dynamic_2d(65, 130)),
 }
+
+_DYNAMIC_CASES = [name for name in CASES if name.startswith("dynamic_")]
 
 # Cases the vmvx target cannot compile yet, with the reason (the compiler
 # rejects them with a clear error; see the vmvx notes in README).
 # Cases the cuda target refuses at compile time, with the refusal's text.
 CUDA_UNSUPPORTED = {
     "portable_int128": "on integers wider than 64 bits is not supported by the cuda target",
+    **{name: "has dynamic shapes; the cuda target compiles static shapes only so far"
+       for name in _DYNAMIC_CASES},
 }
 
 VMVX_UNSUPPORTED = {
     "portable_int128": "i128 values are a compile error on vmvx",
+    **{name: "dynamic shapes are a compile error on vmvx (tests/compiler/errors.mlir)"
+       for name in _DYNAMIC_CASES},
 }

@@ -13,6 +13,12 @@ def DecomposeAggregateOpsPass : Pass<"strata-decompose-aggregate-ops",
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TieArgumentDimsPass : Pass<"strata-tie-argument-dims",
+                               "mlir::func::FuncOp"> {
+  let summary = "Records which dynamic argument dims the program equates "
+                "(to a static size or an earlier argument's dim)";
+}
+
 def FuseElementwiseOpsPass : Pass<"strata-fuse-elementwise-ops",
                                   "mlir::func::FuncOp"> {
   let summary = "Fuses elementwise linalg producers into their consumers, "

@@ -1,5 +1,6 @@
 //===- BufferizeExecutable.cpp --------------------------------------------===//
 #include "strata/compiler/Codegen/BufferizeExecutable.h"
+#include "strata/compiler/Codegen/DynamicBindings.h"
 
 #include "strata/compiler/Codegen/LoweringConfig.h"
 #include "strata/compiler/Codegen/PaddedSources.h"
@@ -36,7 +37,10 @@ constexpr const char *kPrepareBufferizationPipeline =
 constexpr const char *kBufferizePipeline =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
-    "canonicalize,cse,"
+    "canonicalize,cse";
+
+// Results the executable allocated become output bindings.
+constexpr const char *kResultsToOutParamsPipeline =
     "buffer-results-to-out-params{hoist-static-allocs "
     "modify-public-functions},"
     "canonicalize,cse";
@@ -147,10 +151,11 @@ void inlineExecuteRegions(func::FuncOp func) {
 
 void getBufferizationDependentDialects(DialectRegistry &registry) {
   OpPassManager pipeline(ModuleOp::getOperationName());
-  if (succeeded(parsePassPipeline(
-          (Twine(kPrepareBufferizationPipeline) + "," + kBufferizePipeline)
-              .str(),
-          pipeline)))
+  if (succeeded(parsePassPipeline((Twine(kPrepareBufferizationPipeline) + "," +
+                                   kBufferizePipeline + "," +
+                                   kResultsToOutParamsPipeline)
+                                      .str(),
+                                  pipeline)))
     pipeline.getDependentDialects(registry);
 }
 
@@ -216,14 +221,21 @@ bufferizeExecutable(flow::ExecutableOp executable, unsigned vectorBits,
            << " as its lowering config says";
   bool tiled = tiling.has_value();
 
+  // Dynamically shaped results are the caller's buffers, written in place.
+  bool dynamic = hasDynamicShapes(entry);
+  if (dynamic)
+    passResultsAsDestinations(entry);
   if (failed(prepareForBufferization(entry, runPipeline)))
     return executable.emitOpError("failed to prepare bufferization");
-  makeResultsDistinct(entry);
+  if (!dynamic)
+    makeResultsDistinct(entry);
   // Arguments are input bindings: the caller's tensors, constants, or
   // intermediates other dispatches read later. Never write them in place; an
   // op accumulating into an argument (outs = argument) gets a copy.
   for (unsigned i = 0; i < entry.getNumArguments(); ++i)
-    if (isa<TensorType>(entry.getArgument(i).getType()))
+    if (isa<TensorType>(entry.getArgument(i).getType()) &&
+        !entry.getArgAttr(
+            i, bufferization::BufferizationDialect::kWritableAttrName))
       entry.setArgAttr(i,
                        bufferization::BufferizationDialect::kWritableAttrName,
                        BoolAttr::get(entry.getContext(), false));
@@ -231,6 +243,12 @@ bufferizeExecutable(flow::ExecutableOp executable, unsigned vectorBits,
   OpPassManager bufferize(ModuleOp::getOperationName());
   if (failed(parsePassPipeline(kBufferizePipeline, bufferize)) ||
       failed(runPipeline(bufferize, inner)))
+    return executable.emitOpError("failed to bufferize");
+  if (dynamic && failed(dropResultsWrittenInPlace(entry)))
+    return failure();
+  OpPassManager outParams(ModuleOp::getOperationName());
+  if (failed(parsePassPipeline(kResultsToOutParamsPipeline, outParams)) ||
+      failed(runPipeline(outParams, inner)))
     return executable.emitOpError("failed to bufferize");
 
   if (failed(moveTemporariesToStack(inner, readsPaddedSourcesInPlace))) {
@@ -245,7 +263,12 @@ bufferizeExecutable(flow::ExecutableOp executable, unsigned vectorBits,
 
   BufferizedExecutable result;
   result.entry = entry;
-  result.bindingCount = entry.getNumArguments();
+  result.bindingCount = llvm::count_if(entry.getArgumentTypes(), [](Type type) {
+    return isa<MemRefType>(type);
+  });
+  result.constantCount = entry.getNumArguments() - result.bindingCount;
+  if (dynamic && failed(bindDynamicBuffers(entry, result.bindingCount)))
+    return failure();
   if (failed(distributeToWorkgroups(entry, tiled)))
     return failure();
   return result;

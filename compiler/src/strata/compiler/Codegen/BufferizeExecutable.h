@@ -22,10 +22,11 @@ using PipelineRunner = llvm::function_ref<mlir::LogicalResult(
     mlir::OpPassManager &, mlir::ModuleOp)>;
 
 struct BufferizedExecutable {
-  // The entry point on buffers: bindings, then workgroup id and count
-  // (index).
+  // The entry point on buffers: bindings, then push constants (index
+  // values, DynamicBindings.h), then workgroup id and count (index).
   mlir::func::FuncOp entry;
   unsigned bindingCount = 0;
+  unsigned constantCount = 0;
 };
 
 // Splits `executable` over workgroups and bufferizes it as the

@@ -11,6 +11,8 @@ namespace strata {
 namespace {
 
 // Byte offsets fixed by executable_library.h.
+constexpr unsigned kDispatchStateConstantCountOffset = 24;
+constexpr unsigned kDispatchStateConstantsOffset = 32;
 constexpr unsigned kDispatchStateBindingPtrsOffset = 40;
 
 llvm::Constant *makeString(llvm::Module &module, llvm::StringRef value,
@@ -35,7 +37,9 @@ llvm::Constant *makeConstantArray(llvm::Module &module, llvm::Type *elementType,
 }
 
 // int entry(const env*, const dispatch_state*, const workgroup_state*):
-// loads each binding pointer and calls the kernel.
+// loads each binding pointer and push constant and calls the kernel. A
+// dispatch with fewer constants than the kernel reads fails (returns 1)
+// instead of reading past them.
 llvm::Function *buildDispatchEntry(llvm::Module &module,
                                    const ExecutableExport &exp,
                                    llvm::Function *kernel) {
@@ -49,6 +53,20 @@ llvm::Function *buildDispatchEntry(llvm::Module &module,
                              exp.name + "_dispatch", module);
   llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", entry));
   llvm::Value *dispatchState = entry->getArg(1);
+  if (exp.constantCount != 0) {
+    llvm::Value *count = builder.CreateLoad(
+        i32Type,
+        builder.CreateConstInBoundsGEP1_64(builder.getInt8Ty(), dispatchState,
+                                           kDispatchStateConstantCountOffset));
+    auto *missing = llvm::BasicBlock::Create(context, "missing", entry);
+    auto *given = llvm::BasicBlock::Create(context, "given", entry);
+    builder.CreateCondBr(
+        builder.CreateICmpULT(count, builder.getInt32(exp.constantCount)),
+        missing, given);
+    builder.SetInsertPoint(missing);
+    builder.CreateRet(builder.getInt32(1));
+    builder.SetInsertPoint(given);
+  }
   llvm::Value *bindingPtrsAddr = builder.CreateConstInBoundsGEP1_64(
       builder.getInt8Ty(), dispatchState, kDispatchStateBindingPtrsOffset);
   llvm::Value *bindingPtrs = builder.CreateLoad(ptrType, bindingPtrsAddr);
@@ -57,6 +75,18 @@ llvm::Function *buildDispatchEntry(llvm::Module &module,
     llvm::Value *slot =
         builder.CreateConstInBoundsGEP1_64(ptrType, bindingPtrs, i);
     args.push_back(builder.CreateLoad(ptrType, slot));
+  }
+  // Push constants are 32-bit; the kernel takes them as index (i64).
+  if (exp.constantCount != 0) {
+    llvm::Value *constants = builder.CreateLoad(
+        ptrType,
+        builder.CreateConstInBoundsGEP1_64(builder.getInt8Ty(), dispatchState,
+                                           kDispatchStateConstantsOffset));
+    for (unsigned i = 0; i < exp.constantCount; ++i)
+      args.push_back(builder.CreateZExt(
+          builder.CreateLoad(i32Type, builder.CreateConstInBoundsGEP1_64(
+                                          i32Type, constants, i)),
+          builder.getInt64Ty()));
   }
   // Then the workgroup id and count along x, as index (i64) values.
   llvm::Value *workgroupState = entry->getArg(2);
@@ -137,12 +167,13 @@ buildExecutableLibrary(llvm::Module &module, const std::string &libraryName,
     if (!kernel)
       return llvm::createStringError("kernel function '" + exp.kernelFunction +
                                      "' not found in the lowered executable");
-    if (kernel->arg_size() != exp.bindingCount + 2)
+    if (kernel->arg_size() != exp.bindingCount + exp.constantCount + 2)
       return llvm::createStringError(
           "kernel '" + exp.kernelFunction + "' takes " +
           std::to_string(kernel->arg_size()) + " arguments but has " +
-          std::to_string(exp.bindingCount) +
-          " bindings (+ workgroup id and count)");
+          std::to_string(exp.bindingCount) + " bindings and " +
+          std::to_string(exp.constantCount) +
+          " push constants (+ workgroup id and count)");
     kernel->setLinkage(llvm::GlobalValue::InternalLinkage);
     names.push_back(makeString(module, exp.name, exp.name + "_name"));
     entries.push_back(buildDispatchEntry(module, exp, kernel));

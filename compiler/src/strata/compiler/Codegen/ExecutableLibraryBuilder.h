@@ -24,9 +24,11 @@ struct ExecutableExport {
   // Name the runtime sees (profiling, errors).
   std::string name;
   // The kernel: `void kernel(ptr binding0, ..., ptr bindingN-1,
+  //                         i64 constant0, ..., i64 constantM-1,
   //                         i64 workgroup_id_x, i64 workgroup_count_x)`.
   std::string kernelFunction;
   unsigned bindingCount = 0;
+  unsigned constantCount = 0;
 };
 
 llvm::Error

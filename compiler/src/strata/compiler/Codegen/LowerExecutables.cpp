@@ -194,8 +194,9 @@ LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
   if (!llvmModule)
     return executable.emitOpError("failed to translate to LLVM IR");
 
-  std::vector<ExecutableExport> exports = {
-      {entryName.str(), entryName.str(), bindingCount}};
+  std::vector<ExecutableExport> exports = {{entryName.str(), entryName.str(),
+                                            bindingCount,
+                                            bufferized->constantCount}};
   if (llvm::Error error = buildExecutableLibrary(
           *llvmModule, executable.getSymName().str(), exports))
     return executable.emitOpError("cannot build the executable library: ")

@@ -38,6 +38,15 @@ ContractionTiles getContractionTiles(flow::KernelConfigAttr config) {
   return tiles;
 }
 
+bool hasDynamicShapes(func::FuncOp entry) {
+  auto isDynamic = [](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    return type.isIndex() || (shaped && !shaped.hasStaticShape());
+  };
+  return llvm::any_of(entry.getArgumentTypes(), isDynamic) ||
+         llvm::any_of(entry.getResultTypes(), isDynamic);
+}
+
 flow::LoweringConfigAttr getLoweringConfig(func::FuncOp entry) {
   return entry->getAttrOfType<flow::LoweringConfigAttr>(
       flow::LoweringConfigAttr::getAttrName());
@@ -65,9 +74,13 @@ LogicalResult configureExecutable(flow::ExecutableOp executable,
   if (!entry)
     return executable.emitOpError("entry point @")
            << executable.getEntryPoint() << " not found";
+  MLIRContext *context = executable.getContext();
   Operation *terminator = entry.getBody().front().getTerminator();
-  std::optional<WorkgroupTiling> tiling =
-      chooseDispatchWorkgroupTiling(terminator, vectorBits, grid);
+  // The workgroup grid is chosen for static shapes; an executable over
+  // dynamic ones runs in one workgroup for now.
+  std::optional<WorkgroupTiling> tiling;
+  if (!hasDynamicShapes(entry))
+    tiling = chooseDispatchWorkgroupTiling(terminator, vectorBits, grid);
   if (tiling && tiling->count < 2)
     tiling.reset();
 
@@ -99,7 +112,6 @@ LogicalResult configureExecutable(flow::ExecutableOp executable,
     workgroupTile.assign(root.getLoopIteratorTypes().size(), 0);
     workgroupTile[tiling->loop] = tiling->tileSize;
   }
-  MLIRContext *context = executable.getContext();
   entry->setAttr(flow::LoweringConfigAttr::getAttrName(),
                  flow::LoweringConfigAttr::get(
                      context, vectorBits,

@@ -27,6 +27,11 @@ configureExecutable(flow::ExecutableOp executable, unsigned vectorBits,
                     PipelineRunner runPipeline,
                     WorkgroupGrid grid = WorkgroupGrid::cpuCores);
 
+// Whether an executable's entry has dynamically shaped tensors or index
+// arguments (push constants); such executables run as loops in one
+// workgroup for now.
+bool hasDynamicShapes(mlir::func::FuncOp entry);
+
 // The configuration recorded on `entry`, or null.
 flow::LoweringConfigAttr getLoweringConfig(mlir::func::FuncOp entry);
 

@@ -296,8 +296,14 @@ bool isTransposedInRegion(Operation *producer, flow::DispatchRegionOp region) {
 // constant used inside a linalg.generic). A region rooted at a tensor op
 // (concat, ...) only clones cheap producers; a pad of a linalg result
 // (`isPadOfLinalgResult`) takes producers as that linalg op would.
+// A dynamically shaped region, or producer, is not fused: executables over
+// dynamic shapes run whole in one workgroup, where a fused producer's
+// result would be a temporary of unbounded size.
 void fuseProducers(flow::DispatchRegionOp region, bool rootIsLinalg) {
   Block &body = region.getBody().front();
+  bool dynamic = llvm::any_of(region.getResultTypes(), [](Type type) {
+    return !cast<RankedTensorType>(type).hasStaticShape();
+  });
   bool hasNonElementwise = llvm::any_of(body, [](Operation &op) {
     return hasTensorSemantics(&op) && !isElementwise(&op);
   });
@@ -325,8 +331,13 @@ void fuseProducers(flow::DispatchRegionOp region, bool rootIsLinalg) {
         changed = true;
         break;
       }
-      if (!rootIsLinalg || !isFusableProducer(producer) ||
-          !allUsesInside(producer, region))
+      bool dynamicProducer =
+          llvm::any_of(producer->getResultTypes(), [](Type type) {
+            auto shaped = dyn_cast<ShapedType>(type);
+            return shaped && !shaped.hasStaticShape();
+          });
+      if (dynamic || dynamicProducer || !rootIsLinalg ||
+          !isFusableProducer(producer) || !allUsesInside(producer, region))
         continue;
       bool elementwise = isElementwise(producer) || isTensorComputeOp(producer);
       if (!elementwise && hasNonElementwise)

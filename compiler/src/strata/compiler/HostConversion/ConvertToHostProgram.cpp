@@ -51,6 +51,8 @@ struct Storage {
   RankedTensorType type;
   // Read-only module constant (must be copied before the caller gets it).
   bool isConstant = false;
+  // The values (i64) of the type's dynamic dims, in order.
+  SmallVector<Value> dynamicDims = {};
 };
 
 class HostFunctionConverter {
@@ -74,7 +76,14 @@ private:
   MLIRContext *context() { return func.getContext(); }
 
   LogicalResult checkAbiType(Type type, StringRef what, unsigned index);
-  void convertArguments();
+  LogicalResult convertArguments();
+  // The i64 value of an index value of the host function.
+  Value getScalar(Value value);
+  LogicalResult convertScalarOp(Operation *op);
+  LogicalResult convertDim(tensor::DimOp dim);
+  // Every dim of a storage (i64 values) and its size in bytes.
+  SmallVector<Value> getDims(const Storage &storage);
+  Value getByteLength(const Storage &storage);
   LogicalResult convertDispatch(flow::DispatchOp dispatch);
   // Lists the dispatch as the module's next call site; its site number.
   uint32_t recordDispatchSite(flow::DispatchOp dispatch);
@@ -84,6 +93,8 @@ private:
   LogicalResult convertReshape(Operation *reshape);
   LogicalResult convertConcat(tensor::ConcatOp concat);
   LogicalResult convertReturn(func::ReturnOp ret);
+  // A new buffer for a dynamically shaped value.
+  Value allocate(Value bytes, bool hostVisible = true);
   Value createCommandBuffer();
   // Records a copy of `bytes` bytes (after a barrier, as every command).
   void copyBytes(Value source, int64_t sourceOffset, Value target,
@@ -91,12 +102,6 @@ private:
   // A new buffer. Only what the caller sees (results) must be host-visible;
   // intermediates may stay in device memory on devices that have it.
   Value allocate(int64_t bytes, bool hostVisible = true);
-  SmallVector<Value> shapeValues(RankedTensorType type) {
-    SmallVector<Value> dims;
-    for (int64_t dim : type.getShape())
-      dims.push_back(constI64(dim));
-    return dims;
-  }
 
   func::FuncOp func;
   OpBuilder builder;
@@ -105,6 +110,8 @@ private:
   Value device, allocator, commandBuffer, slab;
   TransientPlan plan;
   DenseMap<Value, Storage> storages;
+  // The i64 values of the function's index values (dims, shape arithmetic).
+  DenseMap<Value, Value> scalars;
   // Converted ops still used by later ones; erased at the end.
   SmallVector<Operation *> deadOps;
   // The boundary's tensor types as callers see them (kUnsignedAbiAttr).
@@ -120,11 +127,6 @@ LogicalResult HostFunctionConverter::checkAbiType(Type type, StringRef what,
     return func.emitOpError() << what << " " << index << " has type " << type
                               << "; only tensors are supported at the "
                                  "function boundary so far";
-  if (!tensorType.hasStaticShape())
-    return func.emitOpError()
-           << what << " " << index << " has dynamic shape " << type
-           << "; dynamic shapes are not supported "
-              "yet";
   if (!getElementTypeValue(tensorType.getElementType()))
     return func.emitOpError() << what << " " << index
                               << " has an element type the runtime does not "
@@ -134,32 +136,162 @@ LogicalResult HostFunctionConverter::checkAbiType(Type type, StringRef what,
 }
 
 Value HostFunctionConverter::allocate(int64_t bytes, bool hostVisible) {
+  return allocate(constI64(bytes), hostVisible);
+}
+
+Value HostFunctionConverter::allocate(Value bytes, bool hostVisible) {
   return hal::AllocatorAllocateOp::create(
       builder, loc(), hal::BufferType::get(context()), allocator,
       constI64(STRATA_HAL_QUEUE_AFFINITY_ANY),
       constI32(STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL |
                (hostVisible ? STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE : 0)),
-      constI32(STRATA_HAL_BUFFER_USAGE_DEFAULT), constI64(bytes));
+      constI32(STRATA_HAL_BUFFER_USAGE_DEFAULT), bytes);
 }
 
-void HostFunctionConverter::convertArguments() {
+SmallVector<Value> HostFunctionConverter::getDims(const Storage &storage) {
+  SmallVector<Value> dims;
+  unsigned next = 0;
+  for (int64_t dim : storage.type.getShape())
+    dims.push_back(ShapedType::isDynamic(dim) ? storage.dynamicDims[next++]
+                                              : constI64(dim));
+  return dims;
+}
+
+Value HostFunctionConverter::getByteLength(const Storage &storage) {
+  if (storage.type.hasStaticShape())
+    return constI64(getStaticByteSize(storage.type));
+  // Sub-byte elements are stored one per byte, as getStaticByteSize does.
+  int64_t elementBytes = getStaticByteSize(
+      RankedTensorType::get({}, storage.type.getElementType()));
+  Value bytes = constI64(elementBytes);
+  for (Value dim : getDims(storage))
+    bytes = arith::MulIOp::create(builder, loc(), bytes, dim);
+  return bytes;
+}
+
+Value HostFunctionConverter::getScalar(Value value) {
+  if (Value known = scalars.lookup(value))
+    return known;
+  if (auto constant = value.getDefiningOp<arith::ConstantIndexOp>())
+    return constI64(constant.value());
+  return Value();
+}
+
+// Host arithmetic on index values (shapes): the same op on i64.
+LogicalResult HostFunctionConverter::convertScalarOp(Operation *op) {
+  if (auto cast = dyn_cast<arith::IndexCastOp>(op)) {
+    Value in = cast.getIn();
+    Value value = in.getType().isIndex() ? getScalar(in) : in;
+    if (!value)
+      return op->emitOpError("casts a value the host program does not hold");
+    if (cast.getType().isIndex()) {
+      if (!value.getType().isInteger(64))
+        value =
+            arith::ExtSIOp::create(builder, loc(), builder.getI64Type(), value);
+      scalars[cast.getResult()] = value;
+    } else {
+      cast.getResult().replaceAllUsesWith(value);
+    }
+    deadOps.push_back(op);
+    return success();
+  }
+  IRMapping mapping;
+  for (Value operand : op->getOperands()) {
+    if (!operand.getType().isIndex())
+      continue;
+    Value value = getScalar(operand);
+    if (!value)
+      return op->emitOpError("uses an index value the host program does not "
+                             "hold");
+    mapping.map(operand, value);
+  }
+  Operation *clone = builder.clone(*op, mapping);
+  for (auto [oldResult, newResult] :
+       llvm::zip(op->getResults(), clone->getResults())) {
+    if (!oldResult.getType().isIndex())
+      continue;
+    newResult.setType(builder.getI64Type());
+    scalars[oldResult] = newResult;
+  }
+  // i1 results (comparisons) are used by later scalar ops directly.
+  for (auto [oldResult, newResult] :
+       llvm::zip(op->getResults(), clone->getResults()))
+    if (!oldResult.getType().isIndex())
+      oldResult.replaceAllUsesWith(newResult);
+  deadOps.push_back(op);
+  return success();
+}
+
+LogicalResult HostFunctionConverter::convertDim(tensor::DimOp dim) {
+  // (Its source may be a converted argument by now: a buffer view.)
+  std::optional<int64_t> index = getConstantIntValue(dim->getOperand(1));
+  auto it = storages.find(dim->getOperand(0));
+  if (!index || it == storages.end() || *index < 0 ||
+      *index >= it->second.type.getRank())
+    return dim.emitOpError("reads a dim the host program does not know");
+  scalars[dim.getResult()] = getDims(it->second)[*index];
+  deadOps.push_back(dim);
+  return success();
+}
+
+// A dynamic dim is read from the argument's view unless the program ties
+// it (kArgumentDimTiesAttr) to a static size or to an earlier argument's
+// dim: then the view is checked against that value.
+LogicalResult HostFunctionConverter::convertArguments() {
   auto viewType = hal::BufferViewType::get(context());
-  for (BlockArgument arg : func.getBody().front().getArguments()) {
+  auto arguments = func.getBody().front().getArguments();
+  SmallVector<SmallVector<Value>> argumentDims;
+  for (BlockArgument arg : arguments) {
     auto tensorType = cast<RankedTensorType>(arg.getType());
     RankedTensorType abiType = abiArguments[arg.getArgNumber()];
+    auto ties = func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
+                                                 kArgumentDimTiesAttr);
+    if (ties && ties.size() != static_cast<size_t>(tensorType.getRank()))
+      return func.emitOpError("argument ")
+             << arg.getArgNumber() << " has " << ties.size()
+             << " dim ties for rank " << tensorType.getRank();
+    SmallVector<Value> dims, dynamicDims;
+    for (auto [index, size] : llvm::enumerate(tensorType.getShape())) {
+      if (!ShapedType::isDynamic(size)) {
+        dims.push_back(constI64(size));
+        continue;
+      }
+      Attribute tie = ties ? ties[index] : Attribute();
+      Value dim;
+      if (auto staticSize = dyn_cast_or_null<IntegerAttr>(tie)) {
+        dim = constI64(staticSize.getInt());
+      } else if (auto earlier = dyn_cast_or_null<DenseI64ArrayAttr>(tie)) {
+        if (earlier.size() != 2 || earlier[0] < 0 ||
+            earlier[0] >= arg.getArgNumber() || earlier[1] < 0 ||
+            earlier[1] >= static_cast<int64_t>(argumentDims[earlier[0]].size()))
+          return func.emitOpError("argument ")
+                 << arg.getArgNumber() << " ties dim " << index
+                 << " to a dim of no earlier argument";
+        dim = argumentDims[earlier[0]][earlier[1]];
+      } else {
+        dim = hal::BufferViewDimOp::create(builder, loc(), builder.getI64Type(),
+                                           arg, constI32(index));
+      }
+      dims.push_back(dim);
+      dynamicDims.push_back(dim);
+    }
+    argumentDims.push_back(dims);
+    func.removeArgAttr(arg.getArgNumber(), kArgumentDimTiesAttr);
     arg.setType(viewType);
     std::string message =
         ("argument " + Twine(arg.getArgNumber()) + " of @" + func.getSymName())
             .str();
+    if (!abiArgumentNames[arg.getArgNumber()].empty())
+      message += (" ('" + abiArgumentNames[arg.getArgNumber()] + "')").str();
     hal::BufferViewAssertOp::create(
         builder, loc(), arg, builder.getStringAttr(message),
         constI32(*getElementTypeValue(abiType.getElementType())),
-        constI32(STRATA_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR),
-        shapeValues(tensorType));
+        constI32(STRATA_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR), dims);
     Value buffer = hal::BufferViewBufferOp::create(
         builder, loc(), hal::BufferType::get(context()), arg);
-    storages[arg] = {buffer, 0, tensorType};
+    storages[arg] = {buffer, 0, tensorType, false, dynamicDims};
   }
+  return success();
 }
 
 LogicalResult HostFunctionConverter::convert() {
@@ -196,10 +328,12 @@ LogicalResult HostFunctionConverter::convert() {
       builder, loc(), hal::DeviceType::get(context()), constI32(0));
   allocator = hal::DeviceAllocatorOp::create(
       builder, loc(), hal::AllocatorType::get(context()), device);
-  convertArguments();
+  if (failed(convertArguments()))
+    return failure();
   if (plan.slabBytes > 0)
     slab = allocate(plan.slabBytes, /*hostVisible=*/false);
 
+  auto isShaped = [](Type type) { return isa<ShapedType>(type); };
   for (Operation &op : llvm::make_early_inc_range(entry)) {
     if (op.getDialect() && isa<hal::HALDialect>(op.getDialect()))
       continue;
@@ -213,6 +347,12 @@ LogicalResult HostFunctionConverter::convert() {
     else if (isa<arith::ConstantOp>(op) &&
              !isa<ShapedType>(op.getResultTypes()[0]))
       continue;
+    else if (auto dim = dyn_cast<tensor::DimOp>(op))
+      result = convertDim(dim);
+    else if (op.getDialect() && isa<arith::ArithDialect>(op.getDialect()) &&
+             llvm::none_of(op.getOperandTypes(), isShaped) &&
+             llvm::none_of(op.getResultTypes(), isShaped))
+      result = convertScalarOp(&op);
     else if (isa<tensor::EmptyOp, arith::ConstantOp>(op) && op.use_empty())
       op.erase();
     else if (auto constant = dyn_cast<arith::ConstantOp>(op))
@@ -334,11 +474,42 @@ HostFunctionConverter::convertLargeSplat(arith::ConstantOp constant,
 LogicalResult HostFunctionConverter::convertReshape(Operation *reshape) {
   auto it = storages.find(reshape->getOperand(0));
   auto type = dyn_cast<RankedTensorType>(reshape->getResult(0).getType());
-  if (it == storages.end() || !type || !type.hasStaticShape())
+  if (it == storages.end() || !type)
     return reshape->emitOpError("reshapes a tensor the host program does not "
                                 "hold");
   Storage storage = it->second;
+  SmallVector<Value> sourceDims = getDims(storage);
   storage.type = type;
+  storage.dynamicDims.clear();
+  if (!type.hasStaticShape()) {
+    // The result's dynamic dims: an expansion states them, a collapse
+    // multiplies its groups.
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape)) {
+      for (OpFoldResult size : expand.getMixedOutputShape()) {
+        auto value = dyn_cast<Value>(size);
+        if (!value)
+          continue;
+        Value dim = getScalar(value);
+        if (!dim)
+          return reshape->emitOpError("has a size the host program does not "
+                                      "hold");
+        storage.dynamicDims.push_back(dim);
+      }
+    } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape)) {
+      for (auto [index, group] :
+           llvm::enumerate(collapse.getReassociationIndices())) {
+        if (!type.isDynamicDim(index))
+          continue;
+        Value dim = constI64(1);
+        for (int64_t source : group)
+          dim = arith::MulIOp::create(builder, loc(), dim, sourceDims[source]);
+        storage.dynamicDims.push_back(dim);
+      }
+    } else {
+      return reshape->emitOpError("reshapes to a dynamic shape from a shape "
+                                  "tensor; only dispatches can so far");
+    }
+  }
   storages[reshape->getResult(0)] = storage;
   deadOps.push_back(reshape);
   return success();
@@ -395,7 +566,7 @@ HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
   auto bind = [&](const Storage &storage) {
     bindingBuffers.push_back(storage.buffer);
     bindingOffsets.push_back(constI64(storage.offset));
-    bindingLengths.push_back(constI64(getStaticByteSize(storage.type)));
+    bindingLengths.push_back(getByteLength(storage));
   };
   for (Value operand : dispatch.getArguments()) {
     auto it = storages.find(operand);
@@ -404,11 +575,34 @@ HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
                                   "dispatch or a function argument");
     bind(it->second);
   }
+  // Push constants are 32 bits (dims past 2^32 - 1 would be truncated).
+  SmallVector<Value> constants;
+  for (Value constant : dispatch.getConstants()) {
+    Value value = getScalar(constant);
+    if (!value)
+      return dispatch.emitOpError("passes an index value the host program "
+                                  "does not hold");
+    constants.push_back(
+        arith::TruncIOp::create(builder, loc(), builder.getI32Type(), value));
+  }
+  ValueRange resultDims = dispatch.getResultDims();
   for (Value result : dispatch.getResults()) {
     auto type = cast<RankedTensorType>(result.getType());
-    if (!type.hasStaticShape())
-      return dispatch.emitOpError("produces a dynamically shaped tensor; not "
-                                  "supported yet");
+    if (!type.hasStaticShape()) {
+      Storage storage{Value(), 0, type};
+      for (Value dim : resultDims.take_front(type.getNumDynamicDims())) {
+        Value value = getScalar(dim);
+        if (!value)
+          return dispatch.emitOpError("has a result dim the host program "
+                                      "does not hold");
+        storage.dynamicDims.push_back(value);
+      }
+      resultDims = resultDims.drop_front(type.getNumDynamicDims());
+      storage.buffer = allocate(getByteLength(storage));
+      storages[result] = storage;
+      bind(storage);
+      continue;
+    }
     auto planned = plan.offsets.find(result);
     Storage storage = planned != plan.offsets.end()
                           ? Storage{slab, planned->second, type}
@@ -426,7 +620,7 @@ HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
       constI32(workgroups[0]), constI32(workgroups[1]), constI32(workgroups[2]),
       constI64(int64_t(recordDispatchSite(dispatch))
                << STRATA_HAL_DISPATCH_SITE_SHIFT),
-      ValueRange{}, bindingBuffers, bindingOffsets, bindingLengths);
+      constants, bindingBuffers, bindingOffsets, bindingLengths);
   // Later ops still use the results; erased once the function is done.
   deadOps.push_back(dispatch);
   return success();
@@ -446,6 +640,7 @@ LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
     if (storage.isConstant) {
       auto copy = copies.find(operand);
       if (copy == copies.end()) {
+        // (Constants have static shapes.)
         int64_t size = getStaticByteSize(storage.type);
         Storage target{allocate(size), 0, storage.type};
         copyBytes(storage.buffer, storage.offset, target.buffer, 0, size);
@@ -474,10 +669,9 @@ LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
   for (auto [index, storage] : llvm::enumerate(results))
     views.push_back(hal::BufferViewCreateOp::create(
         builder, loc(), hal::BufferViewType::get(context()), storage.buffer,
-        constI64(storage.offset), constI64(getStaticByteSize(storage.type)),
+        constI64(storage.offset), getByteLength(storage),
         constI32(*getElementTypeValue(abiResults[index].getElementType())),
-        constI32(STRATA_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR),
-        shapeValues(storage.type)));
+        constI32(STRATA_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR), getDims(storage)));
   func::ReturnOp::create(builder, ret.getLoc(), views);
   ret.erase();
   return success();

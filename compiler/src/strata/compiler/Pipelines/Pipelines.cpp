@@ -31,7 +31,8 @@ static constexpr const char *kInputPipeline =
     "tosa-to-arith{include-apply-rescale=true},"
     "tosa-to-tensor),"
     "func.func(convert-elementwise-to-linalg,strata-decompose-aggregate-ops),"
-    "func.func(strata-fuse-elementwise-ops),canonicalize,cse";
+    "func.func(strata-fuse-elementwise-ops),canonicalize,cse,"
+    "func.func(strata-tie-argument-dims)";
 
 // The targets of a comma-separated --target, in the order given.
 static SmallVector<StringRef> getTargets(const CompileOptions &options) {
@@ -136,6 +137,9 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     return success();
   }
   if (phase == "host") {
+    // Shape arithmetic (dynamic dims) in plain integer ops.
+    if (failed(parsePassPipeline("func.func(lower-affine,arith-expand)", pm)))
+      return failure();
     pm.addPass(createConvertToHostProgramPass());
     pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
     pm.addNestedPass<func::FuncOp>(createCSEPass());
@@ -159,37 +163,6 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     return success();
   }
   return failure();
-}
-
-// Rejects what later phases cannot compile yet, with one clear diagnostic
-// at the offending value instead of a confusing one deep in a later phase.
-static LogicalResult verifySupportedInput(ModuleOp module) {
-  auto checkType = [](Operation *op, Type type, StringRef what,
-                      unsigned index) -> LogicalResult {
-    auto shaped = dyn_cast<ShapedType>(type);
-    if (!shaped || shaped.hasStaticShape())
-      return success();
-    return op->emitOpError()
-           << what << " " << index << " has dynamic shape " << type
-           << "; dynamic shapes are not supported yet";
-  };
-  // Pre-order, so a function's signature is reported before its body.
-  WalkResult result = module.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (auto func = dyn_cast<func::FuncOp>(op)) {
-      for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
-        if (failed(checkType(op, type, "argument", index)))
-          return WalkResult::interrupt();
-      for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
-        if (failed(checkType(op, type, "result", index)))
-          return WalkResult::interrupt();
-      return WalkResult::advance();
-    }
-    for (auto [index, type] : llvm::enumerate(op->getResultTypes()))
-      if (failed(checkType(op, type, "result", index)))
-        return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
 }
 
 LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
@@ -242,8 +215,6 @@ LogicalResult compileModule(ModuleOp module, const CompileOptions &options,
     if (failed(pm.run(module)))
       return failure();
     phaseScope.stop();
-    if (phase == "input" && failed(verifySupportedInput(module)))
-      return failure();
     if (phase == dumpAfter) {
       // Executable binaries and constants are elided to keep dumps readable.
       module->print(dumpStream, OpPrintingFlags().elideLargeElementsAttrs(64));

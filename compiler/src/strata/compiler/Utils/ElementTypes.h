@@ -45,6 +45,12 @@ inline constexpr llvm::StringLiteral kUnsignedAbiAttr = "strata.unsigned";
 // The name a function argument or result has in the source (an ONNX graph
 // input's or output's), kept in the module's reflection.
 inline constexpr llvm::StringLiteral kAbiNameAttr = "strata.name";
+// What the program implies about a function argument's dynamic dims, one
+// entry per dim: an integer (the size it must have), [argument, dim] (it
+// must equal that dim of an earlier argument), or unit (read from the
+// caller's tensor). Set by TieArgumentDims; the host program checks the
+// caller's tensors against it.
+inline constexpr llvm::StringLiteral kArgumentDimTiesAttr = "strata.dim_ties";
 // The names of a host function's arguments and results (kAbiNameAttr, ""
 // for none), beside their types in strata.abi.arguments/results.
 inline constexpr llvm::StringLiteral kAbiArgumentNamesAttr =

@@ -18,6 +18,7 @@
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Utils/ElementTypes.h"
 #include "strata/compiler/VMConversion/HALImportTable.h"
+#include "strata/compiler/VMConversion/HostScalarOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -580,10 +581,10 @@ const llvm::StringMap<StringRef> &getGenericImportOps() {
     addImportOps<
         hal::DevicesGetOp, hal::DeviceAllocatorOp, hal::DeviceQueueExecuteOp,
         hal::AllocatorAllocateOp, hal::BufferViewCreateOp,
-        hal::BufferViewBufferOp, hal::CommandBufferCreateOp,
-        hal::CommandBufferFinalizeOp, hal::CommandBufferExecutionBarrierOp,
-        hal::CommandBufferCopyBufferOp, hal::FenceCreateOp, hal::FenceAwaitOp>(
-        result);
+        hal::BufferViewBufferOp, hal::BufferViewDimOp,
+        hal::CommandBufferCreateOp, hal::CommandBufferFinalizeOp,
+        hal::CommandBufferExecutionBarrierOp, hal::CommandBufferCopyBufferOp,
+        hal::FenceCreateOp, hal::FenceAwaitOp>(result);
     return result;
   }();
   return table;
@@ -596,7 +597,12 @@ LogicalResult VMModuleBuilder::convertOp(Operation *op, OpBuilder &body,
     Attribute value = constant.getValue();
     Value result;
     if (auto intAttr = dyn_cast<IntegerAttr>(value)) {
-      if (intAttr.getType().isInteger(32))
+      // i1 and i32 in i32 registers (i1 as 0/1), i64 and index in i64 ones.
+      if (intAttr.getType().isInteger(1))
+        result = vm::ConstI32Op::create(
+            body, opLoc,
+            body.getI32IntegerAttr(intAttr.getValue().getZExtValue()));
+      else if (intAttr.getType().isInteger(32))
         result = vm::ConstI32Op::create(
             body, opLoc, body.getI32IntegerAttr(intAttr.getInt()));
       else
@@ -613,6 +619,9 @@ LogicalResult VMModuleBuilder::convertOp(Operation *op, OpBuilder &body,
     mapping.map(constant.getResult(), result);
     return success();
   }
+
+  if (op->getDialect() && isa<arith::ArithDialect>(op->getDialect()))
+    return convertHostScalarOp(op, body, mapping);
 
   auto generic = getGenericImportOps().find(op->getName().getStringRef());
   if (generic != getGenericImportOps().end()) {

@@ -213,6 +213,11 @@ LowerExecutablesToCUDAPass::lowerExecutable(flow::ExecutableOp executable,
                           });
   if (failed(bufferized))
     return failure();
+  if (bufferized->constantCount != 0)
+    return executable.emitOpError(
+        "has dynamic shapes; the cuda target compiles static shapes only so "
+        "far (--target=cpu runs them, or pin the shapes: --input-shape / "
+        "--dim)");
   ModuleOp inner = executable.getInnerModule();
   func::FuncOp entry = bufferized->entry;
   unsigned bindingCount = bufferized->bindingCount;

@@ -74,6 +74,11 @@ LowerExecutablesToVMVXPass::lowerExecutable(flow::ExecutableOp executable) {
                           });
   if (failed(bufferized))
     return failure();
+  if (bufferized->constantCount != 0)
+    return executable.emitOpError(
+        "has dynamic shapes; the vmvx target compiles static shapes only so "
+        "far (--target=cpu runs them, or pin the shapes: --input-shape / "
+        "--dim)");
   ModuleOp inner = executable.getInnerModule();
   // Names the VM module, and so the executable in runtime messages.
   inner->setAttr("strata.executable_name", executable.getSymNameAttr());

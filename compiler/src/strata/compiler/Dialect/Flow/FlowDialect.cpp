@@ -103,6 +103,16 @@ LogicalResult DispatchRegionOp::verify() {
   return success();
 }
 
+LogicalResult DispatchOp::verify() {
+  int64_t dynamicDims = 0;
+  for (Type type : getResultTypes())
+    dynamicDims += cast<RankedTensorType>(type).getNumDynamicDims();
+  if (static_cast<int64_t>(getResultDims().size()) != dynamicDims)
+    return emitOpError("has ") << getResultDims().size() << " result dims for "
+                               << dynamicDims << " dynamic dims of its results";
+  return success();
+}
+
 ModuleOp ExecutableOp::getInnerModule() {
   for (Operation &op : getBody().front())
     if (auto module = dyn_cast<ModuleOp>(op))

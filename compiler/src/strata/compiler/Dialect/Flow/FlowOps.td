@@ -120,16 +120,28 @@ def Flow_ExecutableOp : Flow_Op<"executable", [
   }];
 }
 
-def Flow_DispatchOp : Flow_Op<"dispatch", []> {
+def Flow_DispatchOp : Flow_Op<"dispatch", [AttrSizedOperandSegments]> {
   let summary = "Runs an executable's export over its operands";
+  let description = [{
+    `arguments` are the tensors the export reads (its bindings, then one
+    binding per result). `constants` are the export's index arguments, in
+    order, passed as push constants: the dynamic dims of each argument, then
+    of each result, then the scalars the dispatch captured.
+    `result_dims` are the results' dynamic dims (in order), as the host
+    computes them to allocate the results.
+  }];
   let arguments = (ins SymbolRefAttr:$executable,
                        DenseI64ArrayAttr:$workgroup_count,
-                       Variadic<AnyRankedTensor>:$arguments);
+                       Variadic<AnyRankedTensor>:$arguments,
+                       Variadic<Index>:$constants,
+                       Variadic<Index>:$result_dims);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
-    $executable `[` $workgroup_count `]` `(` $arguments `)` attr-dict `:`
-    functional-type($arguments, $results)
+    $executable `[` $workgroup_count `]` `(` $arguments `)`
+    (`constants` `(` $constants^ `)`)? (`dims` `(` $result_dims^ `)`)?
+    attr-dict `:` functional-type($arguments, $results)
   }];
+  let hasVerifier = 1;
 }
 
 #endif // STRATA_FLOW_OPS

@@ -87,6 +87,13 @@ def HAL_BufferViewBufferOp
   let results = (outs HAL_Buffer:$buffer);
 }
 
+def HAL_BufferViewDimOp
+    : HAL_ImportOp<"buffer_view.dim", "hal.buffer_view.dim"> {
+  let summary = "One dim of a view's shape (fails when out of its rank)";
+  let arguments = (ins HAL_BufferView:$view, I32:$index);
+  let results = (outs I64:$dim);
+}
+
 def HAL_BufferViewAssertOp : HAL_Op<"buffer_view.assert"> {
   let summary = "Fails the call when a view does not have the given type";
   let arguments = (ins HAL_BufferView:$view, StrAttr:$message,

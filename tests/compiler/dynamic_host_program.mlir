@@ -1,0 +1,45 @@
+// RUN: strata-opt %s --split-input-file --strata-convert-to-host-program --canonicalize --cse | FileCheck %s
+
+// A dynamic dim is read from the first argument that has it; the second
+// argument, tied to it, is checked against it. The result is allocated
+// from its dims (rows x 4 x 4 bytes), the dispatch gets the dims as 32-bit
+// push constants, and the result's view has the dims the caller sees.
+func.func @add(%a: tensor<?x4xf32>, %b: tensor<?x4xf32> {strata.dim_ties = [array<i64: 0, 0>, unit]}) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %rows = tensor.dim %a, %c0 : tensor<?x4xf32>
+  %0 = flow.dispatch @add_dispatch_0::@add_dispatch_0[[1, 1, 1]] (%a, %b) constants(%rows, %rows, %rows) dims(%rows) : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %1 = tensor.collapse_shape %0 [[0, 1]] : tensor<?x4xf32> into tensor<?xf32>
+  return %1 : tensor<?xf32>
+}
+// CHECK-LABEL: func.func @add
+// CHECK-SAME:    (%[[A:.+]]: !hal.buffer_view, %[[B:.+]]: !hal.buffer_view) -> !hal.buffer_view
+// CHECK-SAME:    strata.abi.arguments = [tensor<?x4xf32>, tensor<?x4xf32>], strata.abi.results = [tensor<?xf32>]
+// CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : i64
+// CHECK-DAG:     %[[C16:.+]] = arith.constant 16 : i64
+// CHECK:         %[[ROWS:.+]] = hal.buffer_view.dim %[[A]], %{{.+}} : (!hal.buffer_view, i32) -> i64
+// CHECK:         hal.buffer_view.assert %[[A]] message("argument 0 of @add") {{.*}} shape([%[[ROWS]], %[[C4]]])
+// CHECK:         hal.buffer_view.assert %[[B]] message("argument 1 of @add") {{.*}} shape([%[[ROWS]], %[[C4]]])
+// CHECK:         %[[BYTES:.+]] = arith.muli %[[ROWS]], %[[C16]] : i64
+// CHECK:         %[[ROWS32:.+]] = arith.trunci %[[ROWS]] : i64 to i32
+// CHECK:         %[[RESULT:.+]] = hal.allocator.allocate {{.*}}, %[[BYTES]] :
+// CHECK:         hal.command_buffer.dispatch {{.*}} constants(%[[ROWS32]], %[[ROWS32]], %[[ROWS32]]) bindings({{.*}}, %[[RESULT]]) offsets({{.*}}) lengths(%[[BYTES]], %[[BYTES]], %[[BYTES]])
+// CHECK:         %[[FLAT:.+]] = arith.muli %[[ROWS]], %[[C4]] : i64
+// CHECK:         hal.buffer_view.create %[[RESULT]], %{{.+}}, %[[BYTES]], %{{.+}}, %{{.+}}, %[[FLAT]] :
+
+// -----
+
+// Shape arithmetic on index values becomes the same arithmetic on i64.
+func.func @half(%a: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %a, %c0 : tensor<?xf32>
+  %h = arith.divui %n, %c2 : index
+  %0 = flow.dispatch @half_dispatch_0::@half_dispatch_0[[1, 1, 1]] (%a) constants(%n, %h) dims(%h) : (tensor<?xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+// CHECK-LABEL: func.func @half
+// CHECK:         %[[N:.+]] = hal.buffer_view.dim
+// CHECK:         %[[H:.+]] = arith.divui %[[N]], %{{.+}} : i64
+// CHECK-DAG:     %[[N32:.+]] = arith.trunci %[[N]] : i64 to i32
+// CHECK-DAG:     %[[H32:.+]] = arith.trunci %[[H]] : i64 to i32
+// CHECK:         hal.command_buffer.dispatch {{.*}} constants(%[[N32]], %[[H32]])
