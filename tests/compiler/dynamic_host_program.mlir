@@ -2,8 +2,9 @@
 
 // A dynamic dim is read from the first argument that has it; the second
 // argument, tied to it, is checked against it. The result is allocated
-// from its dims (rows x 4 x 4 bytes), the dispatch gets the dims as 32-bit
-// push constants, and the result's view has the dims the caller sees.
+// from its dims (rows x 4 x 4 bytes), the dispatch gets each dim as two
+// 32-bit push constants (low word first), and the result's view has the
+// dims the caller sees.
 func.func @add(%a: tensor<?x4xf32>, %b: tensor<?x4xf32> {strata.dim_ties = [array<i64: 0, 0>, unit]}) -> tensor<?xf32> {
   %c0 = arith.constant 0 : index
   %rows = tensor.dim %a, %c0 : tensor<?x4xf32>
@@ -20,9 +21,11 @@ func.func @add(%a: tensor<?x4xf32>, %b: tensor<?x4xf32> {strata.dim_ties = [arra
 // CHECK:         hal.buffer_view.assert %[[A]] message("argument 0 of @add") {{.*}} shape([%[[ROWS]], %[[C4]]])
 // CHECK:         hal.buffer_view.assert %[[B]] message("argument 1 of @add") {{.*}} shape([%[[ROWS]], %[[C4]]])
 // CHECK:         %[[BYTES:.+]] = arith.muli %[[ROWS]], %[[C16]] : i64
-// CHECK:         %[[ROWS32:.+]] = arith.trunci %[[ROWS]] : i64 to i32
+// CHECK:         %[[HIGH:.+]] = arith.shrui %[[ROWS]], %{{.+}} : i64
+// CHECK:         %[[LO:.+]] = arith.trunci %[[ROWS]] : i64 to i32
+// CHECK:         %[[HI:.+]] = arith.trunci %[[HIGH]] : i64 to i32
 // CHECK:         %[[RESULT:.+]] = hal.allocator.allocate {{.*}}, %[[BYTES]] :
-// CHECK:         hal.command_buffer.dispatch {{.*}} constants(%[[ROWS32]], %[[ROWS32]], %[[ROWS32]]) bindings({{.*}}, %[[RESULT]]) offsets({{.*}}) lengths(%[[BYTES]], %[[BYTES]], %[[BYTES]])
+// CHECK:         hal.command_buffer.dispatch {{.*}} constants(%[[LO]], %[[HI]], %[[LO]], %[[HI]], %[[LO]], %[[HI]]) bindings({{.*}}, %[[RESULT]]) offsets({{.*}}) lengths(%[[BYTES]], %[[BYTES]], %[[BYTES]])
 // CHECK:         %[[FLAT:.+]] = arith.muli %[[ROWS]], %[[C4]] : i64
 // CHECK:         hal.buffer_view.create %[[RESULT]], %{{.+}}, %[[BYTES]], %{{.+}}, %{{.+}}, %[[FLAT]] :
 
@@ -42,4 +45,4 @@ func.func @half(%a: tensor<?xf32>) -> tensor<?xf32> {
 // CHECK:         %[[H:.+]] = arith.divui %[[N]], %{{.+}} : i64
 // CHECK-DAG:     %[[N32:.+]] = arith.trunci %[[N]] : i64 to i32
 // CHECK-DAG:     %[[H32:.+]] = arith.trunci %[[H]] : i64 to i32
-// CHECK:         hal.command_buffer.dispatch {{.*}} constants(%[[N32]], %[[H32]])
+// CHECK:         hal.command_buffer.dispatch {{.*}} constants(%[[N32]], %{{.+}}, %[[H32]], %{{.+}})

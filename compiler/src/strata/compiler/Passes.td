@@ -280,6 +280,9 @@ def LowerExecutablesPass : Pass<"strata-lower-executables", "mlir::ModuleOp"> {
            "CPU supports loaded">,
     Option<"printLoweredIR", "print-lowered-ir", "bool", "false",
            "Print each executable's LLVM-dialect form to stdout">,
+    Option<"printLibraryIR", "print-library-ir", "bool", "false",
+           "Print each executable's LLVM IR with its library entry points "
+           "(before optimization) to stdout">,
     Option<"progress", "progress", "bool", "false",
            "Report each tenth of the executables compiled on stderr">,
   ];

@@ -267,8 +267,13 @@ bufferizeExecutable(flow::ExecutableOp executable, unsigned vectorBits,
     return isa<MemRefType>(type);
   });
   result.constantCount = entry.getNumArguments() - result.bindingCount;
-  if (dynamic && failed(bindDynamicBuffers(entry, result.bindingCount)))
-    return failure();
+  if (dynamic) {
+    FailureOr<std::vector<BindingExtent>> extents =
+        bindDynamicBuffers(entry, result.bindingCount);
+    if (failed(extents))
+      return failure();
+    result.bindingExtents = std::move(*extents);
+  }
   if (failed(distributeToWorkgroups(entry, tiled)))
     return failure();
   return result;

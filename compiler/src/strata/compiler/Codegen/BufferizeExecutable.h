@@ -10,6 +10,8 @@
 #ifndef STRATA_COMPILER_CODEGEN_BUFFERIZEEXECUTABLE_H_
 #define STRATA_COMPILER_CODEGEN_BUFFERIZEEXECUTABLE_H_
 
+#include "strata/compiler/Codegen/ExecutableLibraryBuilder.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "strata/compiler/Dialect/Flow/FlowDialect.h"
@@ -27,6 +29,8 @@ struct BufferizedExecutable {
   mlir::func::FuncOp entry;
   unsigned bindingCount = 0;
   unsigned constantCount = 0;
+  // What the dynamically shaped bindings must span (DynamicBindings.h).
+  std::vector<BindingExtent> bindingExtents;
 };
 
 // Splits `executable` over workgroups and bufferizes it as the

@@ -79,10 +79,12 @@ getRowMajorStrides(OpBuilder &builder, Location loc,
   return strides;
 }
 
-LogicalResult bindDynamicBuffers(func::FuncOp func, unsigned bindingCount) {
+FailureOr<std::vector<BindingExtent>>
+bindDynamicBuffers(func::FuncOp func, unsigned bindingCount) {
   Block &entry = func.getBody().front();
   unsigned nextDim = bindingCount;
   OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+  std::vector<BindingExtent> extents;
   for (unsigned i = 0; i < bindingCount; ++i) {
     BlockArgument arg = entry.getArgument(i);
     auto type = dyn_cast<MemRefType>(arg.getType());
@@ -94,11 +96,16 @@ LogicalResult bindDynamicBuffers(func::FuncOp func, unsigned bindingCount) {
       return func.emitOpError("binding ")
              << i << " has a non-identity layout: " << type;
     SmallVector<OpFoldResult> sizes;
+    BindingExtent extent;
+    extent.binding = i;
+    extent.elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
     for (int64_t size : type.getShape()) {
       if (!ShapedType::isDynamic(size)) {
         sizes.push_back(builder.getIndexAttr(size));
+        extent.dims.push_back(size);
         continue;
       }
+      extent.dims.push_back(-1 - static_cast<int64_t>(nextDim - bindingCount));
       if (nextDim >= entry.getNumArguments() ||
           !entry.getArgument(nextDim).getType().isIndex())
         return func.emitOpError("has no index argument for a dynamic dim "
@@ -116,11 +123,12 @@ LogicalResult bindDynamicBuffers(func::FuncOp func, unsigned bindingCount) {
                                                   arg, builder.getIndexAttr(0),
                                                   sizes, strides);
     arg.replaceAllUsesExcept(view.getResult(), view);
+    extents.push_back(std::move(extent));
   }
   SmallVector<Type> argTypes(entry.getArgumentTypes());
   func.setFunctionType(
       FunctionType::get(func.getContext(), argTypes, func.getResultTypes()));
-  return success();
+  return extents;
 }
 
 } // namespace strata

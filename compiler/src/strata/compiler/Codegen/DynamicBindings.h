@@ -11,6 +11,8 @@
 #ifndef STRATA_COMPILER_CODEGEN_DYNAMICBINDINGS_H_
 #define STRATA_COMPILER_CODEGEN_DYNAMICBINDINGS_H_
 
+#include "strata/compiler/Codegen/ExecutableLibraryBuilder.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace strata {
@@ -27,8 +29,9 @@ mlir::LogicalResult dropResultsWrittenInPlace(mlir::func::FuncOp func);
 // Buffer level: each of the first `bindingCount` arguments with a dynamic
 // shape becomes a rank-0 memref (a bare pointer once lowered) viewed with
 // its dims from the index arguments that follow the bindings, in order.
-mlir::LogicalResult bindDynamicBuffers(mlir::func::FuncOp func,
-                                       unsigned bindingCount);
+// Returns the extent each such binding must have (checked at dispatch).
+mlir::FailureOr<std::vector<BindingExtent>>
+bindDynamicBuffers(mlir::func::FuncOp func, unsigned bindingCount);
 
 } // namespace strata
 

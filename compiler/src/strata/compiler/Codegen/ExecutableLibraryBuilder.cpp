@@ -4,6 +4,7 @@
 #include "strata/hal/local/executable_library.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 
 namespace strata {
@@ -14,6 +15,7 @@ namespace {
 constexpr unsigned kDispatchStateConstantCountOffset = 24;
 constexpr unsigned kDispatchStateConstantsOffset = 32;
 constexpr unsigned kDispatchStateBindingPtrsOffset = 40;
+constexpr unsigned kDispatchStateBindingLengthsOffset = 48;
 
 llvm::Constant *makeString(llvm::Module &module, llvm::StringRef value,
                            const llvm::Twine &name) {
@@ -36,10 +38,91 @@ llvm::Constant *makeConstantArray(llvm::Module &module, llvm::Type *elementType,
   return global;
 }
 
+// Fails the dispatch (returns 1) when `failed` holds, else goes on.
+void returnErrorIf(llvm::IRBuilder<> &builder, llvm::Function *entry,
+                   llvm::Value *failed) {
+  llvm::LLVMContext &context = builder.getContext();
+  auto *error = llvm::BasicBlock::Create(context, "error", entry);
+  auto *next = llvm::BasicBlock::Create(context, "next", entry);
+  builder.CreateCondBr(failed, error, next);
+  builder.SetInsertPoint(error);
+  builder.CreateRet(builder.getInt32(1));
+  builder.SetInsertPoint(next);
+}
+
+// The push constants as 64-bit values (two words each, low first), after
+// checking that the dispatch gives them all.
+llvm::SmallVector<llvm::Value *> loadConstants(llvm::IRBuilder<> &builder,
+                                               llvm::Function *entry,
+                                               llvm::Value *dispatchState,
+                                               unsigned count) {
+  llvm::SmallVector<llvm::Value *> values;
+  if (count == 0)
+    return values;
+  auto *i32Type = builder.getInt32Ty();
+  auto *i64Type = builder.getInt64Ty();
+  llvm::Value *given = builder.CreateLoad(
+      i32Type,
+      builder.CreateConstInBoundsGEP1_64(builder.getInt8Ty(), dispatchState,
+                                         kDispatchStateConstantCountOffset));
+  returnErrorIf(builder, entry,
+                builder.CreateICmpULT(given, builder.getInt32(2 * count)));
+  llvm::Value *words = builder.CreateLoad(
+      builder.getPtrTy(),
+      builder.CreateConstInBoundsGEP1_64(builder.getInt8Ty(), dispatchState,
+                                         kDispatchStateConstantsOffset));
+  for (unsigned i = 0; i < count; ++i) {
+    auto word = [&](unsigned index) {
+      return builder.CreateZExt(
+          builder.CreateLoad(i32Type, builder.CreateConstInBoundsGEP1_64(
+                                          i32Type, words, index)),
+          i64Type);
+    };
+    values.push_back(
+        builder.CreateOr(word(2 * i), builder.CreateShl(word(2 * i + 1), 32)));
+  }
+  return values;
+}
+
+// Fails the dispatch when a dynamically shaped binding is shorter than its
+// dims say (or their product overflows): the kernel must never run past it.
+void checkBindingExtents(llvm::IRBuilder<> &builder, llvm::Function *entry,
+                         llvm::Value *dispatchState,
+                         const ExecutableExport &exp,
+                         llvm::ArrayRef<llvm::Value *> constants) {
+  if (exp.bindingExtents.empty())
+    return;
+  llvm::Module &module = *entry->getParent();
+  auto *i64Type = builder.getInt64Ty();
+  llvm::Function *multiply = llvm::Intrinsic::getOrInsertDeclaration(
+      &module, llvm::Intrinsic::umul_with_overflow, {i64Type});
+  llvm::Value *lengths = builder.CreateLoad(
+      builder.getPtrTy(),
+      builder.CreateConstInBoundsGEP1_64(builder.getInt8Ty(), dispatchState,
+                                         kDispatchStateBindingLengthsOffset));
+  llvm::Value *failed = builder.getFalse();
+  for (const BindingExtent &extent : exp.bindingExtents) {
+    llvm::Value *bytes = builder.getInt64(extent.elementBytes);
+    for (int64_t dim : extent.dims) {
+      llvm::Value *size = dim >= 0 ? builder.getInt64(dim)
+                                   : constants[static_cast<size_t>(-1 - dim)];
+      llvm::Value *product = builder.CreateCall(multiply, {bytes, size});
+      failed = builder.CreateOr(failed, builder.CreateExtractValue(product, 1));
+      bytes = builder.CreateExtractValue(product, 0);
+    }
+    llvm::Value *length = builder.CreateLoad(
+        i64Type,
+        builder.CreateConstInBoundsGEP1_64(i64Type, lengths, extent.binding));
+    failed = builder.CreateOr(failed, builder.CreateICmpUGT(bytes, length));
+  }
+  returnErrorIf(builder, entry, failed);
+}
+
 // int entry(const env*, const dispatch_state*, const workgroup_state*):
 // loads each binding pointer and push constant and calls the kernel. A
-// dispatch with fewer constants than the kernel reads fails (returns 1)
-// instead of reading past them.
+// dispatch with fewer constants than the kernel reads, or with bindings
+// shorter than its dims say, fails (returns 1) instead of reading past
+// them.
 llvm::Function *buildDispatchEntry(llvm::Module &module,
                                    const ExecutableExport &exp,
                                    llvm::Function *kernel) {
@@ -53,20 +136,9 @@ llvm::Function *buildDispatchEntry(llvm::Module &module,
                              exp.name + "_dispatch", module);
   llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", entry));
   llvm::Value *dispatchState = entry->getArg(1);
-  if (exp.constantCount != 0) {
-    llvm::Value *count = builder.CreateLoad(
-        i32Type,
-        builder.CreateConstInBoundsGEP1_64(builder.getInt8Ty(), dispatchState,
-                                           kDispatchStateConstantCountOffset));
-    auto *missing = llvm::BasicBlock::Create(context, "missing", entry);
-    auto *given = llvm::BasicBlock::Create(context, "given", entry);
-    builder.CreateCondBr(
-        builder.CreateICmpULT(count, builder.getInt32(exp.constantCount)),
-        missing, given);
-    builder.SetInsertPoint(missing);
-    builder.CreateRet(builder.getInt32(1));
-    builder.SetInsertPoint(given);
-  }
+  llvm::SmallVector<llvm::Value *> constants =
+      loadConstants(builder, entry, dispatchState, exp.constantCount);
+  checkBindingExtents(builder, entry, dispatchState, exp, constants);
   llvm::Value *bindingPtrsAddr = builder.CreateConstInBoundsGEP1_64(
       builder.getInt8Ty(), dispatchState, kDispatchStateBindingPtrsOffset);
   llvm::Value *bindingPtrs = builder.CreateLoad(ptrType, bindingPtrsAddr);
@@ -76,18 +148,7 @@ llvm::Function *buildDispatchEntry(llvm::Module &module,
         builder.CreateConstInBoundsGEP1_64(ptrType, bindingPtrs, i);
     args.push_back(builder.CreateLoad(ptrType, slot));
   }
-  // Push constants are 32-bit; the kernel takes them as index (i64).
-  if (exp.constantCount != 0) {
-    llvm::Value *constants = builder.CreateLoad(
-        ptrType,
-        builder.CreateConstInBoundsGEP1_64(builder.getInt8Ty(), dispatchState,
-                                           kDispatchStateConstantsOffset));
-    for (unsigned i = 0; i < exp.constantCount; ++i)
-      args.push_back(builder.CreateZExt(
-          builder.CreateLoad(i32Type, builder.CreateConstInBoundsGEP1_64(
-                                          i32Type, constants, i)),
-          builder.getInt64Ty()));
-  }
+  llvm::append_range(args, constants);
   // Then the workgroup id and count along x, as index (i64) values.
   llvm::Value *workgroupState = entry->getArg(2);
   args.push_back(builder.CreateZExt(

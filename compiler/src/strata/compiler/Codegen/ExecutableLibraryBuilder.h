@@ -20,6 +20,15 @@ class Module;
 
 namespace strata {
 
+// How many bytes a dynamically shaped binding spans: `elementBytes` times
+// its dims, each static (`staticDims[i]` >= 0) or the push constant
+// `staticDims[i] == -1 - k` (the kernel's index argument k).
+struct BindingExtent {
+  unsigned binding = 0;
+  int64_t elementBytes = 1;
+  std::vector<int64_t> dims;
+};
+
 struct ExecutableExport {
   // Name the runtime sees (profiling, errors).
   std::string name;
@@ -28,7 +37,11 @@ struct ExecutableExport {
   //                         i64 workgroup_id_x, i64 workgroup_count_x)`.
   std::string kernelFunction;
   unsigned bindingCount = 0;
+  // Index (64-bit) push constants; each takes two 32-bit words, low first.
   unsigned constantCount = 0;
+  // The entry fails a dispatch (returns 1) whose bindings are shorter than
+  // these extents: a kernel reads and writes what its push constants say.
+  std::vector<BindingExtent> bindingExtents;
 };
 
 llvm::Error

@@ -194,13 +194,17 @@ LowerExecutablesPass::lowerExecutable(flow::ExecutableOp executable,
   if (!llvmModule)
     return executable.emitOpError("failed to translate to LLVM IR");
 
-  std::vector<ExecutableExport> exports = {{entryName.str(), entryName.str(),
-                                            bindingCount,
-                                            bufferized->constantCount}};
+  std::vector<ExecutableExport> exports = {
+      {entryName.str(), entryName.str(), bindingCount,
+       bufferized->constantCount, bufferized->bindingExtents}};
   if (llvm::Error error = buildExecutableLibrary(
           *llvmModule, executable.getSymName().str(), exports))
     return executable.emitOpError("cannot build the executable library: ")
            << llvm::toString(std::move(error));
+  if (printLibraryIR) {
+    llvm::outs() << "; executable @" << executable.getSymName() << "\n";
+    llvmModule->print(llvm::outs(), nullptr);
+  }
 
   // The LLVM IR is the same for every CPU: each variant optimizes its own
   // copy for its target machine.

@@ -575,15 +575,17 @@ HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
                                   "dispatch or a function argument");
     bind(it->second);
   }
-  // Push constants are 32 bits (dims past 2^32 - 1 would be truncated).
+  // Index values are two 32-bit push constants each, low word first.
   SmallVector<Value> constants;
   for (Value constant : dispatch.getConstants()) {
     Value value = getScalar(constant);
     if (!value)
       return dispatch.emitOpError("passes an index value the host program "
                                   "does not hold");
-    constants.push_back(
-        arith::TruncIOp::create(builder, loc(), builder.getI32Type(), value));
+    Value high = arith::ShRUIOp::create(builder, loc(), value, constI64(32));
+    for (Value word : {value, high})
+      constants.push_back(
+          arith::TruncIOp::create(builder, loc(), builder.getI32Type(), word));
   }
   ValueRange resultDims = dispatch.getResultDims();
   for (Value result : dispatch.getResults()) {

@@ -150,6 +150,18 @@ LogicalResult convertHostScalarOp(Operation *op, OpBuilder &body,
             return binary<vm::XorI32Op, vm::XorI64Op>(body, loc, get(0),
                                                       get(1));
           })
+          .Case([&](arith::ShLIOp) {
+            return binary<vm::ShlI32Op, vm::ShlI64Op>(body, loc, get(0),
+                                                      get(1));
+          })
+          .Case([&](arith::ShRUIOp) {
+            return binary<vm::ShrI32UOp, vm::ShrI64UOp>(body, loc, get(0),
+                                                        get(1));
+          })
+          .Case([&](arith::ShRSIOp) {
+            return binary<vm::ShrI32SOp, vm::ShrI64SOp>(body, loc, get(0),
+                                                        get(1));
+          })
           .Case([&](arith::CmpIOp cmp) {
             return compare(body, loc, cmp.getPredicate(), get(0), get(1));
           })
