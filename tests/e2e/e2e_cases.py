@@ -728,6 +728,11 @@ CASES = {
     "dynamic_2d_3x4": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_2d", _dynamic_2d(3, 4)),
     "dynamic_2d_65x130": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_2d",
                           _dynamic_2d(65, 130)),
+    # Enough work for a grid of several workgroups, the last tile partial.
+    "dynamic_mlp_1000": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_mlp",
+                         _dynamic_mlp(1000)),
+    "dynamic_2d_301x518": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_2d",
+                           _dynamic_2d(301, 518)),
 }
 
 _DYNAMIC_CASES = [name for name in CASES if name.startswith("dynamic_")]

@@ -274,7 +274,9 @@ bufferizeExecutable(flow::ExecutableOp executable, unsigned vectorBits,
       return failure();
     result.bindingExtents = std::move(*extents);
   }
-  if (failed(distributeToWorkgroups(entry, tiled)))
+  if (failed(
+          distributeToWorkgroups(entry, tiled,
+                                 /*chunked=*/config.getWorkload() != nullptr)))
     return failure();
   return result;
 }

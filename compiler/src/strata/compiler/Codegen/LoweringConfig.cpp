@@ -3,7 +3,11 @@
 
 #include "strata/compiler/Codegen/TileAndDistribute.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+
+#include <functional>
 
 using namespace mlir;
 
@@ -56,11 +60,75 @@ std::optional<WorkgroupTiling>
 getWorkgroupTiling(flow::LoweringConfigAttr config, int64_t count) {
   if (!config.getWorkgroupTile())
     return std::nullopt;
+  if (config.getWorkload())
+    count = ShapedType::kDynamic;
   for (auto [loop, tile] :
        llvm::enumerate(config.getWorkgroupTile().asArrayRef()))
     if (tile != 0)
       return WorkgroupTiling{static_cast<unsigned>(loop), tile, count};
   return std::nullopt;
+}
+
+// The extent of each loop of `root`, as LoweringConfigAttr's `workload`
+// says it: static, or the push constant (entry index argument) holding it;
+// nullopt when one is computed otherwise.
+static std::optional<SmallVector<int64_t>>
+resolveWorkload(func::FuncOp entry, linalg::LinalgOp root) {
+  Block &body = entry.getBody().front();
+  unsigned firstIndexArg = 0;
+  while (firstIndexArg < body.getNumArguments() &&
+         isa<RankedTensorType>(body.getArgument(firstIndexArg).getType()))
+    ++firstIndexArg;
+  // The constant holding `value` (an index value of the entry).
+  auto constantOf = [&](Value value) -> std::optional<int64_t> {
+    if (std::optional<int64_t> known = getConstantIntValue(value))
+      return *known;
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || arg.getOwner() != &body || arg.getArgNumber() < firstIndexArg)
+      return std::nullopt;
+    return -1 - static_cast<int64_t>(arg.getArgNumber() - firstIndexArg);
+  };
+  // Dim `dim` of `tensor`: a tensor argument's dims are the first index
+  // arguments; an empty tensor's are its sizes (through fills).
+  std::function<std::optional<int64_t>(Value, int64_t)> dimOf =
+      [&](Value tensor, int64_t dim) -> std::optional<int64_t> {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    if (!type.isDynamicDim(dim))
+      return type.getDimSize(dim);
+    if (auto arg = dyn_cast<BlockArgument>(tensor)) {
+      if (arg.getOwner() != &body)
+        return std::nullopt;
+      int64_t position = 0;
+      for (unsigned i = 0; i < arg.getArgNumber(); ++i)
+        position += cast<RankedTensorType>(body.getArgument(i).getType())
+                        .getNumDynamicDims();
+      return -1 - (position + type.getDynamicDimIndex(dim));
+    }
+    if (auto empty = tensor.getDefiningOp<tensor::EmptyOp>())
+      return constantOf(empty.getDynamicSize(dim));
+    if (auto fill = tensor.getDefiningOp<linalg::FillOp>())
+      return dimOf(fill.getOutputs()[0], dim);
+    return std::nullopt;
+  };
+  SmallVector<std::optional<int64_t>> extents(root.getNumLoops());
+  for (OpOperand &operand : root->getOpOperands()) {
+    if (!isa<RankedTensorType>(operand.get().getType()))
+      continue;
+    AffineMap map = root.getMatchingIndexingMap(&operand);
+    for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
+      auto loop = dyn_cast<AffineDimExpr>(expr);
+      if (!loop || extents[loop.getPosition()])
+        continue;
+      extents[loop.getPosition()] = dimOf(operand.get(), dim);
+    }
+  }
+  SmallVector<int64_t> workload;
+  for (std::optional<int64_t> extent : extents) {
+    if (!extent)
+      return std::nullopt;
+    workload.push_back(*extent);
+  }
+  return workload;
 }
 
 LogicalResult configureExecutable(flow::ExecutableOp executable,
@@ -76,12 +144,21 @@ LogicalResult configureExecutable(flow::ExecutableOp executable,
            << executable.getEntryPoint() << " not found";
   MLIRContext *context = executable.getContext();
   Operation *terminator = entry.getBody().front().getTerminator();
-  // The workgroup grid is chosen for static shapes; an executable over
-  // dynamic ones runs in one workgroup for now.
+  // An executable over dynamic shapes splits into a grid its dispatches
+  // size at run time from their push constants (`workload`).
+  bool dynamic = hasDynamicShapes(entry);
   std::optional<WorkgroupTiling> tiling;
-  if (!hasDynamicShapes(entry))
+  std::optional<SmallVector<int64_t>> workload;
+  if (!dynamic) {
     tiling = chooseDispatchWorkgroupTiling(terminator, vectorBits, grid);
-  if (tiling && tiling->count < 2)
+  } else if (grid == WorkgroupGrid::cpuCores) {
+    tiling = chooseDynamicWorkgroupTiling(terminator, vectorBits);
+    if (tiling)
+      workload = resolveWorkload(entry, findDispatchRoot(terminator));
+    if (!workload)
+      tiling.reset();
+  }
+  if (tiling && !dynamic && tiling->count < 2)
     tiling.reset();
 
   // The copy codegen will see: split over workgroups (or not, when the
@@ -118,9 +195,12 @@ LogicalResult configureExecutable(flow::ExecutableOp executable,
                      workgroupTile.empty()
                          ? DenseI64ArrayAttr()
                          : DenseI64ArrayAttr::get(context, workgroupTile),
-                     ArrayAttr::get(context, kernels)));
-  executable.setWorkgroupCountAttr(
-      builder.getDenseI64ArrayAttr({tiling ? tiling->count : 1, 1, 1}));
+                     ArrayAttr::get(context, kernels),
+                     tiling && workload
+                         ? DenseI64ArrayAttr::get(context, *workload)
+                         : DenseI64ArrayAttr()));
+  executable.setWorkgroupCountAttr(builder.getDenseI64ArrayAttr(
+      {tiling && !dynamic ? tiling->count : 1, 1, 1}));
   return success();
 }
 

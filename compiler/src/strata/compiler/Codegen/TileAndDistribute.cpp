@@ -400,7 +400,8 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
     if (tiling.loop >= domain.size() || tiling.tileSize <= 0)
       return failure();
     std::optional<int64_t> size = getConstantIntValue(domain[tiling.loop].size);
-    if (!size || llvm::divideCeil(*size, tiling.tileSize) != tiling.count)
+    if (tiling.count != ShapedType::kDynamic &&
+        (!size || llvm::divideCeil(*size, tiling.tileSize) != tiling.count))
       return failure();
   }
 
@@ -420,7 +421,9 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
         continue;
       rewriter.setInsertionPoint(root);
       Value empty = tensor::EmptyOp::create(
-          rewriter, root.getLoc(), type.getShape(), type.getElementType());
+          rewriter, root.getLoc(),
+          tensor::getMixedSizes(rewriter, root.getLoc(), init.get()),
+          type.getElementType());
       if (accumulates)
         empty =
             linalg::CopyOp::create(rewriter, root.getLoc(), init.get(), empty)
@@ -473,6 +476,44 @@ void populateDecomposeStaticPadPatterns(RewritePatternSet &patterns) {
   patterns.add<DecomposeStaticPad>(patterns.getContext(), /*benefit=*/2);
 }
 
+// Workgroup `id` of `count` runs tiles [id * per, min((id + 1) * per, n))
+// of the forall's n tiles, per = ceil(n / count): contiguous, so each reads
+// one part of the operands.
+static LogicalResult runTileRange(RewriterBase &rewriter, scf::ForallOp forall,
+                                  Value id, Value count) {
+  Location loc = forall.getLoc();
+  auto index = [&](OpFoldResult value) {
+    return getValueOrCreateConstantIndexOp(rewriter, loc, value);
+  };
+  Value lower = index(forall.getMixedLowerBound()[0]);
+  Value upper = index(forall.getMixedUpperBound()[0]);
+  Value step = index(forall.getMixedStep()[0]);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto ceilDiv = [&](Value a, Value b) -> Value {
+    Value biased = arith::AddIOp::create(
+        rewriter, loc, a, arith::SubIOp::create(rewriter, loc, b, one));
+    return arith::DivUIOp::create(rewriter, loc, biased, b);
+  };
+  Value tiles =
+      ceilDiv(arith::SubIOp::create(rewriter, loc, upper, lower), step);
+  Value perWorkgroup = ceilDiv(tiles, count);
+  Value first = arith::MulIOp::create(rewriter, loc, id, perWorkgroup);
+  Value last = arith::MinUIOp::create(
+      rewriter, loc, tiles,
+      arith::AddIOp::create(rewriter, loc, first, perWorkgroup));
+  auto loop = scf::ForOp::create(rewriter, loc, first, last, one);
+  rewriter.setInsertionPointToStart(loop.getBody());
+  Value iv = arith::AddIOp::create(
+      rewriter, loc, lower,
+      arith::MulIOp::create(rewriter, loc, loop.getInductionVar(), step));
+  Block *body = forall.getBody();
+  rewriter.eraseOp(body->getTerminator());
+  rewriter.inlineBlockBefore(body, loop.getBody()->getTerminator(),
+                             ValueRange{iv});
+  rewriter.eraseOp(forall);
+  return success();
+}
+
 LogicalResult tileToWorkgroups(func::FuncOp func,
                                const WorkgroupTiling &tiling) {
   // Tile a copy so a failure leaves the original untouched.
@@ -487,13 +528,14 @@ LogicalResult tileToWorkgroups(func::FuncOp func,
   return success();
 }
 
-LogicalResult distributeToWorkgroups(func::FuncOp func, bool tiled) {
+LogicalResult distributeToWorkgroups(func::FuncOp func, bool tiled,
+                                     bool chunked) {
   MLIRContext *context = func.getContext();
   Block &entry = func.getBody().front();
   Type indexType = IndexType::get(context);
   Location loc = func.getLoc();
   Value workgroupId = entry.addArgument(indexType, loc);
-  entry.addArgument(indexType, loc); // workgroup count
+  Value workgroupCount = entry.addArgument(indexType, loc);
   SmallVector<Type> argTypes(func.getArgumentTypes());
   argTypes.append({indexType, indexType});
   func.setFunctionType(
@@ -510,6 +552,8 @@ LogicalResult distributeToWorkgroups(func::FuncOp func, bool tiled) {
       return func.emitOpError("lost its workgroup loop during bufferization");
     scf::ForallOp forall = loops.front();
     rewriter.setInsertionPoint(forall);
+    if (chunked)
+      return runTileRange(rewriter, forall, workgroupId, workgroupCount);
     Value lower = getValueOrCreateConstantIndexOp(
         rewriter, loc, forall.getMixedLowerBound()[0]);
     Value step = getValueOrCreateConstantIndexOp(rewriter, loc,

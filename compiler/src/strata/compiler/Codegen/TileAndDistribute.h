@@ -25,8 +25,11 @@ void populateDecomposeStaticPadPatterns(mlir::RewritePatternSet &patterns);
 // On buffers: appends `workgroup_id` and `workgroup_count` index arguments
 // to `func`. When `func` was tiled by tileToWorkgroups, each workgroup runs
 // the iteration of the top-level scf.forall matching its id (the loop has
-// one iteration per workgroup); otherwise workgroup 0 runs everything.
-mlir::LogicalResult distributeToWorkgroups(mlir::func::FuncOp func, bool tiled);
+// one iteration per workgroup), or with `chunked` (a grid sized at run
+// time) a contiguous range of about 1 / count of its iterations; otherwise
+// workgroup 0 runs everything.
+mlir::LogicalResult distributeToWorkgroups(mlir::func::FuncOp func, bool tiled,
+                                           bool chunked = false);
 
 } // namespace strata
 

@@ -578,4 +578,52 @@ chooseDispatchWorkgroupTiling(Operation *terminator, unsigned vectorBits,
   return std::nullopt;
 }
 
+std::optional<WorkgroupTiling>
+chooseDynamicWorkgroupTiling(Operation *terminator, unsigned vectorBits) {
+  linalg::LinalgOp root = findDispatchRoot(terminator);
+  if (!root || findPaddedDispatchResult(terminator))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = root.getIteratorTypesArray();
+  auto isSplittable = [&](unsigned loop) {
+    return ShapedType::isDynamic(ranges[loop]) &&
+           iterators[loop] == utils::IteratorType::parallel &&
+           !isUsedNonlinearly(root, loop);
+  };
+  // A contraction splits along whole cache tiles of its rows (or of its
+  // vector loop when the rows are static).
+  if (std::optional<ContractionTiles> tiles =
+          chooseContractionTiles(root, vectorBits)) {
+    for (unsigned loop : {tiles->rowLoop, tiles->vectorLoop}) {
+      if (!isSplittable(loop))
+        continue;
+      int64_t tile =
+          tiles->cache[loop] > 0 ? tiles->cache[loop] : tiles->registers[loop];
+      if (tile > 0)
+        return WorkgroupTiling{loop, tile, ShapedType::kDynamic};
+    }
+    return std::nullopt;
+  }
+  // Anything else along its outermost dynamic parallel loop, in tiles of
+  // about a thousand iterations where the other loops' sizes are known.
+  for (unsigned loop = 0; loop < ranges.size(); ++loop) {
+    if (!isSplittable(loop))
+      continue;
+    int64_t others = 1;
+    for (auto [other, range] : llvm::enumerate(ranges))
+      if (other != loop && !ShapedType::isDynamic(range))
+        others *= std::max<int64_t>(range, 1);
+    int64_t tile = std::clamp<int64_t>(
+        llvm::PowerOf2Ceil(llvm::divideCeil(1024, others)), 1, 64);
+    return WorkgroupTiling{loop, tile, ShapedType::kDynamic};
+  }
+  return std::nullopt;
+}
+
+int64_t getDynamicMinIterationsPerWorkgroup() {
+  return kMinIterationsPerWorkgroup;
+}
+
+int64_t getDynamicMaxWorkgroups() { return kMaxWorkgroups; }
+
 } // namespace strata

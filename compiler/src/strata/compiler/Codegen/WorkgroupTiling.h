@@ -21,7 +21,10 @@
 namespace strata {
 
 // Workgroups split loop `loop` of the root op into `count` tiles of
-// `tileSize` iterations (the last one may be partial).
+// `tileSize` iterations (the last one may be partial). A dynamic count
+// (ShapedType::kDynamic: an executable over dynamic shapes) is chosen by
+// each dispatch at run time, each workgroup then running a contiguous range
+// of the tiles.
 struct WorkgroupTiling {
   unsigned loop = 0;
   int64_t tileSize = 0;
@@ -74,6 +77,17 @@ mlir::TilingInterface findTileableDispatchRoot(mlir::Operation *terminator);
 std::optional<WorkgroupTiling>
 chooseDispatchWorkgroupTiling(mlir::Operation *terminator, unsigned vectorBits,
                               WorkgroupGrid grid = WorkgroupGrid::cpuCores);
+
+// How to split a dispatch over dynamic shapes: its root's loop and tile
+// size (a dynamic count), or nullopt to run it in one workgroup.
+std::optional<WorkgroupTiling>
+chooseDynamicWorkgroupTiling(mlir::Operation *terminator, unsigned vectorBits);
+
+// The grid a dispatch over dynamic shapes takes at run time: no more
+// workgroups than its tiles, than this many, or than give each workgroup
+// getDynamicMinIterationsPerWorkgroup() iterations of its root op.
+int64_t getDynamicMinIterationsPerWorkgroup();
+int64_t getDynamicMaxWorkgroups();
 
 } // namespace strata
 

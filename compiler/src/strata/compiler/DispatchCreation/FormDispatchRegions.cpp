@@ -189,6 +189,9 @@ bool isElementwise(Operation *op) {
 bool isCheapToClone(Operation *op) {
   if (isa<tensor::EmptyOp>(op))
     return true;
+  // A dim stays on the host: the region captures the index, not the tensor.
+  if (isa<tensor::DimOp>(op))
+    return false;
   if (op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
       llvm::none_of(op->getResultTypes(), llvm::IsaPred<ShapedType>) &&
       op->getNumResults() > 0)

@@ -50,8 +50,13 @@ int64_t countLinalgOps(flow::DispatchRegionOp region) {
 
 // Whether `region` computes only with linalg ops (and views, constants,
 // empty tensors), returns only their results, and would run as one
-// workgroup.
+// workgroup. (A dynamically shaped region's size is known only at run
+// time: it is never small.)
 bool isSmallLinalgRegion(flow::DispatchRegionOp region, unsigned vectorBits) {
+  if (llvm::any_of(region.getResultTypes(), [](Type type) {
+        return !cast<RankedTensorType>(type).hasStaticShape();
+      }))
+    return false;
   Block &body = region.getBody().front();
   for (Operation &op : body.without_terminator()) {
     if (isa<linalg::LinalgOp, tensor::EmptyOp, tensor::ExtractSliceOp,

@@ -244,7 +244,7 @@ LogicalResult outlineRegion(flow::DispatchRegionOp region, StringRef name,
                          {FlatSymbolRefAttr::get(region.getContext(), name)});
   auto dispatch = flow::DispatchOp::create(
       hostBuilder, loc, region.getResultTypes(), callee, workgroups, tensors,
-      constants, resultDims);
+      constants, resultDims, /*workgroups_x=*/Value());
   region.replaceAllUsesWith(dispatch.getResults());
   region.erase();
   return success();

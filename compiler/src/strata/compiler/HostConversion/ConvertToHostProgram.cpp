@@ -617,9 +617,19 @@ HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
       builder, loc(), hal::ExecutableType::get(context()),
       FlatSymbolRefAttr::get(dispatch.getExecutable().getRootReference()));
   ArrayRef<int64_t> workgroups = dispatch.getWorkgroupCount();
+  // A grid sized at run time (a dispatch over dynamic shapes).
+  Value workgroupsX = constI32(workgroups[0]);
+  if (Value count = dispatch.getWorkgroupsX()) {
+    Value value = getScalar(count);
+    if (!value)
+      return dispatch.emitOpError("has a workgroup count the host program "
+                                  "does not hold");
+    workgroupsX =
+        arith::TruncIOp::create(builder, loc(), builder.getI32Type(), value);
+  }
   hal::CommandBufferDispatchOp::create(
-      builder, loc(), commandBuffer, executable, constI32(0),
-      constI32(workgroups[0]), constI32(workgroups[1]), constI32(workgroups[2]),
+      builder, loc(), commandBuffer, executable, constI32(0), workgroupsX,
+      constI32(workgroups[1]), constI32(workgroups[2]),
       constI64(int64_t(recordDispatchSite(dispatch))
                << STRATA_HAL_DISPATCH_SITE_SHIFT),
       constants, bindingBuffers, bindingOffsets, bindingLengths);

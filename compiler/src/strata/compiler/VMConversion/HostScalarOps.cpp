@@ -139,6 +139,20 @@ LogicalResult convertHostScalarOp(Operation *op, OpBuilder &body,
             return binary<vm::MinI32SOp, vm::MinI64SOp>(body, loc, get(0),
                                                         get(1));
           })
+          .Case<arith::MaxUIOp, arith::MinUIOp>([&](Operation *minmax) {
+            Value lhs = get(0), rhs = get(1);
+            Value less = lessThan(body, loc, lhs, rhs, /*isSigned=*/false,
+                                  /*orEqual=*/false);
+            bool isMax = isa<arith::MaxUIOp>(minmax);
+            Value pick = isMax ? rhs : lhs, other = isMax ? lhs : rhs;
+            if (lhs.getType().isInteger(64))
+              return vm::SelectI64Op::create(body, loc, lhs.getType(), less,
+                                             pick, other)
+                  .getResult();
+            return vm::SelectI32Op::create(body, loc, lhs.getType(), less, pick,
+                                           other)
+                .getResult();
+          })
           .Case([&](arith::AndIOp) {
             return binary<vm::AndI32Op, vm::AndI64Op>(body, loc, get(0),
                                                       get(1));

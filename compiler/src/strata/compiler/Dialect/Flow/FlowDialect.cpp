@@ -62,9 +62,11 @@ LogicalResult KernelConfigAttr::verify(
   return success();
 }
 
-LogicalResult LoweringConfigAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, int64_t vectorBits,
-    DenseI64ArrayAttr workgroupTileAttr, ArrayAttr kernels) {
+LogicalResult
+LoweringConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           int64_t vectorBits,
+                           DenseI64ArrayAttr workgroupTileAttr,
+                           ArrayAttr kernels, DenseI64ArrayAttr workload) {
   ArrayRef<int64_t> workgroupTile;
   if (workgroupTileAttr)
     workgroupTile = workgroupTileAttr.asArrayRef();
@@ -78,6 +80,11 @@ LogicalResult LoweringConfigAttr::verify(
     return emitError() << "workgroup_tile must split exactly one loop";
   if (!llvm::all_of(kernels, llvm::IsaPred<KernelConfigAttr>))
     return emitError() << "kernels must be #flow.kernel_config attributes";
+  if (workload &&
+      (workgroupTile.empty() ||
+       workload.size() != static_cast<int64_t>(workgroupTile.size())))
+    return emitError() << "workload must give the extent of each loop of a "
+                          "workgroup_tile";
   return success();
 }
 

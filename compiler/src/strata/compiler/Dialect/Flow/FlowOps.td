@@ -62,11 +62,17 @@ def Flow_LoweringConfigAttr : Flow_Attr<"LoweringConfig", "lowering_config"> {
     executable's `workgroup_count`); empty when one workgroup runs it all.
     `kernels` are the kernel configurations of its multiply-add ops
     (#flow.kernel_config), the rest lowering to loops.
+    `workload`, for an executable over dynamic shapes split into
+    workgroups, is the extent of each loop of the root op: a static size
+    (>= 0) or `-1 - k` for the entry's index argument k (a push constant);
+    each dispatch computes its workgroup count from it at run time, and
+    each workgroup runs a contiguous range of the tiles.
   }];
   let parameters = (ins
     "int64_t":$vector_bits,
     OptionalParameter<"::mlir::DenseI64ArrayAttr">:$workgroup_tile,
-    "::mlir::ArrayAttr":$kernels);
+    "::mlir::ArrayAttr":$kernels,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$workload);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -128,17 +134,21 @@ def Flow_DispatchOp : Flow_Op<"dispatch", [AttrSizedOperandSegments]> {
     order, passed as push constants: the dynamic dims of each argument, then
     of each result, then the scalars the dispatch captured.
     `result_dims` are the results' dynamic dims (in order), as the host
-    computes them to allocate the results.
+    computes them to allocate the results. `workgroups_x`, when present,
+    is the grid's size along x computed at run time (an executable over
+    dynamic shapes; `workgroup_count` then holds the other two sizes).
   }];
   let arguments = (ins SymbolRefAttr:$executable,
                        DenseI64ArrayAttr:$workgroup_count,
                        Variadic<AnyRankedTensor>:$arguments,
                        Variadic<Index>:$constants,
-                       Variadic<Index>:$result_dims);
+                       Variadic<Index>:$result_dims,
+                       Optional<Index>:$workgroups_x);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $executable `[` $workgroup_count `]` `(` $arguments `)`
     (`constants` `(` $constants^ `)`)? (`dims` `(` $result_dims^ `)`)?
+    (`workgroups` `(` $workgroups_x^ `)`)?
     attr-dict `:` functional-type($arguments, $results)
   }];
   let hasVerifier = 1;

@@ -1,0 +1,67 @@
+// RUN: strata-opt %s --split-input-file --strata-outline-dispatch-regions --strata-configure-executables | FileCheck %s
+// RUN: strata-opt %s --split-input-file --strata-outline-dispatch-regions --strata-configure-executables --strata-lower-executables="print-lowered-ir=true" | FileCheck %s --check-prefix=LOWERED
+
+// An executable over dynamic shapes splits its outermost dynamic parallel
+// loop into tiles; its lowering config records each loop's extent (the
+// push constant holding it) as `workload`, and the dispatch computes its
+// grid from it at run time: ceil(rows / tile) workgroups, no more than the
+// iterations give 16384 each (1 << 14) nor 64, at least one.
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @rows(%a: tensor<?x256xf32>, %n: index) -> tensor<?x256xf32> {
+  %0 = flow.dispatch.region -> (tensor<?x256xf32>) {
+    %e = tensor.empty(%n) : tensor<?x256xf32>
+    %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<?x256xf32>) outs(%e : tensor<?x256xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %y = arith.negf %x : f32
+      linalg.yield %y : f32
+    } -> tensor<?x256xf32>
+    flow.return %r : tensor<?x256xf32>
+  }
+  return %0 : tensor<?x256xf32>
+}
+// CHECK-LABEL: flow.executable @rows_dispatch_0
+// CHECK-SAME:    workgroup_count = array<i64: 1, 1, 1>
+// CHECK:         flow.lowering_config = #flow.lowering_config<vector_bits = 512, workgroup_tile = [4, 0], kernels = [], workload = [-1, 256]>
+// CHECK-LABEL: func.func @rows(
+// CHECK-SAME:    %[[A:[^:]+]]: tensor<?x256xf32>, %[[N:[^:]+]]: index)
+// CHECK:         %[[ROWS:.+]] = tensor.dim %[[A]]
+// CHECK:         %[[C3:.+]] = arith.constant 3 : index
+// CHECK:         %[[BIASED:.+]] = arith.addi %[[ROWS]], %[[C3]]
+// CHECK:         %[[C4:.+]] = arith.constant 4 : index
+// CHECK:         %[[TILES:.+]] = arith.divui %[[BIASED]], %[[C4]]
+// CHECK:         %[[C16K:.+]] = arith.constant 16384 : index
+// CHECK:         %[[BYWORK:.+]] = arith.divui %{{.+}}, %[[C16K]]
+// CHECK:         %[[MIN1:.+]] = arith.minui %[[TILES]], %[[BYWORK]]
+// CHECK:         %[[C64:.+]] = arith.constant 64 : index
+// CHECK:         %[[MIN2:.+]] = arith.minui %[[MIN1]], %[[C64]]
+// CHECK:         %[[COUNT:.+]] = arith.maxui %[[MIN2]]
+// CHECK:         flow.dispatch @rows_dispatch_0::@rows_dispatch_0{{\[}}[1, 1, 1]] (%[[A]]) constants(%[[ROWS]], %[[ROWS]], %[[N]]) dims(%[[ROWS]]) workgroups(%[[COUNT]])
+
+// Each workgroup runs a contiguous range of the tiles.
+// LOWERED-LABEL: executable @rows_dispatch_0 for
+// LOWERED:         llvm.udiv
+// LOWERED:         llvm.intr.umin
+
+// -----
+
+// A reduction over the only dynamic loop leaves nothing to split.
+#map0 = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d1)>
+func.func @columns(%a: tensor<?x2xf32>) -> tensor<2xf32> {
+  %0 = flow.dispatch.region -> (tensor<2xf32>) {
+    %e = tensor.empty() : tensor<2xf32>
+    %zero = arith.constant 0.0 : f32
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2xf32>) -> tensor<2xf32>
+    %r = linalg.generic {indexing_maps = [#map0, #map1], iterator_types = ["reduction", "parallel"]} ins(%a : tensor<?x2xf32>) outs(%f : tensor<2xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %y = arith.addf %x, %o : f32
+      linalg.yield %y : f32
+    } -> tensor<2xf32>
+    flow.return %r : tensor<2xf32>
+  }
+  return %0 : tensor<2xf32>
+}
+// CHECK-LABEL: flow.executable @columns_dispatch_0
+// CHECK:         flow.lowering_config = #flow.lowering_config<vector_bits = 512, kernels = [{{.*}}]>
+// CHECK-LABEL: func.func @columns(
+// CHECK:         flow.dispatch @columns_dispatch_0::@columns_dispatch_0{{\[}}[1, 1, 1]] (%{{.+}}) constants(%{{.+}}) {strata.dispatch_name
