@@ -629,6 +629,14 @@ def _dynamic_2d(rows, cols):
     return make
 
 
+def _dynamic_matmul(rows):
+    def make():
+        r = _rng(300 + rows)
+        x, w = _f32(r, rows, 64), _f32(r, 64, 300)
+        return [x, w], [(x.astype(np.float64) @ w).astype(np.float32)]
+    return make
+
+
 # name -> (source file, function, make inputs/references)
 def _accumulate_into_argument():
     r = _rng(41)
@@ -733,6 +741,10 @@ CASES = {
                          _dynamic_mlp(1000)),
     "dynamic_2d_301x518": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_2d",
                            _dynamic_2d(301, 518)),
+    "dynamic_matmul_5": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_matmul",
+                         _dynamic_matmul(5)),
+    "dynamic_matmul_700": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_matmul",
+                           _dynamic_matmul(700)),
 }
 
 _DYNAMIC_CASES = [name for name in CASES if name.startswith("dynamic_")]

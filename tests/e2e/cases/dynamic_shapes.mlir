@@ -69,3 +69,16 @@ func.func @dynamic_2d(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>)
   } -> tensor<2xf32>
   return %fma, %t, %sum : tensor<?x?xf32>, tensor<?x?xf32>, tensor<2xf32>
 }
+
+// A product whose static columns split into workgroups of whole register
+// tiles (the last one partial), whatever the rows.
+func.func @dynamic_matmul(%x: tensor<?x64xf32>, %w: tensor<64x300xf32>) -> tensor<?x300xf32> {
+  %c0 = arith.constant 0 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty(%rows) : tensor<?x300xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%empty : tensor<?x300xf32>) -> tensor<?x300xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<?x64xf32>, tensor<64x300xf32>)
+                      outs(%filled : tensor<?x300xf32>) -> tensor<?x300xf32>
+  return %mm : tensor<?x300xf32>
+}

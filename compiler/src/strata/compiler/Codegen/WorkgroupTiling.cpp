@@ -578,6 +578,10 @@ chooseDispatchWorkgroupTiling(Operation *terminator, unsigned vectorBits,
   return std::nullopt;
 }
 
+// A dynamic contraction splits its static vector loop from this many cache
+// tiles of it.
+static constexpr int64_t kMinStaticContractionTiles = 4;
+
 std::optional<WorkgroupTiling>
 chooseDynamicWorkgroupTiling(Operation *terminator, unsigned vectorBits) {
   linalg::LinalgOp root = findDispatchRoot(terminator);
@@ -590,18 +594,32 @@ chooseDynamicWorkgroupTiling(Operation *terminator, unsigned vectorBits) {
            iterators[loop] == utils::IteratorType::parallel &&
            !isUsedNonlinearly(root, loop);
   };
-  // A contraction splits along whole cache tiles of its rows (or of its
-  // vector loop when the rows are static).
+  // A contraction splits along whole cache tiles: of its vector loop when
+  // that is static and has a few of them (the grid then does not depend on
+  // the rows, which may be few), else of its dynamic rows or vector loop.
   if (std::optional<ContractionTiles> tiles =
           chooseContractionTiles(root, vectorBits)) {
-    for (unsigned loop : {tiles->rowLoop, tiles->vectorLoop}) {
-      if (!isSplittable(loop))
-        continue;
-      int64_t tile =
-          tiles->cache[loop] > 0 ? tiles->cache[loop] : tiles->registers[loop];
-      if (tile > 0)
-        return WorkgroupTiling{loop, tile, ShapedType::kDynamic};
+    auto tileOf = [&](unsigned loop) {
+      return tiles->cache[loop] > 0 ? tiles->cache[loop]
+                                    : tiles->registers[loop];
+    };
+    unsigned vectorLoop = tiles->vectorLoop;
+    int64_t registerTile = tiles->registers[vectorLoop];
+    if (tiles->rowLoop != vectorLoop &&
+        !ShapedType::isDynamic(ranges[vectorLoop]) &&
+        iterators[vectorLoop] == utils::IteratorType::parallel &&
+        !isUsedNonlinearly(root, vectorLoop) && registerTile > 0 &&
+        ranges[vectorLoop] >= 2 * registerTile) {
+      // About kMinStaticContractionTiles tiles of whole register tiles.
+      int64_t tile = std::clamp<int64_t>(
+          ranges[vectorLoop] / kMinStaticContractionTiles / registerTile *
+              registerTile,
+          registerTile, std::max(tileOf(vectorLoop), registerTile));
+      return WorkgroupTiling{vectorLoop, tile, ShapedType::kDynamic};
     }
+    for (unsigned loop : {tiles->rowLoop, vectorLoop})
+      if (isSplittable(loop) && tileOf(loop) > 0)
+        return WorkgroupTiling{loop, tileOf(loop), ShapedType::kDynamic};
     return std::nullopt;
   }
   // Anything else along its outermost dynamic parallel loop, in tiles of
