@@ -71,3 +71,22 @@ func.func @strided_multiply_add(%x: memref<17xf32>, %w: memref<3xf32>, %y: memre
   }
   return
 }
+
+// A row sum of exp(x - max) reads the row's maximum, which the row loop
+// walks contiguously, but which does not change along the reduction:
+// moving the reduction out would only walk x across its rows. Unchanged.
+#row = affine_map<(i, k) -> (i, k)>
+#per_row = affine_map<(i, k) -> (i)>
+// CHECK-LABEL: func.func @row_sum_of_shifted
+// CHECK: iterator_types = ["parallel", "reduction"]
+func.func @row_sum_of_shifted(%x: memref<16x1000xf32>, %max: memref<16xf32>, %sum: memref<16xf32>) {
+  linalg.generic {indexing_maps = [#row, #per_row, #per_row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %max : memref<16x1000xf32>, memref<16xf32>) outs(%sum : memref<16xf32>) {
+  ^bb0(%v: f32, %m: f32, %acc: f32):
+    %d = arith.subf %v, %m : f32
+    %e = math.exp %d : f32
+    %s = arith.addf %acc, %e : f32
+    linalg.yield %s : f32
+  }
+  return
+}

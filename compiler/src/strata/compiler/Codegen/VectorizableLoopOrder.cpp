@@ -9,9 +9,10 @@
 //
 // Only ops whose innermost loop is a reduction change, and only when some
 // parallel loop is the fastest-varying dimension of the output and walks
-// the innermost dimension of at least one input with unit stride, or of a
-// pooling's one input with any constant stride (a row-wise reduction has
-// no such loop and stays as is).
+// the innermost dimension of at least one input that also changes along a
+// reduction, with unit stride, or of a pooling's one input with any
+// constant stride (a row-wise reduction has no such loop and stays as is,
+// even when it reads a per-row value broadcast along the row).
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,10 +69,21 @@ SmallVector<unsigned> chooseLoopOrder(linalg::GenericOp op) {
       getInnermostLoop(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
   if (!candidate || iterators[*candidate] != utils::IteratorType::parallel)
     return {};
+  // The input must also change along a reduction loop: one that does not
+  // (a row's maximum broadcast over a row-wise sum) is read once per row
+  // whatever the order, and moving the reduction out would walk the other
+  // inputs across their rows.
+  auto readsAlongReduction = [&](AffineMap map) {
+    return llvm::any_of(llvm::seq<unsigned>(0, loops), [&](unsigned loop) {
+      return iterators[loop] == utils::IteratorType::reduction &&
+             map.isFunctionOfDim(loop);
+    });
+  };
   bool contiguousInInput =
       llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
-        return walksInnermost(op.getMatchingIndexingMap(input), *candidate,
-                              /*strided=*/false);
+        AffineMap map = op.getMatchingIndexingMap(input);
+        return walksInnermost(map, *candidate, /*strided=*/false) &&
+               readsAlongReduction(map);
       });
   // A pooling reads one input, strided (its window operand only gives the
   // window's shape): strided vector loads of whole output rows beat a
