@@ -41,6 +41,28 @@ func.func @shape(%arg0: !hal.buffer_view) -> !hal.buffer_view attributes {strata
 
 // -----
 
+// A run-time check: the call goes on where it holds and fails with its
+// message (INVALID_ARGUMENT, 3) where it does not.
+func.func @check(%arg0: !hal.buffer_view) attributes {strata.abi.arguments = [tensor<?xf32>], strata.abi.results = []} {
+  %c0 = arith.constant 0 : i32
+  %c2 = arith.constant 2 : i64
+  %n = hal.buffer_view.dim %arg0, %c0 : (!hal.buffer_view, i32) -> i64
+  %odd = arith.remui %n, %c2 : i64
+  %even = arith.cmpi ne, %odd, %c2 : i64
+  cf.assert %even, "the count must be even"
+  return
+}
+// CHECK-LABEL:  vm.func @check
+// CHECK:          %[[EVEN:.+]] = vm.cmp.ne.i64
+// CHECK:          cond_br %[[EVEN]], ^[[NEXT:[a-z0-9]+]], ^[[FAIL:[a-z0-9]+]]
+// CHECK:        ^[[FAIL]]:
+// CHECK:          %[[CODE:.+]] = vm.const.i32 3
+// CHECK:          fail %[[CODE]], "the count must be even"
+// CHECK:        ^[[NEXT]]:
+// CHECK:          return
+
+// -----
+
 func.func @floats(%a: f32) -> f32 attributes {strata.abi.arguments = [], strata.abi.results = []} {
   // expected-error @+1 {{'arith.addf' op computes on 'f32' in the host program; only i1, i32 and i64 arithmetic is supported there}}
   %b = arith.addf %a, %a : f32

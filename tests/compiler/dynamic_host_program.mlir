@@ -46,3 +46,24 @@ func.func @half(%a: tensor<?xf32>) -> tensor<?xf32> {
 // CHECK-DAG:     %[[N32:.+]] = arith.trunci %[[N]] : i64 to i32
 // CHECK-DAG:     %[[H32:.+]] = arith.trunci %[[H]] : i64 to i32
 // CHECK:         hal.command_buffer.dispatch {{.*}} constants(%[[N32]], %{{.+}}, %[[H32]], %{{.+}})
+
+// -----
+
+// An expansion's computed sizes must split the source's dim exactly: the
+// host checks their product at run time (cf.assert, a failed call).
+func.func @pairs(%a: tensor<?xf32>) -> tensor<?x2xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %a, %c0 : tensor<?xf32>
+  %h = arith.divui %n, %c2 : index
+  %0 = flow.dispatch @pairs_dispatch_0::@pairs_dispatch_0[[1, 1, 1]] (%a) constants(%n, %n) dims(%n) : (tensor<?xf32>) -> tensor<?xf32>
+  %1 = tensor.expand_shape %0 [[0, 1]] output_shape [%h, 2] : tensor<?xf32> into tensor<?x2xf32>
+  return %1 : tensor<?x2xf32>
+}
+// CHECK-LABEL: func.func @pairs
+// CHECK:         %[[N:.+]] = hal.buffer_view.dim
+// CHECK:         %[[H:.+]] = arith.divui %[[N]], %{{.+}} : i64
+// CHECK:         %[[PRODUCT:.+]] = arith.muli %[[H]], %{{.+}} : i64
+// CHECK:         %[[FITS:.+]] = arith.cmpi eq, %[[PRODUCT]], %[[N]] : i64
+// CHECK:         cf.assert %[[FITS]], "the sizes a reshape computes at {{.*}}dynamic_host_program.mlir:{{[0-9]+}}:{{[0-9]+}} do not multiply to dim 0 of its tensor<?xf32> operand"
+// CHECK:         hal.buffer_view.create {{.*}}, %[[H]], %{{.+}} :

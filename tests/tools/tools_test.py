@@ -154,6 +154,34 @@ def check_input_names(tmp, compile_, run_, dump):
                  "input 'minuend' is given twice", "a named input twice")
 
 
+def check_dynamic_shapes(tmp, source_dir, compile_, run_, dump):
+    """A module over dynamic shapes runs at the caller's sizes; tensors whose
+    dims contradict the program are refused by name, never run."""
+    module = os.path.join(tmp, "dynamic.smod")
+    r = run([compile_, os.path.join(source_dir, "tests/e2e/cases/dynamic_shapes.mlir"),
+             "-o", module])
+    expect(r.returncode == 0, "strata-compile builds the dynamic-shape program", r)
+    r = run([dump, "--no-bytecode", module])
+    expect(r.returncode == 0 and "?x8xf32" in r.stdout, "strata-dump shows dynamic dims", r)
+    call = [run_, f"--module={module}", "--function=dynamic_2d"]
+    for device in ["local-sync", "local-task?workers=2"]:
+        r = run(call + ["--input=2x3xf32=1 2 3 4 5 6", "--input=2x3xf32=1", f"--device={device}"])
+        expect(r.returncode == 0 and "2x3xf32=2 4 6 8 10 12" in r.stdout
+               and "3x2xf32=2 8 4 10 6 12" in r.stdout and "2xf32=18 24" in r.stdout,
+               f"a dynamic module runs at the caller's size ({device})", r)
+    expect_error(run(call + ["--input=2x3xf32=1", "--input=3x3xf32=1"]),
+                 "argument 1 of @dynamic_2d: expected 2x3xf32, got 3x3xf32",
+                 "dims the program ties are checked against the first argument's")
+    expect_error(run(call + ["--input=3x3xf32=1", "--input=3x3xf32=1"]),
+                 "do not multiply to dim 0 of its tensor<?xf32> operand",
+                 "a reshape whose computed sizes do not fit fails the call")
+    expect_error(run(call + ["--input=6xf32=1", "--input=6xf32=1"]),
+                 "expected ?x?xf32, got 6xf32", "a dynamic argument of the wrong rank")
+    mlp = [run_, f"--module={module}", "--function=dynamic_mlp"]
+    expect_error(run(mlp + ["--input=2x7xf32=1", "--input=8x16xf32=1", "--input=16xf32=1"]),
+                 "expected ?x8xf32, got 2x7xf32", "a static dim of a dynamic argument")
+
+
 def run(args, stdin=None):
     return subprocess.run(args, capture_output=True, text=stdin is None or isinstance(stdin, str),
                           input=stdin, timeout=120)
@@ -439,6 +467,8 @@ def main():
         expect_error(run([compile_, os.path.join(args.source_dir, "examples/simple_mul.mlir"),
                           "--cpu=pentium-9000", "-o", spr]), "unknown CPU 'pentium-9000'",
                      "strata-compile rejects an unknown --cpu")
+
+        check_dynamic_shapes(tmp, args.source_dir, compile_, run_, dump)
 
         # strata-compile errors.
         expect_error(run([compile_, "/nonexistent.mlir", "-o", module]), "nonexistent.mlir",

@@ -198,7 +198,8 @@ def ConvertToHostProgramPass : Pass<"strata-convert-to-host-program",
     before results are returned.
   }];
   let dependentDialects = ["::strata::hal::HALDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::cf::ControlFlowDialect"];
 }
 
 def EpiloguesInPlacePass

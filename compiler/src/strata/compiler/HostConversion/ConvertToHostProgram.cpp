@@ -27,6 +27,7 @@
 #include "strata/compiler/Utils/ContiguousConcat.h"
 #include "strata/compiler/Utils/ElementTypes.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "strata/hal/abi_enums.h"
@@ -337,6 +338,8 @@ LogicalResult HostFunctionConverter::convert() {
   for (Operation &op : llvm::make_early_inc_range(entry)) {
     if (op.getDialect() && isa<hal::HALDialect>(op.getDialect()))
       continue;
+    if (isa<cf::AssertOp>(op))
+      continue;
     currentLoc = op.getLoc();
     builder.setInsertionPoint(&op);
     LogicalResult result = success();
@@ -485,15 +488,43 @@ LogicalResult HostFunctionConverter::convertReshape(Operation *reshape) {
     // The result's dynamic dims: an expansion states them, a collapse
     // multiplies its groups.
     if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape)) {
+      SmallVector<Value> dims;
       for (OpFoldResult size : expand.getMixedOutputShape()) {
         auto value = dyn_cast<Value>(size);
-        if (!value)
+        if (!value) {
+          dims.push_back(
+              constI64(cast<IntegerAttr>(cast<Attribute>(size)).getInt()));
           continue;
+        }
         Value dim = getScalar(value);
         if (!dim)
           return reshape->emitOpError("has a size the host program does not "
                                       "hold");
         storage.dynamicDims.push_back(dim);
+        dims.push_back(dim);
+      }
+      // The sizes the program computed must split each source dim exactly
+      // (as the caller's tensor has it), or the call fails.
+      for (auto [index, group] :
+           llvm::enumerate(expand.getReassociationIndices())) {
+        if (llvm::all_of(group,
+                         [&](int64_t dim) { return !type.isDynamicDim(dim); }))
+          continue;
+        Value product = constI64(1);
+        for (int64_t dim : group)
+          product = arith::MulIOp::create(builder, loc(), product, dims[dim]);
+        Value equal =
+            arith::CmpIOp::create(builder, loc(), arith::CmpIPredicate::eq,
+                                  product, sourceDims[index]);
+        std::string message;
+        llvm::raw_string_ostream os(message);
+        os << "the sizes a reshape computes";
+        if (auto file = dyn_cast<FileLineColLoc>(reshape->getLoc()))
+          os << " at " << file.getFilename().getValue() << ":" << file.getLine()
+             << ":" << file.getColumn();
+        os << " do not multiply to dim " << index << " of its "
+           << expand.getSrcType() << " operand";
+        cf::AssertOp::create(builder, loc(), equal, message);
       }
     } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape)) {
       for (auto [index, group] :
