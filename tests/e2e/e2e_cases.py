@@ -637,6 +637,15 @@ def _dynamic_matmul(rows):
     return make
 
 
+def _dynamic_tensor_ops(rows, other_rows):
+    def make():
+        r = _rng(400 + rows)
+        x, y = _f32(r, rows, 4), _f32(r, other_rows, 4)
+        return [x, y], [np.concatenate([x, y]), np.pad(x, ((0, 0), (1, 1))),
+                        x[:, 1:3].copy()]
+    return make
+
+
 # name -> (source file, function, make inputs/references)
 def _accumulate_into_argument():
     r = _rng(41)
@@ -745,6 +754,10 @@ CASES = {
                          _dynamic_matmul(5)),
     "dynamic_matmul_700": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_matmul",
                            _dynamic_matmul(700)),
+    "dynamic_tensor_ops_2_3": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_tensor_ops",
+                               _dynamic_tensor_ops(2, 3)),
+    "dynamic_tensor_ops_300_1": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_tensor_ops",
+                                 _dynamic_tensor_ops(300, 1)),
 }
 
 _DYNAMIC_CASES = [name for name in CASES if name.startswith("dynamic_")]

@@ -82,3 +82,19 @@ func.func @dynamic_matmul(%x: tensor<?x64xf32>, %w: tensor<64x300xf32>) -> tenso
                       outs(%filled : tensor<?x300xf32>) -> tensor<?x300xf32>
   return %mm : tensor<?x300xf32>
 }
+
+// Tensor ops over dynamic rows: a concatenation (copies into its result),
+// a pad of the columns and a slice of them.
+func.func @dynamic_tensor_ops(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>)
+    -> (tensor<?x4xf32>, tensor<?x6xf32>, tensor<?x2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x4xf32>
+  %cat = tensor.concat dim(0) %x, %y : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %padded = tensor.pad %x low[0, 1] high[0, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<?x4xf32> to tensor<?x6xf32>
+  %slice = tensor.extract_slice %x[0, 1] [%rows, 2] [1, 1] : tensor<?x4xf32> to tensor<?x2xf32>
+  return %cat, %padded, %slice : tensor<?x4xf32>, tensor<?x6xf32>, tensor<?x2xf32>
+}

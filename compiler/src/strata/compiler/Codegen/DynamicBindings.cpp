@@ -4,13 +4,22 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 
 namespace strata {
 
 void passResultsAsDestinations(func::FuncOp func) {
+  // A concatenation as copies into its result, so that the result (not a
+  // temporary of unknown size) is the output binding.
+  {
+    RewritePatternSet patterns(func.getContext());
+    tensor::populateDecomposeTensorConcatPatterns(patterns);
+    (void)applyPatternsGreedily(func, std::move(patterns));
+  }
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   unsigned firstIndexArg = 0;
   while (firstIndexArg < func.getNumArguments() &&

@@ -17,7 +17,8 @@
 
 namespace strata {
 
-// Tensor level: each result becomes a writable tensor argument after the
+// Tensor level: concatenations become copies into their results, and
+// each result becomes a writable tensor argument after the
 // tensor arguments (before the index ones) that the body's result is
 // materialized in; the function still returns it (bufferization makes the
 // result the argument's buffer; dropResultsWrittenInPlace removes it).

@@ -2,6 +2,7 @@
 #include "strata/compiler/Codegen/LoweringConfig.h"
 
 #include "strata/compiler/Codegen/TileAndDistribute.h"
+#include "strata/compiler/Utils/IndexingMaps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -111,17 +112,11 @@ resolveWorkload(func::FuncOp entry, linalg::LinalgOp root) {
     return std::nullopt;
   };
   SmallVector<std::optional<int64_t>> extents(root.getNumLoops());
-  for (OpOperand &operand : root->getOpOperands()) {
-    if (!isa<RankedTensorType>(operand.get().getType()))
-      continue;
-    AffineMap map = root.getMatchingIndexingMap(&operand);
-    for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
-      auto loop = dyn_cast<AffineDimExpr>(expr);
-      if (!loop || extents[loop.getPosition()])
-        continue;
-      extents[loop.getPosition()] = dimOf(operand.get(), dim);
-    }
-  }
+  forEachLoopIndexedDim(root,
+                        [&](OpOperand &operand, int64_t dim, unsigned loop) {
+                          if (!extents[loop])
+                            extents[loop] = dimOf(operand.get(), dim);
+                        });
   SmallVector<int64_t> workload;
   for (std::optional<int64_t> extent : extents) {
     if (!extent)

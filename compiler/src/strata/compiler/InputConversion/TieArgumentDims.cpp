@@ -13,6 +13,7 @@
 
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Utils/ElementTypes.h"
+#include "strata/compiler/Utils/IndexingMaps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -64,20 +65,13 @@ private:
 void addLinalgRelations(linalg::LinalgOp op, DimClasses &classes) {
   // The dims of operands each loop runs over.
   DenseMap<unsigned, TensorDim> loopDims;
-  for (OpOperand &operand : op->getOpOperands()) {
-    if (!isa<RankedTensorType>(operand.get().getType()))
-      continue;
-    AffineMap map = op.getMatchingIndexingMap(&operand);
-    for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
-      auto loop = dyn_cast<AffineDimExpr>(expr);
-      if (!loop)
-        continue;
-      TensorDim here{operand.get(), static_cast<int64_t>(dim)};
-      auto [it, inserted] = loopDims.try_emplace(loop.getPosition(), here);
-      if (!inserted)
-        classes.unite(it->second, here);
-    }
-  }
+  forEachLoopIndexedDim(
+      op, [&](OpOperand &operand, int64_t dim, unsigned loop) {
+        TensorDim here{operand.get(), dim};
+        auto [it, inserted] = loopDims.try_emplace(loop, here);
+        if (!inserted)
+          classes.unite(it->second, here);
+      });
   for (OpResult result : op->getResults()) {
     Value init = op.getDpsInitOperand(result.getResultNumber())->get();
     auto type = cast<RankedTensorType>(result.getType());

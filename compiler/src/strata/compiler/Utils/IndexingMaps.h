@@ -38,6 +38,22 @@ inline bool isReadAcrossAParallelLoop(mlir::OpOperand *operand) {
   return false;
 }
 
+// Calls `fn(operand, dim, loop)` for each dim of each ranked tensor operand
+// of `op` that its indexing map reads as a plain loop index (the dims whose
+// sizes are that loop's extent).
+inline void forEachLoopIndexedDim(
+    mlir::linalg::LinalgOp op,
+    llvm::function_ref<void(mlir::OpOperand &, int64_t, unsigned)> fn) {
+  for (mlir::OpOperand &operand : op->getOpOperands()) {
+    if (!mlir::isa<mlir::RankedTensorType>(operand.get().getType()))
+      continue;
+    mlir::AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (auto [dim, expr] : llvm::enumerate(map.getResults()))
+      if (auto loop = mlir::dyn_cast<mlir::AffineDimExpr>(expr))
+        fn(operand, static_cast<int64_t>(dim), loop.getPosition());
+  }
+}
+
 } // namespace strata
 
 #endif // STRATA_COMPILER_UTILS_INDEXINGMAPS_H_
