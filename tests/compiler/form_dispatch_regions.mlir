@@ -314,3 +314,42 @@ func.func @concatenations(%a: tensor<1x4x4xf32>, %b: tensor<2x2x4xf32>) -> (tens
 // CHECK:      %[[BATCH:.+]] = flow.dispatch.region -> (tensor<2x4x4xf32>) {
 // CHECK:        tensor.concat dim(1)
 // CHECK:      return %[[HOST]], %[[COPYING]], %[[BATCH]]
+
+// -----
+
+// A softmax's exp, read by the row sum and by the division: fused into the
+// division's region, its tiles would compute it once for each. It stays a
+// dispatch of its own (with the maximum it reads); the sum and the division
+// share one.
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#per_row = affine_map<(d0, d1) -> (d0)>
+func.func @softmax_exp_twice(%x: tensor<64x100xf32>, %max: tensor<64xf32>) -> tensor<64x100xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x100xf32>
+  %exp = linalg.generic {indexing_maps = [#row, #per_row, #row], iterator_types = ["parallel", "parallel"]} ins(%x, %max : tensor<64x100xf32>, tensor<64xf32>) outs(%e : tensor<64x100xf32>) {
+  ^bb0(%v: f32, %m: f32, %o: f32):
+    %d = arith.subf %v, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<64x100xf32>
+  %se = tensor.empty() : tensor<64xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%se : tensor<64xf32>) -> tensor<64xf32>
+  %sum = linalg.generic {indexing_maps = [#row, #per_row], iterator_types = ["parallel", "reduction"]} ins(%exp : tensor<64x100xf32>) outs(%sf : tensor<64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %div = linalg.generic {indexing_maps = [#row, #per_row, #row], iterator_types = ["parallel", "parallel"]} ins(%exp, %sum : tensor<64x100xf32>, tensor<64xf32>) outs(%e : tensor<64x100xf32>) {
+  ^bb0(%v: f32, %s: f32, %o: f32):
+    %q = arith.divf %v, %s : f32
+    linalg.yield %q : f32
+  } -> tensor<64x100xf32>
+  return %div : tensor<64x100xf32>
+}
+// CHECK-LABEL: func.func @softmax_exp_twice
+// CHECK:         %[[EXP:.+]] = flow.dispatch.region
+// CHECK:           math.exp
+// CHECK:         flow.dispatch.region
+// CHECK-NOT:       math.exp
+// CHECK:           arith.addf
+// CHECK:           arith.divf

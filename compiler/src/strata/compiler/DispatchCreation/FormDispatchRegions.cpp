@@ -19,6 +19,7 @@
 #include "strata/compiler/Utils/ContiguousConcat.h"
 #include "strata/compiler/Utils/ElementTypes.h"
 #include "strata/compiler/Utils/IndexingMaps.h"
+#include "strata/compiler/Utils/ScalarCost.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -347,6 +348,13 @@ void fuseProducers(flow::DispatchRegionOp region, bool rootIsLinalg) {
         continue;
       if (isReadAcrossLoopByReduction(producer, region) ||
           (!elementwise && isTransposedInRegion(producer, region)))
+        continue;
+      // The region's tiles compute a fused producer once per use:
+      // transcendental math read by two of its ops (a softmax's exp, summed
+      // and then divided by the sum) would run twice; it is cheaper as a
+      // dispatch of its own whose result they read.
+      if (hasTranscendentalMath(producer) &&
+          !llvm::hasSingleElement(producer->getUses()))
         continue;
       hasNonElementwise |= !elementwise;
       producer->moveBefore(&body, body.begin());

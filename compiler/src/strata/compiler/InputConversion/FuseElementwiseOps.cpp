@@ -14,6 +14,7 @@
 
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Utils/IndexingMaps.h"
+#include "strata/compiler/Utils/ScalarCost.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -32,19 +33,6 @@ using namespace mlir;
 
 namespace strata {
 namespace {
-
-// Math costing tens of instructions per element.
-bool hasTranscendentalMath(Operation *op) {
-  WalkResult result = op->walk([](Operation *nested) {
-    if (isa<math::MathDialect>(nested->getDialect()) &&
-        !isa<math::AbsFOp, math::AbsIOp, math::FmaOp, math::SqrtOp,
-             math::CopySignOp, math::FloorOp, math::CeilOp, math::RoundOp,
-             math::RoundEvenOp, math::TruncOp>(nested))
-      return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return result.wasInterrupted();
-}
 
 // Fusing copies the producer's body into the consumer's: past this many
 // scalar ops a kernel gains nothing from growing further, and a chain of n
