@@ -67,3 +67,23 @@ func.func @pairs(%a: tensor<?xf32>) -> tensor<?x2xf32> {
 // CHECK:         %[[FITS:.+]] = arith.cmpi eq, %[[PRODUCT]], %[[N]] : i64
 // CHECK:         cf.assert %[[FITS]], "the sizes a reshape computes at {{.*}}dynamic_host_program.mlir:{{[0-9]+}}:{{[0-9]+}} do not multiply to dim 0 of its tensor<?xf32> operand"
 // CHECK:         hal.buffer_view.create {{.*}}, %[[H]], %{{.+}} :
+
+// -----
+
+// index_cast between index (i64 on the host) and other integer widths.
+func.func @casts(%a: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %a, %c0 : tensor<?xf32>
+  %n32 = arith.index_cast %n : index to i32
+  %one = arith.constant 1 : i32
+  %m32 = arith.addi %n32, %one : i32
+  %m = arith.index_cast %m32 : i32 to index
+  %0 = flow.dispatch @casts_dispatch_0::@casts_dispatch_0[[1, 1, 1]] (%a) constants(%n, %m) dims(%m) : (tensor<?xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+// CHECK-LABEL: func.func @casts
+// CHECK:         %[[N:.+]] = hal.buffer_view.dim
+// CHECK:         %[[N32:.+]] = arith.trunci %[[N]] : i64 to i32
+// CHECK:         %[[M32:.+]] = arith.addi %[[N32]], %{{.+}} : i32
+// CHECK:         %[[M:.+]] = arith.extsi %[[M32]] : i32 to i64
+// CHECK:         hal.buffer_view.create {{.*}}, %[[M]] :

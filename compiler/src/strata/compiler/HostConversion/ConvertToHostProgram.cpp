@@ -185,14 +185,20 @@ LogicalResult HostFunctionConverter::convertScalarOp(Operation *op) {
     Value value = in.getType().isIndex() ? getScalar(in) : in;
     if (!value)
       return op->emitOpError("casts a value the host program does not hold");
-    if (cast.getType().isIndex()) {
-      if (!value.getType().isInteger(64))
-        value =
-            arith::ExtSIOp::create(builder, loc(), builder.getI64Type(), value);
+    // (index is i64 here; an integer of another width is extended or
+    // truncated, as index_cast does.)
+    Type target =
+        cast.getType().isIndex() ? builder.getI64Type() : cast.getType();
+    unsigned from = value.getType().getIntOrFloatBitWidth();
+    unsigned to = target.getIntOrFloatBitWidth();
+    if (from < to)
+      value = arith::ExtSIOp::create(builder, loc(), target, value);
+    else if (from > to)
+      value = arith::TruncIOp::create(builder, loc(), target, value);
+    if (cast.getType().isIndex())
       scalars[cast.getResult()] = value;
-    } else {
+    else
       cast.getResult().replaceAllUsesWith(value);
-    }
     deadOps.push_back(op);
     return success();
   }

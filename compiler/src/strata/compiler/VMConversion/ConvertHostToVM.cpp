@@ -624,22 +624,8 @@ LogicalResult VMModuleBuilder::convertOp(Operation *op, OpBuilder &body,
   if (op->getDialect() && isa<arith::ArithDialect>(op->getDialect()))
     return convertHostScalarOp(op, body, mapping);
 
-  // A run-time check: the call fails with the message when it does not hold.
-  if (auto check = dyn_cast<cf::AssertOp>(op)) {
-    Region *region = body.getBlock()->getParent();
-    Block *failed = new Block();
-    Block *next = new Block();
-    region->push_back(failed);
-    region->push_back(next);
-    vm::CondBranchOp::create(body, opLoc, mapping.lookup(check.getArg()),
-                             ValueRange{}, ValueRange{}, next, failed);
-    body.setInsertionPointToStart(failed);
-    Value code = vm::ConstI32Op::create(
-        body, opLoc, body.getI32IntegerAttr(3)); // INVALID_ARGUMENT
-    vm::FailOp::create(body, opLoc, code, check.getMsg());
-    body.setInsertionPointToStart(next);
-    return success();
-  }
+  if (auto check = dyn_cast<cf::AssertOp>(op))
+    return convertHostCheck(check, body, mapping);
 
   auto generic = getGenericImportOps().find(op->getName().getStringRef());
   if (generic != getGenericImportOps().end()) {

@@ -209,4 +209,23 @@ LogicalResult convertHostScalarOp(Operation *op, OpBuilder &body,
   return success();
 }
 
+LogicalResult convertHostCheck(cf::AssertOp check, OpBuilder &body,
+                               IRMapping &mapping) {
+  Location loc = check.getLoc();
+  Region *region = body.getBlock()->getParent();
+  Block *failed = new Block();
+  Block *next = new Block();
+  region->push_back(failed);
+  region->push_back(next);
+  vm::CondBranchOp::create(body, loc, mapping.lookup(check.getArg()),
+                           ValueRange{}, ValueRange{}, next, failed);
+  body.setInsertionPointToStart(failed);
+  Value code =
+      vm::ConstI32Op::create(body, loc,
+                             body.getI32IntegerAttr(3)); // INVALID_ARGUMENT
+  vm::FailOp::create(body, loc, code, check.getMsg());
+  body.setInsertionPointToStart(next);
+  return success();
+}
+
 } // namespace strata
