@@ -215,16 +215,14 @@ LogicalResult HostFunctionConverter::convertScalarOp(Operation *op) {
   Operation *clone = builder.clone(*op, mapping);
   for (auto [oldResult, newResult] :
        llvm::zip(op->getResults(), clone->getResults())) {
-    if (!oldResult.getType().isIndex())
+    // i1 results (comparisons) are used by later scalar ops directly.
+    if (!oldResult.getType().isIndex()) {
+      oldResult.replaceAllUsesWith(newResult);
       continue;
+    }
     newResult.setType(builder.getI64Type());
     scalars[oldResult] = newResult;
   }
-  // i1 results (comparisons) are used by later scalar ops directly.
-  for (auto [oldResult, newResult] :
-       llvm::zip(op->getResults(), clone->getResults()))
-    if (!oldResult.getType().isIndex())
-      oldResult.replaceAllUsesWith(newResult);
   deadOps.push_back(op);
   return success();
 }

@@ -20,52 +20,45 @@ Value binary(OpBuilder &body, Location loc, Value lhs, Value rhs) {
   return Op32::create(body, loc, lhs.getType(), lhs, rhs);
 }
 
+// `condition ? whenTrue : whenFalse` in the values' register bank.
+Value select(OpBuilder &body, Location loc, Value condition, Value whenTrue,
+             Value whenFalse) {
+  if (whenTrue.getType().isInteger(64))
+    return vm::SelectI64Op::create(body, loc, whenTrue.getType(), condition,
+                                   whenTrue, whenFalse);
+  return vm::SelectI32Op::create(body, loc, whenTrue.getType(), condition,
+                                 whenTrue, whenFalse);
+}
+
+// A VM comparison of the operands' register bank, as an i32 0/1.
+template <typename Op32, typename Op64>
+Value compareIn(OpBuilder &body, Location loc, Value lhs, Value rhs) {
+  if (lhs.getType().isInteger(64))
+    return Op64::create(body, loc, body.getI32Type(), lhs, rhs);
+  return Op32::create(body, loc, body.getI32Type(), lhs, rhs);
+}
+
 // `lhs < rhs` (or `<=` with `orEqual`), signed or not, as an i32 0/1.
 Value lessThan(OpBuilder &body, Location loc, Value lhs, Value rhs,
                bool isSigned, bool orEqual) {
-  bool wide = lhs.getType().isInteger(64);
-  if (wide) {
-    if (isSigned)
-      return orEqual ? vm::CmpLeI64SOp::create(body, loc, body.getI32Type(),
-                                               lhs, rhs)
-                           .getResult()
-                     : vm::CmpLtI64SOp::create(body, loc, body.getI32Type(),
-                                               lhs, rhs)
-                           .getResult();
-    return orEqual
-               ? vm::CmpLeI64UOp::create(body, loc, body.getI32Type(), lhs, rhs)
-                     .getResult()
-               : vm::CmpLtI64UOp::create(body, loc, body.getI32Type(), lhs, rhs)
-                     .getResult();
-  }
   if (isSigned)
-    return orEqual
-               ? vm::CmpLeI32SOp::create(body, loc, body.getI32Type(), lhs, rhs)
-                     .getResult()
-               : vm::CmpLtI32SOp::create(body, loc, body.getI32Type(), lhs, rhs)
-                     .getResult();
+    return orEqual ? compareIn<vm::CmpLeI32SOp, vm::CmpLeI64SOp>(body, loc, lhs,
+                                                                 rhs)
+                   : compareIn<vm::CmpLtI32SOp, vm::CmpLtI64SOp>(body, loc, lhs,
+                                                                 rhs);
   return orEqual
-             ? vm::CmpLeI32UOp::create(body, loc, body.getI32Type(), lhs, rhs)
-                   .getResult()
-             : vm::CmpLtI32UOp::create(body, loc, body.getI32Type(), lhs, rhs)
-                   .getResult();
+             ? compareIn<vm::CmpLeI32UOp, vm::CmpLeI64UOp>(body, loc, lhs, rhs)
+             : compareIn<vm::CmpLtI32UOp, vm::CmpLtI64UOp>(body, loc, lhs, rhs);
 }
 
 Value compare(OpBuilder &body, Location loc, arith::CmpIPredicate predicate,
               Value lhs, Value rhs) {
-  bool wide = lhs.getType().isInteger(64);
   using P = arith::CmpIPredicate;
   switch (predicate) {
   case P::eq:
-    return wide ? vm::CmpEqI64Op::create(body, loc, body.getI32Type(), lhs, rhs)
-                      .getResult()
-                : vm::CmpEqI32Op::create(body, loc, body.getI32Type(), lhs, rhs)
-                      .getResult();
+    return compareIn<vm::CmpEqI32Op, vm::CmpEqI64Op>(body, loc, lhs, rhs);
   case P::ne:
-    return wide ? vm::CmpNeI64Op::create(body, loc, body.getI32Type(), lhs, rhs)
-                      .getResult()
-                : vm::CmpNeI32Op::create(body, loc, body.getI32Type(), lhs, rhs)
-                      .getResult();
+    return compareIn<vm::CmpNeI32Op, vm::CmpNeI64Op>(body, loc, lhs, rhs);
   case P::slt:
     return lessThan(body, loc, lhs, rhs, true, false);
   case P::sle:
@@ -144,14 +137,8 @@ LogicalResult convertHostScalarOp(Operation *op, OpBuilder &body,
             Value less = lessThan(body, loc, lhs, rhs, /*isSigned=*/false,
                                   /*orEqual=*/false);
             bool isMax = isa<arith::MaxUIOp>(minmax);
-            Value pick = isMax ? rhs : lhs, other = isMax ? lhs : rhs;
-            if (lhs.getType().isInteger(64))
-              return vm::SelectI64Op::create(body, loc, lhs.getType(), less,
-                                             pick, other)
-                  .getResult();
-            return vm::SelectI32Op::create(body, loc, lhs.getType(), less, pick,
-                                           other)
-                .getResult();
+            return select(body, loc, less, isMax ? rhs : lhs,
+                          isMax ? lhs : rhs);
           })
           .Case([&](arith::AndIOp) {
             return binary<vm::AndI32Op, vm::AndI64Op>(body, loc, get(0),
@@ -179,13 +166,8 @@ LogicalResult convertHostScalarOp(Operation *op, OpBuilder &body,
           .Case([&](arith::CmpIOp cmp) {
             return compare(body, loc, cmp.getPredicate(), get(0), get(1));
           })
-          .Case([&](arith::SelectOp select) -> Value {
-            Value condition = get(0), trueValue = get(1), falseValue = get(2);
-            if (trueValue.getType().isInteger(64))
-              return vm::SelectI64Op::create(body, loc, trueValue.getType(),
-                                             condition, trueValue, falseValue);
-            return vm::SelectI32Op::create(body, loc, trueValue.getType(),
-                                           condition, trueValue, falseValue);
+          .Case([&](arith::SelectOp) {
+            return select(body, loc, get(0), get(1), get(2));
           })
           .Case([&](arith::TruncIOp trunc) -> Value {
             Value in = get(0);
