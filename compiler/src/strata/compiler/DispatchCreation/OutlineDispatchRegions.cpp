@@ -273,6 +273,17 @@ struct OutlineDispatchRegionsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      // Dims of empty tensors the host never allocates are their sizes.
+      func.walk([](tensor::DimOp dim) {
+        auto empty = dim.getSource().getDefiningOp<tensor::EmptyOp>();
+        std::optional<int64_t> index = dim.getConstantIndex();
+        if (!empty || !index || !empty.getType().isDynamicDim(*index))
+          return;
+        dim.replaceAllUsesWith(empty.getDynamicSize(*index));
+        dim.erase();
+        if (empty->use_empty())
+          empty.erase();
+      });
       SmallVector<flow::DispatchRegionOp> regions;
       func.walk([&](flow::DispatchRegionOp op) { regions.push_back(op); });
       llvm::StringMap<DispatchDescription> descriptions;

@@ -2,8 +2,10 @@
 #include "strata/compiler/Importers/ONNX/Builders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -28,15 +30,65 @@ Value createEmpty(OpBuilder &b, Location loc, RankedTensorType type) {
                                  type.getElementType());
 }
 
+Value createEmpty(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                  Type elementType) {
+  return tensor::EmptyOp::create(b, loc, sizes, elementType);
+}
+
+OpFoldResult getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(dim))
+    return b.getIndexAttr(type.getDimSize(dim));
+  return tensor::DimOp::create(b, loc, tensor, dim).getResult();
+}
+
+SmallVector<OpFoldResult> getDimSizes(OpBuilder &b, Location loc,
+                                      Value tensor) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0, e = cast<RankedTensorType>(tensor.getType()).getRank();
+       i < e; ++i)
+    sizes.push_back(getDimSize(b, loc, tensor, i));
+  return sizes;
+}
+
+SmallVector<OpFoldResult> getSizesLike(OpBuilder &b, Location loc,
+                                       RankedTensorType type, Value like) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    sizes.push_back(type.isDynamicDim(i) ? getDimSize(b, loc, like, i)
+                                         : b.getIndexAttr(type.getDimSize(i)));
+  return sizes;
+}
+
 Value createZeroElements(OpBuilder &b, Location loc, RankedTensorType type) {
   return arith::ConstantOp::create(
       b, loc,
       DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
 }
 
-Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
+Value createEmpty(OpBuilder &b, Location loc, RankedTensorType type,
+                  Value like) {
+  if (type.hasStaticShape())
+    return createEmpty(b, loc, type);
+  SmallVector<Value> sizes;
+  auto likeType = cast<RankedTensorType>(like.getType());
+  for (int64_t i = 0; i < likeType.getRank(); ++i)
+    if (likeType.isDynamicDim(i) &&
+        static_cast<int64_t>(sizes.size()) < type.getNumDynamicDims())
+      sizes.push_back(tensor::DimOp::create(b, loc, like, i));
+  return tensor::EmptyOp::create(b, loc, type, sizes);
+}
+
+Value createFilled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
                    Value scalar) {
-  Value empty = createEmpty(b, loc, type);
+  Value empty = createEmpty(b, loc, sizes, scalar.getType());
+  return linalg::FillOp::create(b, loc, ValueRange{scalar}, ValueRange{empty})
+      .getResult(0);
+}
+
+Value createFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                   Value scalar, Value like) {
+  Value empty = createEmpty(b, loc, type, like);
   return linalg::FillOp::create(b, loc, ValueRange{scalar}, ValueRange{empty})
       .getResult(0);
 }
@@ -47,7 +99,7 @@ SmallVector<int64_t> broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
   for (size_t i = 0; i < rank; ++i) {
     int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    result[i] = da == 1 ? db : da;
+    result[i] = da == 1 || ShapedType::isDynamic(da) ? (db == 1 ? da : db) : da;
   }
   return result;
 }
@@ -90,6 +142,31 @@ prepareBroadcastInput(OpBuilder &b, Location loc, Value input,
   return {collapsed, map};
 }
 
+// The dynamic sizes of `resultType`: each dynamic dim takes the size of the
+// first input whose aligned dim is not 1 (dynamic there, or a static size
+// an inferred type left dynamic).
+static SmallVector<Value> getBroadcastSizes(OpBuilder &b, Location loc,
+                                            ValueRange inputs,
+                                            RankedTensorType resultType) {
+  SmallVector<Value> sizes;
+  int64_t rank = resultType.getRank();
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!resultType.isDynamicDim(i))
+      continue;
+    OpFoldResult size = b.getIndexAttr(1);
+    for (Value input : inputs) {
+      auto type = cast<RankedTensorType>(input.getType());
+      int64_t at = i - (rank - type.getRank());
+      if (at < 0 || at >= type.getRank() || type.getDimSize(at) == 1)
+        continue;
+      size = getDimSize(b, loc, input, at);
+      break;
+    }
+    sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
+  }
+  return sizes;
+}
+
 Value createElementwise(OpBuilder &b, Location loc, ValueRange inputs,
                         RankedTensorType resultType, ScalarBuilder body) {
   SmallVector<Value> operands;
@@ -103,7 +180,8 @@ Value createElementwise(OpBuilder &b, Location loc, ValueRange inputs,
   maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
   SmallVector<utils::IteratorType> iterators(resultType.getRank(),
                                              utils::IteratorType::parallel);
-  Value init = createEmpty(b, loc, resultType);
+  Value init = tensor::EmptyOp::create(
+      b, loc, resultType, getBroadcastSizes(b, loc, inputs, resultType));
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{resultType}, operands, ValueRange{init}, maps,
       iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
@@ -139,11 +217,121 @@ Value createBroadcast(OpBuilder &b, Location loc, Value input,
       [](OpBuilder &, Location, ValueRange args) { return args[0]; });
 }
 
+// Whether two sizes are equal by construction: the same constant, the same
+// value, or reads of the same dim of the same tensor.
+OpFoldResult getSizeProduct(OpBuilder &b, Location loc,
+                            ArrayRef<OpFoldResult> sizes) {
+  int64_t known = 1;
+  Value unknown;
+  for (OpFoldResult size : sizes) {
+    if (std::optional<int64_t> c = getConstantIntValue(size)) {
+      known *= *c;
+      continue;
+    }
+    unknown = unknown
+                  ? arith::MulIOp::create(b, loc, unknown, cast<Value>(size))
+                        .getResult()
+                  : cast<Value>(size);
+  }
+  if (!unknown)
+    return b.getIndexAttr(known);
+  if (known == 1)
+    return unknown;
+  return arith::MulIOp::create(b, loc, unknown,
+                               arith::ConstantIndexOp::create(b, loc, known))
+      .getResult();
+}
+
+bool isSameSize(OpFoldResult a, OpFoldResult b) {
+  if (isEqualConstantIntOrValue(a, b))
+    return true;
+  auto va = dyn_cast<Value>(a), vb = dyn_cast<Value>(b);
+  auto da = va ? va.getDefiningOp<tensor::DimOp>() : nullptr;
+  auto db = vb ? vb.getDefiningOp<tensor::DimOp>() : nullptr;
+  if (!da || !db || da.getSource() != db.getSource())
+    return false;
+  std::optional<int64_t> ia = da.getConstantIndex(), ib = db.getConstantIndex();
+  return ia && ib && *ia == *ib;
+}
+
+Value createDynamicReshape(OpBuilder &b, Location loc, Value input,
+                           ArrayRef<OpFoldResult> sizes) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape;
+  for (OpFoldResult size : sizes)
+    shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  if (type.hasStaticShape() && resultType.hasStaticShape())
+    return createReshape(b, loc, input, shape);
+  SmallVector<OpFoldResult> inputSizes = getDimSizes(b, loc, input);
+  int64_t n = type.getRank(), m = resultType.getRank();
+  // Dims kept one to one (the batch of a flatten), then the rest of the
+  // input collapsed into one dim and expanded into the rest of the result.
+  int64_t kept = 0;
+  while (kept < n && kept < m && isSameSize(inputSizes[kept], sizes[kept]))
+    ++kept;
+  if (kept == n && kept == m)
+    return input;
+  kept = std::min({kept, n - 1, m - 1});
+  if (kept < 0) // rank 0 on one side: only static shapes get here
+    return createReshape(b, loc, input, shape);
+  SmallVector<ReassociationIndices> inGroups, outGroups;
+  for (int64_t i = 0; i < kept; ++i) {
+    inGroups.push_back({i});
+    outGroups.push_back({i});
+  }
+  inGroups.push_back(llvm::to_vector(llvm::seq<int64_t>(kept, n)));
+  outGroups.push_back(llvm::to_vector(llvm::seq<int64_t>(kept, m)));
+  Value collapsed = input;
+  if (kept + 1 < n)
+    collapsed = tensor::CollapseShapeOp::create(b, loc, input, inGroups);
+  if (kept + 1 == m) {
+    // One result dim past the kept ones: at most a refinement of its type.
+    if (collapsed.getType() == resultType)
+      return collapsed;
+    return tensor::CastOp::create(b, loc, resultType, collapsed);
+  }
+  SmallVector<OpFoldResult> outputShape(sizes);
+  for (int64_t i = 0; i < kept; ++i)
+    outputShape[i] = inputSizes[i];
+  return tensor::ExpandShapeOp::create(b, loc, resultType, collapsed, outGroups,
+                                       outputShape);
+}
+
 Value createReshape(OpBuilder &b, Location loc, Value input,
                     ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(input.getType());
   if (type.getShape() == shape)
     return input;
+  if (!type.hasStaticShape() || ShapedType::isDynamicShape(shape)) {
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(b.getContext(), shape);
+    SmallVector<OpFoldResult> inputSizes = getDimSizes(b, loc, input);
+    SmallVector<OpFoldResult> dynamicSizes;
+    for (OpFoldResult size : inputSizes)
+      if (!getConstantIntValue(size))
+        dynamicSizes.push_back(size);
+    // Otherwise one dynamic dim takes what the static ones leave.
+    if (static_cast<int64_t>(dynamicSizes.size()) !=
+        llvm::count(shape, ShapedType::kDynamic)) {
+      int64_t known = 1;
+      for (int64_t d : shape)
+        known *= ShapedType::isDynamic(d) ? 1 : d;
+      Value total = getValueOrCreateConstantIndexOp(
+          b, loc, inputSizes.empty() ? b.getIndexAttr(1) : inputSizes[0]);
+      for (OpFoldResult size : ArrayRef(inputSizes).drop_front())
+        total = arith::MulIOp::create(
+            b, loc, total, getValueOrCreateConstantIndexOp(b, loc, size));
+      Value rest = arith::DivUIOp::create(
+          b, loc, total, arith::ConstantIndexOp::create(b, loc, known));
+      dynamicSizes.assign(llvm::count(shape, ShapedType::kDynamic), rest);
+    }
+    auto next = dynamicSizes.begin();
+    for (OpFoldResult &size : sizes)
+      if (ShapedType::isDynamic(*getConstantIntValue(size)))
+        size = *next++;
+    return createDynamicReshape(b, loc, input, sizes);
+  }
   auto resultType = RankedTensorType::get(shape, type.getElementType());
   Value flat = input;
   if (type.getRank() != 1) {
@@ -180,11 +368,10 @@ Value createTranspose(OpBuilder &b, Location loc, Value input,
   auto type = cast<RankedTensorType>(input.getType());
   if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
     return input;
-  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes = getDimSizes(b, loc, input), permuted;
   for (int64_t p : perm)
-    shape.push_back(type.getDimSize(p));
-  Value init =
-      createEmpty(b, loc, RankedTensorType::get(shape, type.getElementType()));
+    permuted.push_back(sizes[p]);
+  Value init = createEmpty(b, loc, permuted, type.getElementType());
   return linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0];
 }
 
@@ -248,7 +435,7 @@ Value createReduction(OpBuilder &b, Location loc, Value input,
   SmallVector<bool> reduced(rank, false);
   for (int64_t axis : axes)
     reduced[normalizeAxis(axis, rank)] = true;
-  SmallVector<int64_t> resultShape;
+  SmallVector<OpFoldResult> resultSizes;
   SmallVector<AffineExpr> resultExprs;
   SmallVector<utils::IteratorType> iterators;
   for (int64_t i = 0; i < rank; ++i) {
@@ -256,11 +443,11 @@ Value createReduction(OpBuilder &b, Location loc, Value input,
                                    : utils::IteratorType::parallel);
     if (reduced[i])
       continue;
-    resultShape.push_back(type.getDimSize(i));
+    resultSizes.push_back(getDimSize(b, loc, input, i));
     resultExprs.push_back(b.getAffineDimExpr(i));
   }
-  auto resultType = RankedTensorType::get(resultShape, type.getElementType());
-  Value filled = createFilled(b, loc, resultType, init);
+  Value filled = createFilled(b, loc, resultSizes, init);
+  Type resultType = filled.getType();
   SmallVector<AffineMap> maps{
       b.getMultiDimIdentityMap(rank),
       AffineMap::get(rank, 0, resultExprs, b.getContext())};

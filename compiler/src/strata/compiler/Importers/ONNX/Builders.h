@@ -16,16 +16,45 @@ mlir::Value createScalar(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Type type, double value);
 mlir::Value createEmpty(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::RankedTensorType type);
+// An empty tensor of `sizes` (static where an attribute, else dynamic).
+mlir::Value createEmpty(mlir::OpBuilder &b, mlir::Location loc,
+                        llvm::ArrayRef<mlir::OpFoldResult> sizes,
+                        mlir::Type elementType);
+// The size of dim `dim` of `tensor`: an attribute when static, else a
+// tensor.dim read at run time.
+mlir::OpFoldResult getDimSize(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value tensor, int64_t dim);
+llvm::SmallVector<mlir::OpFoldResult>
+getDimSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tensor);
+// `type`'s sizes: its static dims, and for each dynamic dim i the size of
+// dim i of `like` (of `type`'s rank).
+llvm::SmallVector<mlir::OpFoldResult> getSizesLike(mlir::OpBuilder &b,
+                                                   mlir::Location loc,
+                                                   mlir::RankedTensorType type,
+                                                   mlir::Value like);
 // The value of a result with no elements: a constant, as the host program
 // cannot return a tensor.empty.
 mlir::Value createZeroElements(mlir::OpBuilder &b, mlir::Location loc,
                                mlir::RankedTensorType type);
-// A tensor of `type` filled with `scalar`.
+// An empty tensor of `type` whose dynamic dims take, in order, the sizes of
+// `like`'s dynamic dims (the batch of a convolution's input for its
+// result); `like` may be null when `type` is static.
+mlir::Value createEmpty(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType type, mlir::Value like);
+// A tensor of `type` filled with `scalar` (dynamic dims as createEmpty's
+// with `like`).
 mlir::Value createFilled(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::RankedTensorType type, mlir::Value scalar);
+                         mlir::RankedTensorType type, mlir::Value scalar,
+                         mlir::Value like = {});
+mlir::Value createFilled(mlir::OpBuilder &b, mlir::Location loc,
+                         llvm::ArrayRef<mlir::OpFoldResult> sizes,
+                         mlir::Value scalar);
 
 // An elementwise linalg.generic over `resultType`'s shape; inputs broadcast
-// numpy-style (trailing alignment, size-1 dims stretch).
+// numpy-style (trailing alignment, size-1 dims stretch). A dynamic result
+// dim takes its size from an input dynamic there; dynamic dims of inputs
+// are taken not to broadcast (as IREE and torch-mlir assume; the host
+// checks arguments whose dims this ties).
 mlir::Value createElementwise(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::ValueRange inputs,
                               mlir::RankedTensorType resultType,
@@ -47,11 +76,28 @@ mlir::Value createCopy(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value createBroadcast(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value input, llvm::ArrayRef<int64_t> shape);
 
-// The broadcast shape of two shapes (numpy rules).
+// The broadcast shape of two shapes (numpy rules; a dynamic dim against 1
+// or a dynamic one stays dynamic, against a static size takes it).
 llvm::SmallVector<int64_t> broadcastShapes(llvm::ArrayRef<int64_t> a,
                                            llvm::ArrayRef<int64_t> b);
 
-// Reshapes to `shape` (same element count) with collapse/expand_shape.
+// The product of `sizes`, folded where known.
+mlir::OpFoldResult getSizeProduct(mlir::OpBuilder &b, mlir::Location loc,
+                                  llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
+// Whether two sizes are equal by construction: the same constant, the same
+// value, or reads of the same dim of the same tensor.
+bool isSameSize(mlir::OpFoldResult a, mlir::OpFoldResult b);
+
+// `input` reshaped to `sizes` (static where attributes); the element counts
+// must agree at run time, which the host program checks.
+mlir::Value createDynamicReshape(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::Value input,
+                                 llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
+// Reshapes to `shape` (same element count) with collapse/expand_shape. A
+// dynamic dim of `shape` takes the size of the input's dynamic dim of the
+// same order (reshapes that keep the batch dynamic).
 mlir::Value createReshape(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value input, llvm::ArrayRef<int64_t> shape);
 

@@ -23,6 +23,11 @@ mlir::Value padSpatial(mlir::OpBuilder &b, mlir::Location loc,
                        mlir::Value input, llvm::ArrayRef<int64_t> low,
                        llvm::ArrayRef<int64_t> high, mlir::Value value);
 
+// Windows are planned at compile time: of an [N, C, spatial...] input only
+// the batch N may be dynamic. Fails naming the first other dynamic dim.
+mlir::LogicalResult checkOnlyBatchDynamic(NodeContext &ctx,
+                                          mlir::RankedTensorType input);
+
 mlir::DenseIntElementsAttr getI64VectorAttr(mlir::OpBuilder &b,
                                             llvm::ArrayRef<int64_t> values);
 

@@ -188,6 +188,10 @@ LogicalResult lowerPad(NodeContext &ctx) {
                                  getAsIndexOpFoldResult(b.getContext(), high),
                                  padValue));
   }
+  if (!xt.hasStaticShape())
+    return ctx.fail("with dynamic dims only constant mode and non-negative "
+                    "pads known at compile time are supported" +
+                    ctx.getState().pinHint);
   // General form: each result element reads a clamped/reflected source
   // coordinate (edge, reflect) or the pad value (constant, which also
   // handles negative pads, i.e. cropping).

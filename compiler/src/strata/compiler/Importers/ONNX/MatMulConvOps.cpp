@@ -36,6 +36,17 @@ Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> low,
       getAsIndexOpFoldResult(b.getContext(), highAll), value);
 }
 
+LogicalResult checkOnlyBatchDynamic(NodeContext &ctx, RankedTensorType input) {
+  for (int64_t i = 1; i < input.getRank(); ++i)
+    if (input.isDynamicDim(i))
+      return ctx.fail("dim " + llvm::Twine(i) + " of input '" +
+                      ctx.getNode().input(0) +
+                      "' is dynamic; of the channels and spatial dims, which "
+                      "size the windows, none may be" +
+                      ctx.getState().pinHint);
+  return success();
+}
+
 FailureOr<WindowParams> getWindowParams(NodeContext &ctx,
                                         ArrayRef<int64_t> spatialShape,
                                         ArrayRef<int64_t> kernel) {
@@ -93,13 +104,56 @@ namespace {
 Value createMatmul2D(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   auto lt = cast<RankedTensorType>(lhs.getType());
   auto rt = cast<RankedTensorType>(rhs.getType());
-  auto type = RankedTensorType::get({lt.getDimSize(0), rt.getDimSize(1)},
-                                    lt.getElementType());
-  Value init = createFilled(b, loc, type,
-                            createScalar(b, loc, type.getElementType(), 0));
-  return linalg::MatmulOp::create(b, loc, TypeRange{type}, ValueRange{lhs, rhs},
-                                  ValueRange{init})
+  Value init = createFilled(
+      b, loc, {getDimSize(b, loc, lhs, 0), getDimSize(b, loc, rhs, 1)},
+      createScalar(b, loc, lt.getElementType(), 0));
+  return linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
+                                  ValueRange{lhs, rhs}, ValueRange{init})
       .getResult(0);
+}
+
+// MatMul with dynamic dims: batch dims fold into M when the rhs is a
+// matrix, else both sides' batch dims, equal rank for rank (no broadcasting
+// of dynamic dims; checkMatMulOperands), fold into one batch dim.
+Value createDynamicMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                          RankedTensorType type) {
+  auto lt = cast<RankedTensorType>(lhs.getType());
+  auto rt = cast<RankedTensorType>(rhs.getType());
+  SmallVector<OpFoldResult> ls = getDimSizes(b, loc, lhs),
+                            rs = getDimSizes(b, loc, rhs);
+  if (lt.getRank() == 1)
+    ls.insert(ls.begin(), b.getIndexAttr(1));
+  if (rt.getRank() == 1)
+    rs.push_back(b.getIndexAttr(1));
+  auto product = [&](ArrayRef<OpFoldResult> sizes) {
+    return getSizeProduct(b, loc, sizes);
+  };
+  OpFoldResult m = ls[ls.size() - 2], k = ls.back(), n = rs.back();
+  Value result;
+  if (rs.size() == 2) {
+    OpFoldResult rows = product(ArrayRef(ls).drop_back());
+    Value l = createDynamicReshape(b, loc, lhs, {rows, k});
+    Value r = createDynamicReshape(b, loc, rhs, {rs[0], n});
+    result = createMatmul2D(b, loc, l, r);
+  } else {
+    OpFoldResult lb = product(ArrayRef(ls).drop_back(2));
+    OpFoldResult rb = product(ArrayRef(rs).drop_back(2));
+    Value l = createDynamicReshape(b, loc, lhs, {lb, m, k});
+    Value r = createDynamicReshape(b, loc, rhs, {rb, rs[rs.size() - 2], n});
+    Value init = createFilled(b, loc, {lb, m, n},
+                              createScalar(b, loc, type.getElementType(), 0));
+    result = linalg::BatchMatmulOp::create(b, loc, TypeRange{init.getType()},
+                                           ValueRange{l, r}, ValueRange{init})
+                 .getResult(0);
+  }
+  // The result's dims: the batch dims of the longer side, M, N.
+  SmallVector<OpFoldResult> sizes(
+      ArrayRef(ls.size() >= rs.size() ? ls : rs).drop_back(2));
+  if (lt.getRank() > 1)
+    sizes.push_back(m);
+  if (rt.getRank() > 1)
+    sizes.push_back(n);
+  return createDynamicReshape(b, loc, result, sizes);
 }
 
 } // namespace
@@ -114,7 +168,10 @@ LogicalResult checkMatMulOperands(NodeContext &ctx, RankedTensorType lt,
     lshape.insert(lshape.begin(), 1);
   if (rshape.size() == 1)
     rshape.push_back(1);
-  if (lshape.back() != rshape[rshape.size() - 2])
+  auto differ = [](int64_t x, int64_t y) {
+    return x != y && !ShapedType::isDynamic(x) && !ShapedType::isDynamic(y);
+  };
+  if (differ(lshape.back(), rshape[rshape.size() - 2]))
     return ctx.fail("the operands' inner dimensions differ (" +
                     Twine(lshape.back()) + " and " +
                     Twine(rshape[rshape.size() - 2]) + ")");
@@ -126,14 +183,22 @@ LogicalResult checkMatMulOperands(NodeContext &ctx, RankedTensorType lt,
             offsetR = shape.size() - rbatch.size();
     int64_t dl = static_cast<int64_t>(i) < offsetL ? 1 : lbatch[i - offsetL];
     int64_t dr = static_cast<int64_t>(i) < offsetR ? 1 : rbatch[i - offsetR];
-    if ((dl != d && dl != 1) || (dr != d && dr != 1))
+    if ((differ(dl, d) && dl != 1) || (differ(dr, d) && dr != 1))
       return ctx.fail("the operands' batch dimensions do not broadcast");
+    // Dynamic batch dims are not broadcast: both sides have them.
+    if ((ShapedType::isDynamic(dl) || ShapedType::isDynamic(dr)) &&
+        lbatch.size() != rbatch.size() && !rbatch.empty())
+      return ctx.fail("dynamic batch dims must appear on both operands, "
+                      "rank for rank");
   }
   if (lt.getRank() > 1)
     shape.push_back(lshape[lshape.size() - 2]);
   if (rt.getRank() > 1)
     shape.push_back(rshape.back());
-  if (ArrayRef<int64_t>(shape) != type.getShape())
+  if (shape.size() != static_cast<size_t>(type.getRank()) ||
+      llvm::any_of(llvm::zip(shape, type.getShape()), [&](auto dims) {
+        return differ(std::get<0>(dims), std::get<1>(dims));
+      }))
     return ctx.fail("the result's shape is not the operands' product's");
   return success();
 }
@@ -142,6 +207,8 @@ Value createMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                    RankedTensorType type) {
   auto lt = cast<RankedTensorType>(lhs.getType());
   auto rt = cast<RankedTensorType>(rhs.getType());
+  if (!lt.hasStaticShape() || !rt.hasStaticShape())
+    return createDynamicMatMul(b, loc, lhs, rhs, type);
   SmallVector<int64_t> lshape(lt.getShape()), rshape(rt.getShape());
   if (lshape.size() == 1)
     lshape.insert(lshape.begin(), 1);
@@ -224,8 +291,8 @@ LogicalResult lowerGemm(NodeContext &ctx) {
     ArrayRef<int64_t> out = type->getShape();
     if (c.size() > out.size() ||
         llvm::any_of(llvm::seq<size_t>(0, c.size()), [&](size_t i) {
-          int64_t d = c[c.size() - 1 - i];
-          return d != 1 && d != out[out.size() - 1 - i];
+          int64_t d = c[c.size() - 1 - i], o = out[out.size() - 1 - i];
+          return d != 1 && d != o && !ShapedType::isDynamic(o);
         }))
       return ctx.emitError() << "C of type " << ctx.getInputType(2)
                              << " does not broadcast to the result " << *type;
@@ -294,7 +361,8 @@ Value createConvGeneric(OpBuilder &b, Location loc, Value x, Value w,
   SmallVector<int64_t> groupedShape{n, group, mg};
   llvm::append_range(groupedShape, resultType.getShape().drop_front(2));
   auto groupedType = RankedTensorType::get(groupedShape, et);
-  Value init = createFilled(b, loc, groupedType, createScalar(b, loc, et, 0));
+  Value init =
+      createFilled(b, loc, groupedType, createScalar(b, loc, et, 0), x);
   Value result =
       linalg::GenericOp::create(
           b, loc, TypeRange{groupedType},
@@ -345,6 +413,8 @@ LogicalResult lowerConv(NodeContext &ctx) {
   if (wt.getRank() != xt.getRank())
     return ctx.fail("the weight has rank " + llvm::Twine(wt.getRank()) +
                     " but the input has rank " + llvm::Twine(xt.getRank()));
+  if (failed(checkOnlyBatchDynamic(ctx, xt)))
+    return failure();
   FailureOr<WindowParams> p = getWindowParams(ctx, xt.getShape().drop_front(2),
                                               wt.getShape().drop_front(2));
   if (failed(p))
@@ -383,26 +453,29 @@ LogicalResult lowerConv(NodeContext &ctx) {
   Value result;
   if (group == 1) {
     auto t = RankedTensorType::get({n, m, oh, ow}, et);
-    result = linalg::Conv2DNchwFchwOp::create(
-                 b, loc, TypeRange{t}, ValueRange{x, w},
-                 ValueRange{createFilled(b, loc, t, zero)}, strides, dilations)
-                 .getResult(0);
+    result =
+        linalg::Conv2DNchwFchwOp::create(
+            b, loc, TypeRange{t}, ValueRange{x, w},
+            ValueRange{createFilled(b, loc, t, zero, x)}, strides, dilations)
+            .getResult(0);
   } else if (group == c && m == c) {
     auto t = RankedTensorType::get({n, c, oh, ow}, et);
     Value dw = createReshape(b, loc, w, {c, ws[2], ws[3]});
-    result = linalg::DepthwiseConv2DNchwChwOp::create(
-                 b, loc, TypeRange{t}, ValueRange{x, dw},
-                 ValueRange{createFilled(b, loc, t, zero)}, strides, dilations)
-                 .getResult(0);
+    result =
+        linalg::DepthwiseConv2DNchwChwOp::create(
+            b, loc, TypeRange{t}, ValueRange{x, dw},
+            ValueRange{createFilled(b, loc, t, zero, x)}, strides, dilations)
+            .getResult(0);
   } else {
     int64_t g = group;
     Value gx = createReshape(b, loc, x, {n, g, c / g, xs[2], xs[3]});
     Value gw = createReshape(b, loc, w, {g, m / g, ws[1], ws[2], ws[3]});
     auto t = RankedTensorType::get({n, g, m / g, oh, ow}, et);
-    result = linalg::Conv2DNgchwGfchwOp::create(
-                 b, loc, TypeRange{t}, ValueRange{gx, gw},
-                 ValueRange{createFilled(b, loc, t, zero)}, strides, dilations)
-                 .getResult(0);
+    result =
+        linalg::Conv2DNgchwGfchwOp::create(
+            b, loc, TypeRange{t}, ValueRange{gx, gw},
+            ValueRange{createFilled(b, loc, t, zero, x)}, strides, dilations)
+            .getResult(0);
     result = createReshape(b, loc, result, {n, m, oh, ow});
   }
   result = createReshape(b, loc, result, type->getShape());

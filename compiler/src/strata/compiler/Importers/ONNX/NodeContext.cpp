@@ -2,7 +2,10 @@
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 
@@ -153,11 +156,21 @@ FailureOr<RankedTensorType> NodeContext::getOutputType(unsigned index) {
   if (!type)
     return fail("shape inference found no type for output '" + name + "'");
   std::string error;
-  RankedTensorType result =
-      convertTensorType(getContext(), *type, getLimits(), error);
+  RankedTensorType result = convertTensorType(getContext(), *type, getLimits(),
+                                              error, hasDynamicInput());
   if (!result)
     return fail("output '" + name + "': " + error);
   return result;
+}
+
+bool NodeContext::hasDynamicInput() {
+  for (unsigned i = 0; i < getNumInputs(); ++i)
+    if (RankedTensorType type = hasInput(i) && !isSequenceInput(i)
+                                    ? getInputType(i)
+                                    : RankedTensorType();
+        type && !type.hasStaticShape())
+      return true;
+  return false;
 }
 
 bool NodeContext::hasInferredOutputType(unsigned index) const {
@@ -206,7 +219,12 @@ LogicalResult NodeContext::setOutput(unsigned index, Value value) {
     FailureOr<RankedTensorType> expected = getOutputType(index);
     if (failed(expected))
       return failure();
-    if (value.getType() != *expected)
+    // A size the lowering computes at run time may be one inference knows.
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    bool compatible = type && !type.hasStaticShape() &&
+                      type.getElementType() == expected->getElementType() &&
+                      succeeded(verifyCompatibleShape(type, *expected));
+    if (value.getType() != *expected && !compatible)
       return emitError() << "output '" << name << "' was lowered to "
                          << value.getType() << " but ONNX infers " << *expected;
   }
@@ -221,6 +239,46 @@ LogicalResult NodeContext::setConstantOutput(unsigned index,
   state.constants[node.output(index)] = value;
   return setOutput(index,
                    arith::ConstantOp::create(builder, loc, value).getResult());
+}
+
+const SymbolicShape *NodeContext::findSymbolicInput(unsigned index) const {
+  if (!hasInput(index))
+    return nullptr;
+  auto it = state.symbolicShapes.find(node.input(index));
+  return it == state.symbolicShapes.end() ? nullptr : &it->second;
+}
+
+LogicalResult NodeContext::setSymbolicOutput(unsigned index,
+                                             SymbolicShape shape) {
+  if (!hasOutput(index))
+    return success();
+  SmallVector<int64_t> known;
+  SmallVector<Value> elements;
+  for (OpFoldResult element : shape.elements) {
+    std::optional<int64_t> constant = getConstantIntValue(element);
+    if (constant)
+      known.push_back(*constant);
+    elements.push_back(
+        constant ? arith::ConstantIntOp::create(builder, loc, *constant, 64)
+                       .getResult()
+                 : arith::IndexCastOp::create(
+                       builder, loc, builder.getI64Type(), cast<Value>(element))
+                       .getResult());
+  }
+  auto type = RankedTensorType::get(
+      shape.scalar ? SmallVector<int64_t>{}
+                   : SmallVector<int64_t>{int64_t(elements.size())},
+      builder.getI64Type());
+  if (known.size() == elements.size()) {
+    for (Value element : elements)
+      element.getDefiningOp()->erase();
+    return setConstantOutput(index,
+                             DenseElementsAttr::get(type, ArrayRef(known)));
+  }
+  state.symbolicShapes[node.output(index)] = std::move(shape);
+  Value tensor = tensor::FromElementsOp::create(builder, loc, type, elements);
+  state.values[node.output(index)] = tensor;
+  return success();
 }
 
 const onnx::AttributeProto *NodeContext::findAttr(StringRef name) const {

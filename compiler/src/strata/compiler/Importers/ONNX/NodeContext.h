@@ -46,13 +46,15 @@ std::string checkTensorSize(llvm::ArrayRef<int64_t> shape,
                             mlir::Type elementType,
                             const ONNXImportLimits &limits);
 
-// The static ranked tensor type of an ONNX type; sets `error` and returns
-// null for non-tensor types, unknown element types, dynamic dimensions and
-// shapes past `limits`.
+// The ranked tensor type of an ONNX type; sets `error` and returns null for
+// non-tensor types, unknown element types and ranks, shapes past `limits`,
+// and symbolic or unknown dimensions unless `allowDynamic` (then they are
+// dynamic: `?`).
 mlir::RankedTensorType convertTensorType(mlir::MLIRContext *context,
                                          const onnx::TypeProto &type,
                                          const ONNXImportLimits &limits,
-                                         std::string &error);
+                                         std::string &error,
+                                         bool allowDynamic = false);
 
 // The value of a TensorProto as a dense attribute (raw or typed data); its
 // dims are checked against `limits` before anything is allocated.
@@ -76,6 +78,16 @@ struct SequenceValue {
   mlir::Type elementType;
 };
 
+// A small integer tensor (rank 0 or 1) computed from dynamic dims: Shape of
+// a dynamically shaped value, and Gather, Concat, Unsqueeze or arithmetic
+// on it. Each element is a constant or an index value computed at run
+// time, so that the Reshape it feeds gets its sizes as values rather than
+// reading a tensor (SymbolicShapes.cpp).
+struct SymbolicShape {
+  llvm::SmallVector<mlir::OpFoldResult> elements;
+  bool scalar = false;
+};
+
 // Values of the graph being imported, by ONNX name.
 struct GraphState {
   llvm::StringMap<mlir::Value> values;
@@ -84,6 +96,10 @@ struct GraphState {
   // Values known at compile time: initializers, Constant nodes and the
   // results of shape computations folded by the importer.
   llvm::StringMap<mlir::DenseElementsAttr> constants;
+  // Shape computations on dynamic dims, as the elements they hold.
+  llvm::StringMap<SymbolicShape> symbolicShapes;
+  // How to pin the graph's dynamic dims, for nodes that cannot take them.
+  std::string pinHint;
   // Types from graph inputs, outputs and shape inference.
   llvm::StringMap<const onnx::TypeProto *> types;
   // Types inferred for one node at a time while importing (shared: a
@@ -152,7 +168,13 @@ public:
   // float constant (a model's weights and statistics are).
   std::optional<llvm::SmallVector<double>> getConstantFloats(unsigned index);
 
-  // Outputs. The type is the one shape inference found, static.
+  // Whether a tensor input has a dynamic dim: the node is imported for
+  // sizes known at run time (only lowerings that compute their sizes get
+  // such nodes, ONNXImporter.cpp).
+  bool hasDynamicInput();
+
+  // Outputs. The type is the one shape inference found: static, or with
+  // dynamic dims where the node has a dynamic input.
   unsigned getNumOutputs() const { return node.output_size(); }
   bool hasOutput(unsigned index) const;
   mlir::FailureOr<mlir::RankedTensorType> getOutputType(unsigned index);
@@ -168,6 +190,11 @@ public:
   mlir::LogicalResult setOutput(unsigned index, mlir::Value value);
   // Binds output `index` to a sequence.
   void setSequenceOutput(unsigned index, SequenceValue value);
+  // The symbolic shape input `index` holds, if any (SymbolicShapes.h).
+  const SymbolicShape *findSymbolicInput(unsigned index) const;
+  // Records a shape computed from dynamic dims for output `index` and binds
+  // it to those elements as an i64 tensor (a constant when all are known).
+  mlir::LogicalResult setSymbolicOutput(unsigned index, SymbolicShape shape);
   // Records a compile-time value for output `index` and binds it.
   mlir::LogicalResult setConstantOutput(unsigned index,
                                         mlir::DenseElementsAttr value);

@@ -4,6 +4,7 @@
 #include "strata/compiler/Importers/ONNX/ModelLoader.h"
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 #include "strata/compiler/Importers/ONNX/OpsetAdapters.h"
+#include "strata/compiler/Importers/ONNX/SymbolicShapes.h"
 #include "strata/compiler/Utils/ElementTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -167,6 +168,50 @@ void inferIncompleteOutputTypes(const onnx::NodeProto &node,
     keep(info);
 }
 
+// Whether the lowering of `opType` computes its result sizes from its
+// inputs' dims, dynamic ones included (checked per op with dynamic inputs).
+bool takesDynamicShapes(StringRef opType) {
+  static const llvm::StringSet<> ops = {
+      // Elementwise and activations.
+      "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh",
+      "Cast", "Ceil", "Clip", "Cos", "Cosh", "Div", "Dropout", "Elu", "Equal",
+      "Erf", "Exp", "Floor", "Gelu", "Greater", "GreaterOrEqual", "HardSigmoid",
+      "HardSwish", "Identity", "IsInf", "IsNaN", "LeakyRelu", "Less",
+      "LessOrEqual", "Log", "Max", "Mean", "Min", "Mish", "Mul", "Neg", "Not",
+      "Or", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign",
+      "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tan",
+      "Tanh", "Where", "Xor",
+      // Shapes.
+      "Flatten", "Pad", "Reshape", "Squeeze", "Unsqueeze", "Transpose",
+      // Networks.
+      "BatchNormalization", "Conv", "Gemm", "MatMul", "MaxPool", "AveragePool",
+      "GlobalAveragePool", "GlobalMaxPool", "Softmax", "LogSoftmax", "ReduceL1",
+      "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+      "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"};
+  return ops.contains(opType);
+}
+
+// "input 'x' is ?x3x224x224xf32, ..." for the node's dynamic inputs.
+std::string describeDynamicInputs(NodeContext &ctx) {
+  std::string text;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    RankedTensorType type = ctx.hasInput(i) && !ctx.isSequenceInput(i)
+                                ? ctx.getInputType(i)
+                                : RankedTensorType();
+    if (!type || type.hasStaticShape())
+      continue;
+    std::string shape;
+    llvm::raw_string_ostream os(shape);
+    for (int64_t d : type.getShape())
+      os << (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d))
+         << "x";
+    os << type.getElementType();
+    text += (text.empty() ? "input '" : ", input '") + ctx.getNode().input(i) +
+            "' is " + shape;
+  }
+  return text;
+}
+
 LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
                          GraphState &state) {
   Location loc = getNodeLoc(builder.getContext(), state.path, node);
@@ -206,10 +251,19 @@ LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
     if (!output.empty()) {
       state.constants.erase(output);
       state.sequences.erase(output);
+      state.symbolicShapes.erase(output);
     }
   inferIncompleteOutputTypes(node, state);
-  if (failed(it->second(ctx)))
+  LogicalResult folded = success();
+  if (tryFoldSymbolicShape(ctx, folded)) {
+    if (failed(folded))
+      return failure();
+  } else if (ctx.hasDynamicInput() && !takesDynamicShapes(node.op_type())) {
+    return ctx.fail("dynamic dims (" + describeDynamicInputs(ctx) +
+                    ") are not supported by this op yet" + state.pinHint);
+  } else if (failed(it->second(ctx))) {
     return failure();
+  }
   for (int i = 0; i < node.output_size(); ++i)
     if (ctx.hasOutput(i) && !state.values.count(node.output(i)) &&
         !state.sequences.count(node.output(i)))
@@ -251,27 +305,38 @@ LogicalResult checkIndexingMaps(ModuleOp module) {
   return failure(result.wasInterrupted());
 }
 
-// How to give `input`'s dynamic dimensions static sizes, if it has any:
-// by the first one's name, or as the whole shape.
-std::string getPinHint(const onnx::ValueInfoProto &input) {
-  if (!input.type().has_tensor_type() ||
-      !input.type().tensor_type().has_shape())
+// How to give the graph inputs' dynamic dims static sizes, for a node that
+// cannot take them: by name (--dim), or by input (--input-shape) where a dim
+// has none.
+std::string getPinHint(const onnx::GraphProto &graph) {
+  std::vector<std::string> names;
+  std::string shapes;
+  for (const auto &input : graph.input()) {
+    if (!input.type().has_tensor_type() ||
+        !input.type().tensor_type().has_shape())
+      continue;
+    const auto &dims = input.type().tensor_type().shape().dim();
+    std::string shape;
+    bool unnamed = false;
+    for (const auto &dim : dims) {
+      unnamed = unnamed || (!dim.has_dim_value() && !dim.has_dim_param());
+      if (!dim.has_dim_value() && dim.has_dim_param())
+        if (!llvm::is_contained(names, dim.dim_param()))
+          names.push_back(dim.dim_param());
+      shape += (shape.empty() ? "" : "x") +
+               (dim.has_dim_value() ? std::to_string(dim.dim_value())
+                                    : std::string("SIZE"));
+    }
+    if (unnamed)
+      shapes += " --input-shape=" + input.name() + "=" + shape;
+  }
+  std::string pins;
+  for (const std::string &name : names)
+    pins += " --dim=" + name + "=SIZE";
+  pins += shapes;
+  if (pins.empty())
     return "";
-  const auto &dims = input.type().tensor_type().shape().dim();
-  auto dynamic =
-      llvm::find_if(dims, [](const auto &dim) { return !dim.has_dim_value(); });
-  if (dynamic == dims.end())
-    return "";
-  if (dynamic->has_dim_param())
-    return " (pin it when compiling: --dim=" + dynamic->dim_param() +
-           "=SIZE, or --input-shape=" + input.name() + "=D0x...)";
-  std::string shape;
-  for (const auto &dim : dims)
-    shape += (shape.empty() ? "" : "x") + (dim.has_dim_value()
-                                               ? std::to_string(dim.dim_value())
-                                               : std::string("SIZE"));
-  return " (pin it when compiling: --input-shape=" + input.name() + "=" +
-         shape + ")";
+  return "; pin the dynamic dims when compiling:" + pins;
 }
 
 // Whether `computed` has the rank, element type and static sizes of the
@@ -289,7 +354,8 @@ bool isCompatibleWithDeclared(RankedTensorType computed,
   if (tensor.shape().dim_size() != computed.getRank())
     return false;
   for (auto [dim, size] : llvm::zip(tensor.shape().dim(), computed.getShape()))
-    if (dim.has_dim_value() && dim.dim_value() != size)
+    if (dim.has_dim_value() && !ShapedType::isDynamic(size) &&
+        dim.dim_value() != size)
       return false;
   return true;
 }
@@ -344,6 +410,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
     state.types[info.name()] = &info.type();
   for (const auto &info : graph.output())
     state.types[info.name()] = &info.type();
+  state.pinHint = getPinHint(graph);
 
   std::string error;
   for (const auto &tensor : graph.initializer()) {
@@ -363,10 +430,10 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
     if (state.constants.count(info.name()))
       continue;
     RankedTensorType type =
-        convertTensorType(context, info.type(), budget.limits, error);
+        convertTensorType(context, info.type(), budget.limits, error,
+                          /*allowDynamic=*/true);
     if (!type) {
-      emitError(fileLoc) << "graph input '" << info.name() << "': " << error
-                         << getPinHint(info);
+      emitError(fileLoc) << "graph input '" << info.name() << "': " << error;
       return {};
     }
     arguments.push_back(&info);
@@ -417,8 +484,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
     }
     if (!resultTypes[index]) {
       auto computed = dyn_cast<RankedTensorType>(value.getType());
-      if (!computed || !computed.hasStaticShape() ||
-          !isCompatibleWithDeclared(computed, info.type())) {
+      if (!computed || !isCompatibleWithDeclared(computed, info.type())) {
         emitOutputError(info, outputErrors[index]);
         return {};
       }

@@ -23,14 +23,14 @@ Value createPool2D(OpBuilder &b, Location loc, PoolKind kind, Value x,
   auto strides = getI64VectorAttr(b, p.strides);
   auto dilations = getI64VectorAttr(b, p.dilations);
   if (kind == PoolKind::Max) {
-    Value init =
-        createFilled(b, loc, resultType, createScalar(b, loc, et, -INFINITY));
+    Value init = createFilled(b, loc, resultType,
+                              createScalar(b, loc, et, -INFINITY), x);
     return linalg::PoolingNchwMaxOp::create(
                b, loc, TypeRange{resultType}, ValueRange{x, window},
                ValueRange{init}, strides, dilations)
         .getResult(0);
   }
-  Value init = createFilled(b, loc, resultType, createScalar(b, loc, et, 0));
+  Value init = createFilled(b, loc, resultType, createScalar(b, loc, et, 0), x);
   return linalg::PoolingNchwSumOp::create(b, loc, TypeRange{resultType},
                                           ValueRange{x, window},
                                           ValueRange{init}, strides, dilations)
@@ -73,14 +73,14 @@ SmallVector<Value> createPoolGeneric(OpBuilder &b, Location loc, PoolKind kind,
                : -INFINITY;
   Value init = createFilled(
       b, loc, resultType,
-      createScalar(b, loc, et, kind == PoolKind::Max ? lowest : 0.0));
+      createScalar(b, loc, et, kind == PoolKind::Max ? lowest : 0.0), x);
   SmallVector<Value> inits{init};
   SmallVector<Type> types{resultType};
   if (indices) {
     auto indexType =
         RankedTensorType::get(resultType.getShape(), b.getI64Type());
     inits.push_back(createFilled(b, loc, indexType,
-                                 createScalar(b, loc, b.getI64Type(), 0)));
+                                 createScalar(b, loc, b.getI64Type(), 0), x));
     types.push_back(indexType);
     maps.push_back(outMap);
   }
@@ -171,6 +171,8 @@ LogicalResult lowerPool(NodeContext &ctx, PoolKind kind, bool lpPool = false) {
   bool isFloat = isa<FloatType>(et);
   if (!isFloat && kind == PoolKind::Average)
     return ctx.fail("only floating-point average pooling is supported");
+  if (failed(checkOnlyBatchDynamic(ctx, xt)))
+    return failure();
   FailureOr<WindowParams> p =
       getWindowParams(ctx, xt.getShape().drop_front(2), {});
   if (failed(p))
@@ -272,6 +274,8 @@ LogicalResult lowerGlobalPool(NodeContext &ctx, PoolKind kind) {
   Location loc = ctx.getLoc();
   RankedTensorType xt = ctx.getInputType(0);
   Type et = xt.getElementType();
+  if (failed(checkOnlyBatchDynamic(ctx, xt)))
+    return failure();
   SmallVector<int64_t> axes;
   int64_t count = 1;
   for (int64_t i = 2; i < xt.getRank(); ++i) {

@@ -6,11 +6,24 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
 namespace strata::onnx_importer {
 namespace {
+
+// `size` (an index) as a scalar of `type`, built where it is used (inside
+// a generic's body a run-time size is converted there).
+Value createSizeScalar(OpBuilder &b, Location loc, OpFoldResult size,
+                       Type type) {
+  if (std::optional<int64_t> known = getConstantIntValue(size))
+    return createScalar(b, loc, type, *known);
+  Value i64 =
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), cast<Value>(size));
+  return createScalarCast(b, loc, i64, type, /*fromUnsigned=*/true,
+                          /*toUnsigned=*/false);
+}
 
 enum class Reduce {
   Sum,
@@ -127,6 +140,10 @@ getReduceAxes(NodeContext &ctx, RankedTensorType inputType,
   SmallVector<int64_t> axes = ctx.getIntsAttr("axes");
   if (ctx.hasInput(1) && !ctx.getConstantInput(1)) {
     noop = false;
+    if (!inputType.hasStaticShape())
+      return ctx.fail("with dynamic dims the axes must be known at compile "
+                      "time" +
+                      ctx.getState().pinHint);
     return getAxesFromShapes(ctx, inputType, resultType);
   }
   if (ctx.hasInput(1)) {
@@ -168,7 +185,7 @@ LogicalResult lowerReduce(NodeContext &ctx, Reduce kind) {
   auto candidates = getReduceAxes(ctx, xt, *type, noop);
   if (failed(candidates))
     return failure();
-  if (type->getNumElements() == 0)
+  if (type->hasStaticShape() && type->getNumElements() == 0)
     return ctx.setOutput(0, createZeroElements(b, loc, *type));
   Value x = ctx.getInput(0);
   // Elementwise prologue.
@@ -208,7 +225,7 @@ LogicalResult lowerReduce(NodeContext &ctx, Reduce kind) {
     // Over no elements each result is the initial value (a reduction
     // generic with an empty reduction loop would read nothing).
     Value r =
-        xt.getNumElements() == 0
+        xt.hasStaticShape() && xt.getNumElements() == 0
             ? createFilled(b, loc, RankedTensorType::get(type->getShape(), et),
                            init)
             : createReduction(
@@ -237,16 +254,18 @@ LogicalResult lowerReduce(NodeContext &ctx, Reduce kind) {
                       return add(nb, nl, a[0], a[1]);
                     }
                   });
-    int64_t count = 1;
+    // The count of reduced elements, read at run time over dynamic dims.
+    SmallVector<OpFoldResult> reducedSizes;
     for (int64_t axis : axes)
-      count *= xt.getDimSize(axis);
+      reducedSizes.push_back(getDimSize(b, loc, x, axis));
+    OpFoldResult count = getSizeProduct(b, loc, reducedSizes);
     if (kind == Reduce::Mean || kind == Reduce::L2 || kind == Reduce::LogSum ||
         kind == Reduce::LogSumExp) {
       r = createElementwise(
           b, loc, {r}, *type,
           [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
             if (kind == Reduce::Mean) {
-              Value n = createScalar(nb, nl, et, count);
+              Value n = createSizeScalar(nb, nl, count, et);
               if (isFloat)
                 return arith::DivFOp::create(nb, nl, a[0], n);
               return arith::DivSIOp::create(nb, nl, a[0], n);

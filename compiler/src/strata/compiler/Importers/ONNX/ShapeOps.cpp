@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "strata/compiler/Importers/ONNX/Builders.h"
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
+#include "strata/compiler/Importers/ONNX/SymbolicShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -48,6 +49,8 @@ LogicalResult checkSqueezeAxes(NodeContext &ctx, RankedTensorType input,
 }
 
 LogicalResult lowerReshapeLike(NodeContext &ctx) {
+  if (ctx.hasDynamicInput() || ctx.findSymbolicInput(1))
+    return lowerDynamicReshapeLike(ctx);
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
     return failure();

@@ -130,7 +130,7 @@ std::string checkTensorSize(ArrayRef<int64_t> shape, Type elementType,
 RankedTensorType convertTensorType(MLIRContext *context,
                                    const onnx::TypeProto &type,
                                    const ONNXImportLimits &limits,
-                                   std::string &error) {
+                                   std::string &error, bool allowDynamic) {
   if (!type.has_tensor_type()) {
     error = "only tensor values are supported (not sequences, maps or "
             "optionals)";
@@ -147,8 +147,12 @@ RankedTensorType convertTensorType(MLIRContext *context,
     error = "the rank is unknown";
     return {};
   }
-  SmallVector<int64_t> shape;
+  SmallVector<int64_t> shape, staticShape;
   for (const auto &dim : tensorType.shape().dim()) {
+    if (!dim.has_dim_value() && allowDynamic) {
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
     if (!dim.has_dim_value()) {
       error = "dimension " + std::to_string(shape.size()) + " is dynamic" +
               (dim.has_dim_param() ? " ('" + dim.dim_param() + "')"
@@ -157,8 +161,14 @@ RankedTensorType convertTensorType(MLIRContext *context,
       return {};
     }
     shape.push_back(dim.dim_value());
+    staticShape.push_back(dim.dim_value());
   }
-  error = checkTensorSize(shape, elementType, limits);
+  // Dynamic dims are sized at run time; the rank and the static ones must
+  // fit.
+  if (static_cast<int64_t>(shape.size()) > limits.maxRank)
+    error = checkTensorSize(shape, elementType, limits);
+  else
+    error = checkTensorSize(staticShape, elementType, limits);
   if (!error.empty())
     return {};
   return RankedTensorType::get(shape, elementType);

@@ -1,0 +1,381 @@
+//===- SymbolicShapes.cpp - shape computations on dynamic dims ------------===//
+#include "strata/compiler/Importers/ONNX/SymbolicShapes.h"
+
+#include "strata/compiler/Importers/ONNX/Builders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+
+namespace strata::onnx_importer {
+namespace {
+
+// Integer arithmetic on sizes, folded when both are known.
+OpFoldResult combine(OpBuilder &b, Location loc, StringRef op, OpFoldResult x,
+                     OpFoldResult y) {
+  std::optional<int64_t> cx = getConstantIntValue(x),
+                         cy = getConstantIntValue(y);
+  if (cx && cy) {
+    if (op == "Add")
+      return b.getIndexAttr(*cx + *cy);
+    if (op == "Sub")
+      return b.getIndexAttr(*cx - *cy);
+    if (op == "Mul")
+      return b.getIndexAttr(*cx * *cy);
+    return b.getIndexAttr(*cy == 0 ? 0 : *cx / *cy);
+  }
+  if (op == "Mul" && cx == 1)
+    return y;
+  if ((op == "Mul" || op == "Div") && cy == 1)
+    return x;
+  Value vx = getValueOrCreateConstantIndexOp(b, loc, x);
+  Value vy = getValueOrCreateConstantIndexOp(b, loc, y);
+  if (op == "Add")
+    return arith::AddIOp::create(b, loc, vx, vy).getResult();
+  if (op == "Sub")
+    return arith::SubIOp::create(b, loc, vx, vy).getResult();
+  if (op == "Mul")
+    return arith::MulIOp::create(b, loc, vx, vy).getResult();
+  return arith::DivSIOp::create(b, loc, vx, vy).getResult();
+}
+
+OpFoldResult product(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes) {
+  return getSizeProduct(b, loc, sizes);
+}
+
+bool isSymbolic(const SymbolicShape &shape) {
+  return llvm::any_of(shape.elements, [](OpFoldResult element) {
+    return !getConstantIntValue(element);
+  });
+}
+
+// Shape and Size of a dynamically shaped value.
+std::optional<SymbolicShape> foldShapeOf(NodeContext &ctx) {
+  RankedTensorType type = ctx.getInputType(0);
+  if (!type || type.hasStaticShape())
+    return std::nullopt;
+  OpBuilder &b = ctx.getBuilder();
+  SmallVector<OpFoldResult> dims =
+      getDimSizes(b, ctx.getLoc(), ctx.getInput(0));
+  SymbolicShape shape;
+  if (ctx.getNode().op_type() == "Size") {
+    shape.elements.push_back(product(b, ctx.getLoc(), dims));
+    shape.scalar = true;
+    return shape;
+  }
+  int64_t rank = type.getRank();
+  int64_t start = ctx.getIntAttr("start", 0);
+  int64_t end = ctx.getIntAttr("end", rank);
+  start = std::clamp<int64_t>(normalizeAxis(start, rank), 0, rank);
+  end = std::clamp<int64_t>(normalizeAxis(end, rank), 0, rank);
+  for (int64_t i = start; i < end; ++i)
+    shape.elements.push_back(dims[i]);
+  return shape;
+}
+
+// The integers of constant input `index` (rank 0 or 1), if it is one.
+std::optional<SmallVector<int64_t>> getInts(NodeContext &ctx, unsigned index) {
+  std::optional<DenseElementsAttr> value = ctx.getConstantInput(index);
+  if (!value || !isa<IntegerType>(value->getElementType()) ||
+      value->getType().getRank() > 1)
+    return std::nullopt;
+  SmallVector<int64_t> ints;
+  for (const APInt &v : value->getValues<APInt>())
+    ints.push_back(v.getSExtValue());
+  return ints;
+}
+
+std::optional<SymbolicShape> foldGather(NodeContext &ctx,
+                                        const SymbolicShape &data) {
+  std::optional<DenseElementsAttr> indices = ctx.getConstantInput(1);
+  if (data.scalar || ctx.getIntAttr("axis", 0) != 0 || !indices ||
+      indices->getType().getRank() > 1 ||
+      !isa<IntegerType>(indices->getElementType()))
+    return std::nullopt;
+  SymbolicShape shape;
+  shape.scalar = indices->getType().getRank() == 0;
+  int64_t size = data.elements.size();
+  for (const APInt &v : indices->getValues<APInt>()) {
+    int64_t i = v.getSExtValue();
+    if (i < -size || i >= size)
+      return std::nullopt; // the lowering reports the index
+    shape.elements.push_back(data.elements[i < 0 ? i + size : i]);
+  }
+  return shape;
+}
+
+std::optional<SymbolicShape> foldSlice(NodeContext &ctx,
+                                       const SymbolicShape &data) {
+  if (data.scalar)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> starts, ends, axes, steps;
+  if (ctx.getOpset() < 10) {
+    starts = ctx.getIntsAttr("starts");
+    ends = ctx.getIntsAttr("ends");
+    if (ctx.hasAttr("axes"))
+      axes = ctx.getIntsAttr("axes");
+  } else {
+    starts = getInts(ctx, 1);
+    ends = getInts(ctx, 2);
+    if (ctx.hasInput(3))
+      axes = getInts(ctx, 3);
+    if (ctx.hasInput(4))
+      steps = getInts(ctx, 4);
+    if ((ctx.hasInput(3) && !axes) || (ctx.hasInput(4) && !steps))
+      return std::nullopt;
+  }
+  if (!starts || !ends || starts->size() != 1 || ends->size() != 1 ||
+      (axes && (axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))) ||
+      (steps && steps->size() != 1))
+    return std::nullopt;
+  int64_t size = data.elements.size();
+  int64_t step = steps ? (*steps)[0] : 1;
+  if (step == 0)
+    return std::nullopt;
+  auto clampIndex = [&](int64_t i, bool forward) {
+    if (i < 0)
+      i += size;
+    return forward ? std::clamp<int64_t>(i, 0, size)
+                   : std::clamp<int64_t>(i, -1, size - 1);
+  };
+  int64_t start = clampIndex((*starts)[0], step > 0);
+  int64_t end = clampIndex((*ends)[0], step > 0);
+  SymbolicShape shape;
+  for (int64_t i = start; step > 0 ? i < end : i > end; i += step)
+    shape.elements.push_back(data.elements[i]);
+  return shape;
+}
+
+std::optional<SymbolicShape> foldConcat(NodeContext &ctx) {
+  SymbolicShape shape;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    std::optional<SymbolicShape> part = getSymbolicInput(ctx, i);
+    if (!part || part->scalar)
+      return std::nullopt;
+    llvm::append_range(shape.elements, part->elements);
+  }
+  return shape;
+}
+
+std::optional<SymbolicShape> foldArithmetic(NodeContext &ctx) {
+  std::optional<SymbolicShape> x = getSymbolicInput(ctx, 0);
+  std::optional<SymbolicShape> y = getSymbolicInput(ctx, 1);
+  if (!x || !y)
+    return std::nullopt;
+  size_t nx = x->elements.size(), ny = y->elements.size();
+  if (nx != ny && nx != 1 && ny != 1)
+    return std::nullopt;
+  SymbolicShape shape;
+  shape.scalar = x->scalar && y->scalar;
+  StringRef op = ctx.getNode().op_type();
+  for (size_t i = 0; i < std::max(nx, ny); ++i)
+    shape.elements.push_back(combine(ctx.getBuilder(), ctx.getLoc(), op,
+                                     x->elements[nx == 1 ? 0 : i],
+                                     y->elements[ny == 1 ? 0 : i]));
+  return shape;
+}
+
+std::optional<SymbolicShape> foldSymbolicNode(NodeContext &ctx) {
+  StringRef op = ctx.getNode().op_type();
+  if (op == "Shape" || op == "Size")
+    return foldShapeOf(ctx);
+  const SymbolicShape *input = ctx.findSymbolicInput(0);
+  bool anySymbolic = input;
+  for (unsigned i = 1; i < ctx.getNumInputs(); ++i)
+    anySymbolic = anySymbolic || ctx.findSymbolicInput(i);
+  if (!anySymbolic)
+    return std::nullopt;
+  if (op == "Identity")
+    return *input;
+  if (op == "Cast") {
+    int64_t to = ctx.getIntAttr("to", 0);
+    if (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32)
+      return *input;
+    return std::nullopt;
+  }
+  if (op == "Gather" && input)
+    return foldGather(ctx, *input);
+  if (op == "Slice" && input)
+    return foldSlice(ctx, *input);
+  if (op == "Concat")
+    return foldConcat(ctx);
+  if (op == "Unsqueeze" && input && input->scalar) {
+    SymbolicShape shape = *input;
+    shape.scalar = false;
+    return shape;
+  }
+  if (op == "Squeeze" && input && !input->scalar &&
+      input->elements.size() == 1) {
+    SymbolicShape shape = *input;
+    shape.scalar = true;
+    return shape;
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")
+    return foldArithmetic(ctx);
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<SymbolicShape> getSymbolicInput(NodeContext &ctx,
+                                              unsigned index) {
+  if (const SymbolicShape *shape = ctx.findSymbolicInput(index))
+    return *shape;
+  std::optional<DenseElementsAttr> value = ctx.getConstantInput(index);
+  if (!value || !isa<IntegerType>(value->getElementType()) ||
+      value->getType().getRank() > 1 || value->getNumElements() > 64)
+    return std::nullopt;
+  SymbolicShape shape;
+  shape.scalar = value->getType().getRank() == 0;
+  for (const APInt &v : value->getValues<APInt>())
+    shape.elements.push_back(ctx.getBuilder().getIndexAttr(v.getSExtValue()));
+  return shape;
+}
+
+bool tryFoldSymbolicShape(NodeContext &ctx, LogicalResult &result) {
+  std::optional<SymbolicShape> shape = foldSymbolicNode(ctx);
+  if (!shape)
+    return false;
+  result = ctx.setSymbolicOutput(0, std::move(*shape));
+  return true;
+}
+
+namespace {
+
+// The result sizes of a Reshape: 0 copies the input's dim (unless
+// allowzero), -1 takes what the others leave. Where the dynamic dims on both
+// sides cancel, -1 is static.
+FailureOr<SmallVector<OpFoldResult>> getReshapeSizes(NodeContext &ctx) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  std::optional<SymbolicShape> target = getSymbolicInput(ctx, 1);
+  if (!target || target->scalar)
+    return ctx.fail("the shape input must be known at compile time or "
+                    "computed from the input shapes (Shape, Gather, Concat, "
+                    "...)");
+  SmallVector<OpFoldResult> inputSizes = getDimSizes(b, loc, ctx.getInput(0));
+  bool allowZero = ctx.getIntAttr("allowzero", 0) != 0;
+  SmallVector<OpFoldResult> sizes;
+  int64_t inferred = -1;
+  for (auto [i, element] : llvm::enumerate(target->elements)) {
+    std::optional<int64_t> c = getConstantIntValue(element);
+    if (c == 0 && !allowZero) {
+      if (i >= inputSizes.size())
+        return ctx.fail("shape element " + Twine(i) +
+                        " copies a dim the input does not have");
+      sizes.push_back(inputSizes[i]);
+      continue;
+    }
+    if (c == -1) {
+      if (inferred >= 0)
+        return ctx.fail("the shape has more than one -1");
+      inferred = i;
+    } else if (c && *c < 0) {
+      return ctx.fail("shape element " + Twine(i) + " is " + Twine(*c));
+    }
+    sizes.push_back(element);
+  }
+  if (inferred < 0)
+    return sizes;
+  // Cancel what appears on both sides; what is left divides.
+  SmallVector<OpFoldResult> numerator(inputSizes), denominator;
+  for (auto [i, size] : llvm::enumerate(sizes)) {
+    if (static_cast<int64_t>(i) == inferred)
+      continue;
+    auto same = llvm::find_if(numerator, [&](OpFoldResult x) {
+      return !getConstantIntValue(size) && isSameSize(x, size);
+    });
+    if (same != numerator.end())
+      numerator.erase(same);
+    else
+      denominator.push_back(size);
+  }
+  OpFoldResult num = product(b, loc, numerator);
+  OpFoldResult den = product(b, loc, denominator);
+  std::optional<int64_t> cn = getConstantIntValue(num),
+                         cd = getConstantIntValue(den);
+  if (cn && cd && (*cd == 0 || *cn % *cd != 0))
+    return ctx.fail("cannot infer the -1 of the shape: " + Twine(*cn) +
+                    " elements do not divide by " + Twine(*cd));
+  sizes[inferred] = combine(b, loc, "Div", num, den);
+  return sizes;
+}
+
+// Squeeze and Unsqueeze: the input's dims with the size-1 dims named by the
+// axes removed or inserted.
+FailureOr<SmallVector<OpFoldResult>> getSqueezeSizes(NodeContext &ctx) {
+  OpBuilder &b = ctx.getBuilder();
+  Value input = ctx.getInput(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> axes = ctx.getIntsAttr("axes");
+  if (ctx.getOpset() >= 13 && ctx.hasInput(1)) {
+    std::optional<SmallVector<int64_t>> known = getInts(ctx, 1);
+    if (!known)
+      return ctx.fail("the axes must be known at compile time");
+    axes = *known;
+  }
+  SmallVector<OpFoldResult> inputSizes = getDimSizes(b, ctx.getLoc(), input);
+  bool squeeze = ctx.getNode().op_type() == "Squeeze";
+  int64_t rank = squeeze ? type.getRank() : type.getRank() + axes.size();
+  llvm::SmallDenseSet<int64_t> named;
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> normalized = ctx.getAxis(axis, rank);
+    if (failed(normalized))
+      return failure();
+    named.insert(*normalized);
+  }
+  SmallVector<OpFoldResult> sizes;
+  if (!squeeze) {
+    auto next = inputSizes.begin();
+    for (int64_t i = 0; i < rank; ++i)
+      sizes.push_back(named.contains(i) ? b.getIndexAttr(1) : *next++);
+    return sizes;
+  }
+  for (int64_t i = 0; i < rank; ++i) {
+    bool drop = axes.empty() ? type.getDimSize(i) == 1 : named.contains(i);
+    if (drop && type.getDimSize(i) != 1)
+      return ctx.fail("axis " + Twine(i) + " has size " +
+                      (type.isDynamicDim(i)
+                           ? std::string("?")
+                           : std::to_string(type.getDimSize(i))) +
+                      ", not 1 (a dynamic dim cannot be squeezed)");
+    if (!drop)
+      sizes.push_back(inputSizes[i]);
+  }
+  return sizes;
+}
+
+} // namespace
+
+LogicalResult lowerDynamicReshapeLike(NodeContext &ctx) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value input = ctx.getInput(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  StringRef op = ctx.getNode().op_type();
+  FailureOr<SmallVector<OpFoldResult>> sizes;
+  if (op == "Reshape") {
+    sizes = getReshapeSizes(ctx);
+  } else if (op == "Flatten") {
+    int64_t rank = type.getRank();
+    int64_t axis = ctx.getIntAttr("axis", 1);
+    if (axis < -rank || axis > rank)
+      return ctx.fail("axis " + Twine(axis) + " is out of range for rank " +
+                      Twine(rank));
+    axis = axis < 0 ? axis + rank : axis;
+    SmallVector<OpFoldResult> dims = getDimSizes(b, loc, input);
+    auto split = ArrayRef<OpFoldResult>(dims);
+    sizes = SmallVector<OpFoldResult>{product(b, loc, split.take_front(axis)),
+                                      product(b, loc, split.drop_front(axis))};
+  } else {
+    sizes = getSqueezeSizes(ctx);
+  }
+  if (failed(sizes))
+    return failure();
+  return ctx.setOutput(0, createDynamicReshape(b, loc, input, *sizes));
+}
+
+} // namespace strata::onnx_importer

@@ -1,0 +1,34 @@
+//===- SymbolicShapes.h - shape computations on dynamic dims ----*- C++ -*-===//
+//
+// Exports compute shapes from the shapes of their values (torch's
+// `x.view(x.size(0), -1)` is Shape -> Gather -> Unsqueeze -> Concat ->
+// Reshape). With static shapes these fold to constants; with dynamic dims
+// the importer keeps them as symbolic shapes (NodeContext.h) whose elements
+// are run-time index values, and the reshapes they feed get their sizes
+// from those values.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STRATA_COMPILER_IMPORTERS_ONNX_SYMBOLICSHAPES_H_
+#define STRATA_COMPILER_IMPORTERS_ONNX_SYMBOLICSHAPES_H_
+
+#include "strata/compiler/Importers/ONNX/NodeContext.h"
+
+namespace strata::onnx_importer {
+
+// Folds the node when it computes a shape from dynamic dims (Shape or Size
+// of a dynamically shaped value; Gather, Slice, Concat, Unsqueeze, Squeeze,
+// Cast, Identity, Add, Sub, Mul, Div of symbolic shapes and constants).
+// Returns false when it does not apply.
+bool tryFoldSymbolicShape(NodeContext &ctx, mlir::LogicalResult &result);
+
+// Input `index` as elements: a symbolic shape, or a small integer constant
+// of rank 0 or 1.
+std::optional<SymbolicShape> getSymbolicInput(NodeContext &ctx, unsigned index);
+
+// Reshape, Flatten, Squeeze and Unsqueeze of a dynamically shaped value, or
+// a Reshape to a symbolic shape.
+mlir::LogicalResult lowerDynamicReshapeLike(NodeContext &ctx);
+
+} // namespace strata::onnx_importer
+
+#endif // STRATA_COMPILER_IMPORTERS_ONNX_SYMBOLICSHAPES_H_
