@@ -8,9 +8,10 @@ for token inputs), with the input and torch eager's output saved as
 references.
 
 usage: export_torch_models.py OUT_DIR [--models a,b,c]
-Writes OUT_DIR/NAME/{static.onnx,dynamic.onnx,input.npy,output.npy} and
-input2.npy/output2.npy, the dynamic export's second size; a model already
-there is kept (the cache)."""
+Writes OUT_DIR/NAME/{static.onnx,dynamic.onnx,input.npy,output.npy},
+input2.npy/output2.npy, the dynamic export's second size, and
+input3.npy/output3.npy, another batch at the first size (token models: the
+second size again); a model already there is kept (the cache)."""
 import argparse
 import os
 import sys
@@ -131,8 +132,8 @@ def second_input(name, x, generator):
 
 def export(name, out_dir):
     folder = os.path.join(out_dir, name)
-    if os.path.exists(os.path.join(folder, "output.npy")) and \
-            os.path.exists(os.path.join(folder, "output2.npy")):
+    if all(os.path.exists(os.path.join(folder, f"output{suffix}.npy"))
+           for suffix in ("", "2", "3")):
         return
     os.makedirs(folder, exist_ok=True)
     torch.manual_seed(0)
@@ -152,13 +153,19 @@ def export(name, out_dir):
         dynamic = {"input": {0: "batch", 2: "height", 3: "width"},
                    "output": {0: "batch"}}
     x2 = second_input(name, x, generator)
+    # The batch-dynamic module's second call: another batch at x's size.
+    x3 = x2 if name in TEXT_MODELS else torch.randn(
+        2, *x.shape[1:], generator=generator)
     with torch.no_grad():
         y = model(x)
         y2 = model(x2)
+        y3 = model(x3)
     for kind, axes in (("static", None), ("dynamic", dynamic)):
         torch.onnx.export(model, x, os.path.join(folder, kind + ".onnx"),
                           opset_version=17, input_names=["input"],
                           output_names=["output"], dynamic_axes=axes)
+    np.save(os.path.join(folder, "input3.npy"), x3.numpy())
+    np.save(os.path.join(folder, "output3.npy"), y3.numpy())
     np.save(os.path.join(folder, "input2.npy"), x2.numpy())
     np.save(os.path.join(folder, "output2.npy"), y2.numpy())
     np.save(os.path.join(folder, "input.npy"), x.numpy())

@@ -4,7 +4,10 @@ a user would, and compares with torch eager's output:
 max|got - ref| <= 1e-3 * max|ref| + 1e-5, shapes equal. Each model runs as
 its static export, and as its dynamic-axes export pinned (--input-shape)
 to the reference input's shape and to a second one (another batch, a
-larger map or sequence).
+larger map or sequence); and the dynamic export compiled once with only
+the dims that size windows pinned (image height and width; token models
+pin nothing) and called at two sizes: the module reads the rest at run
+time.
 
 usage: run_corpus.py CORPUS_DIR --bin BUILD/bin [--models a,b]
 Prints a row per model and variant and the closing line `N passed, M failed`."""
@@ -67,19 +70,28 @@ def main():
         want1 = np.load(os.path.join(folder, "output.npy"))
         x2 = np.load(os.path.join(folder, "input2.npy"))
         want2 = np.load(os.path.join(folder, "output2.npy"))
-        variants = [("static", "static.onnx", x1, want1),
-                    ("dynamic", "dynamic.onnx", x1, want1),
-                    ("dynamic_size2", "dynamic.onnx", x2, want2)]
-        for variant, file, x, want in variants:
-            shape = "x".join(str(d) for d in x.shape)
-            pins = [] if variant == "static" else [f"--input-shape=input={shape}"]
+        x3 = np.load(os.path.join(folder, "input3.npy"))
+        want3 = np.load(os.path.join(folder, "output3.npy"))
+        pin = lambda x: ["--input-shape=input=" + "x".join(map(str, x.shape))]
+        # Image models pin height and width; token models nothing.
+        unpinned = ([f"--dim=height={x1.shape[2]}", f"--dim=width={x1.shape[3]}"]
+                    if x1.ndim == 4 else [])
+        variants = [("static", "static.onnx", [], [(x1, want1)]),
+                    ("dynamic", "dynamic.onnx", pin(x1), [(x1, want1)]),
+                    ("dynamic_size2", "dynamic.onnx", pin(x2), [(x2, want2)]),
+                    ("dynamic_unpinned", "dynamic.onnx", unpinned,
+                     [(x1, want1), (x3, want3)])]
+        for variant, file, pins, calls in variants:
             module = os.path.join(args.tmp, f"{name}_{variant}.smod")
             seconds, problem = compile_model(args.bin, os.path.join(folder, file),
                                              module, pins)
-            if not problem:
+            for x, want in calls if not problem else []:
                 got, problem = run_module(args.bin, module, x, args.tmp, name)
                 if not problem:
                     problem = compare(got, want)
+                if problem:
+                    problem += f" (input {x.shape})"
+                    break
             print(f"{'FAIL' if problem else 'ok  '} {name} {variant} "
                   f"(compile {seconds:.1f} s)" + (f": {problem}" if problem else ""),
                   flush=True)

@@ -3,8 +3,10 @@
 `batch` and `sequence`, an unnamed one, symbolic intermediate and output
 types, a Shape -> Gather -> Concat -> Reshape chain over them), compiled
 with their dimensions pinned by strata-compile's --dim and --input-shape at
-two sizes each, run with strata-run and checked against numpy; and the pins
-a user can get wrong, each refused with a message that names the problem.
+two sizes each, and compiled once unpinned (dims known only at run time)
+and run at two sizes; each run with strata-run and checked against numpy.
+Then the pins a user can get wrong, and dynamic dims an op cannot take,
+each refused with a message that names the problem.
 
 usage: pinned_shapes_test.py --bin BUILD/bin [--compile-arg=...]
 Prints each case and the closing line `N passed, M failed`."""
@@ -109,7 +111,9 @@ def unnamed_model():
     return model, lambda x: np.maximum(x, 0)
 
 
-def run_case(bin_dir, compile_args, tmp, name, model, pins, inputs, want):
+def run_case(bin_dir, compile_args, tmp, name, model, pins, calls):
+    """Compiles `model` once with `pins`, then runs each (inputs, want) of
+    `calls` on that module."""
     path = os.path.join(tmp, name + ".onnx")
     module = os.path.join(tmp, name + ".smod")
     save(model, path)
@@ -118,6 +122,14 @@ def run_case(bin_dir, compile_args, tmp, name, model, pins, inputs, want):
                           capture_output=True, text=True)
     if proc.returncode != 0:
         return "compile error: " + proc.stderr.strip()[:400]
+    for inputs, want in calls:
+        problem = run_call(bin_dir, tmp, name, module, inputs, want)
+        if problem:
+            return problem
+    return None
+
+
+def run_call(bin_dir, tmp, name, module, inputs, want):
     command = [os.path.join(bin_dir, "strata-run"), f"--module={module}",
                "--function=main"]
     for i, array in enumerate(inputs):
@@ -131,7 +143,8 @@ def run_case(bin_dir, compile_args, tmp, name, model, pins, inputs, want):
         return "run error: " + proc.stderr.strip()[:400]
     got = np.load(out)
     if got.shape != want.shape or got.dtype != want.dtype:
-        return f"output {got.dtype}{got.shape}, want {want.dtype}{want.shape}"
+        return (f"output {got.dtype}{got.shape}, want {want.dtype}{want.shape}"
+                f" for inputs of shapes {[a.shape for a in inputs]}")
     if not np.allclose(got, want, rtol=1e-4, atol=1e-5):
         return f"max error {np.abs(got - want).max():.3g}"
     return None
@@ -168,23 +181,40 @@ def main():
     x2 = rng.standard_normal((2, 3, 12, 10)).astype(np.float32)
     ids1 = rng.integers(0, 50, (1, 6)).astype(np.int64)
     ids2 = rng.integers(0, 50, (3, 11)).astype(np.int64)
+    x3 = rng.standard_normal((3, 3, 8, 8)).astype(np.float32)
     u = rng.standard_normal((3, 4)).astype(np.float32)
+    u2 = rng.standard_normal((7, 4)).astype(np.float32)
     runs = [
         ("cnn_dims", cnn, ["--dim=batch=1", "--dim=height=8", "--dim=width=8"],
-         [x1], cnn_ref(x1)),
-        ("cnn_input_shape", cnn, ["--input-shape=X=2x3x12x10"], [x2],
-         cnn_ref(x2)),
-        ("embedding_dims", emb, ["--dim=batch=1", "--dim=sequence=6"], [ids1],
-         emb_ref(ids1)),
+         [([x1], cnn_ref(x1))]),
+        ("cnn_input_shape", cnn, ["--input-shape=X=2x3x12x10"],
+         [([x2], cnn_ref(x2))]),
+        ("embedding_dims", emb, ["--dim=batch=1", "--dim=sequence=6"],
+         [([ids1], emb_ref(ids1))]),
         ("embedding_mixed", emb, ["--dim=batch=3", "--input-shape=ids=3x11"],
-         [ids2], emb_ref(ids2)),
-        ("unnamed", unnamed, ["--input-shape=X=3x4"], [u], unnamed_ref(u)),
+         [([ids2], emb_ref(ids2))]),
+        ("unnamed", unnamed, ["--input-shape=X=3x4"], [([u], unnamed_ref(u))]),
+        # Compiled once; the dims left dynamic are read at each call.
+        ("cnn_dynamic_batch", cnn, ["--dim=height=8", "--dim=width=8"],
+         [([x1], cnn_ref(x1)), ([x3], cnn_ref(x3))]),
+        ("embedding_dynamic", emb, [],
+         [([ids1], emb_ref(ids1)), ([ids2], emb_ref(ids2))]),
+        ("unnamed_dynamic", unnamed, [],
+         [([u], unnamed_ref(u)), ([u2], unnamed_ref(u2))]),
     ]
-    refusals = [
-        ("unpinned", cnn, [], ["graph input 'X'", "'batch'", "--dim=batch="]),
-        ("unpinned_unnamed", unnamed, [],
-         ["graph input 'X'", "--input-shape=X=SIZEx4"]),
-        ("partly_pinned", cnn, ["--dim=batch=1"], ["'height'"]),
+    refusals = []
+    if "--target=vmvx" in args.compile_arg:
+        # VMVX executables are static: a model left dynamic is refused.
+        refusals += [(name, model, pins + args.compile_arg,
+                      ["vmvx target compiles static shapes only"])
+                     for name, model, pins, _ in runs if "dynamic" in name]
+        runs = [run for run in runs if "dynamic" not in run[0]]
+    refusals += [
+        # Windows need static channels and spatial dims.
+        ("unpinned", cnn, [],
+         ["(Conv)", "dim 2 of input 'X' is dynamic", "--dim=height=SIZE"]),
+        ("partly_pinned", cnn, ["--dim=batch=1"],
+         ["(Conv)", "--dim=height=SIZE", "--dim=width=SIZE"]),
         ("unknown_input", cnn, ["--input-shape=pixels=1x3x8x8"],
          ["'pixels'", "not an input", "'X'"]),
         ("unknown_dim", cnn, ["--dim=seq=4"],
@@ -202,8 +232,8 @@ def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="strata-pinned-") as tmp:
         results = [(name, run_case(args.bin, args.compile_arg, tmp, name,
-                                   model, pins, inputs, want))
-                   for name, model, pins, inputs, want in runs]
+                                   model, pins, calls))
+                   for name, model, pins, calls in runs]
         results += [(name, refused(args.bin, tmp, name, model, pins, wants))
                     for name, model, pins, wants in refusals]
         for name, problem in results:

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 using namespace mlir;
 
@@ -242,16 +243,77 @@ OpFoldResult getSizeProduct(OpBuilder &b, Location loc,
       .getResult();
 }
 
+namespace {
+
+// Where a dynamic size comes from: dim `dim` of tensor `value` that the ops
+// after it only pass through (an argument's dim, say), or the index
+// `value` itself (dim < 0).
+struct SizeOrigin {
+  Value value;
+  int64_t dim = -1;
+  bool operator==(const SizeOrigin &other) const {
+    return value == other.value && dim == other.dim;
+  }
+};
+
+SizeOrigin traceSize(Value size);
+
+SizeOrigin traceDim(Value tensor, int64_t dim) {
+  // Bounded: import-time chains are short, and a cycle cannot occur.
+  for (int step = 0; step < 256; ++step) {
+    Operation *def = tensor.getDefiningOp();
+    if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(def))
+      return traceSize(empty.getDynamicSize(dim));
+    if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(def)) {
+      OpFoldResult size = expand.getMixedOutputShape()[dim];
+      if (auto value = dyn_cast<Value>(size))
+        return traceSize(value);
+      return {tensor, dim};
+    }
+    Value next;
+    int64_t nextDim = dim;
+    if (auto dps = dyn_cast_or_null<DestinationStyleOpInterface>(def)) {
+      next = dps.getTiedOpOperand(cast<OpResult>(tensor))->get();
+    } else if (auto castOp = dyn_cast_or_null<tensor::CastOp>(def)) {
+      next = castOp.getSource();
+    } else if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(def)) {
+      ReassociationIndices group = collapse.getReassociationIndices()[dim];
+      if (group.size() == 1) {
+        next = collapse.getSrc();
+        nextDim = group[0];
+      }
+    } else if (auto pad = dyn_cast_or_null<tensor::PadOp>(def)) {
+      if (isZeroInteger(pad.getMixedLowPad()[dim]) &&
+          isZeroInteger(pad.getMixedHighPad()[dim]))
+        next = pad.getSource();
+    } else if (auto concat = dyn_cast_or_null<tensor::ConcatOp>(def)) {
+      if (static_cast<int64_t>(concat.getDim()) != dim)
+        next = concat.getInputs().front();
+    }
+    if (!next || !cast<RankedTensorType>(next.getType()).isDynamicDim(nextDim))
+      return {tensor, dim};
+    tensor = next;
+    dim = nextDim;
+  }
+  return {tensor, dim};
+}
+
+SizeOrigin traceSize(Value size) {
+  auto dim = size.getDefiningOp<tensor::DimOp>();
+  std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+  if (!index ||
+      !cast<RankedTensorType>(dim.getSource().getType()).isDynamicDim(*index))
+    return {size, -1};
+  return traceDim(dim.getSource(), *index);
+}
+
+} // namespace
+
 bool isSameSize(OpFoldResult a, OpFoldResult b) {
   if (isEqualConstantIntOrValue(a, b))
     return true;
   auto va = dyn_cast<Value>(a), vb = dyn_cast<Value>(b);
-  auto da = va ? va.getDefiningOp<tensor::DimOp>() : nullptr;
-  auto db = vb ? vb.getDefiningOp<tensor::DimOp>() : nullptr;
-  if (!da || !db || da.getSource() != db.getSource())
-    return false;
-  std::optional<int64_t> ia = da.getConstantIndex(), ib = db.getConstantIndex();
-  return ia && ib && *ia == *ib;
+  return va && vb && traceSize(va) == traceSize(vb);
 }
 
 Value createDynamicReshape(OpBuilder &b, Location loc, Value input,
@@ -469,29 +531,42 @@ Value createReduction(OpBuilder &b, Location loc, Value input,
 }
 
 Value normalizeIndex(OpBuilder &b, Location loc, Value index, int64_t dim) {
+  return normalizeIndex(b, loc, index, b.getIndexAttr(dim));
+}
+
+Value normalizeIndex(OpBuilder &b, Location loc, Value index,
+                     OpFoldResult dim) {
   Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value size = arith::ConstantIndexOp::create(b, loc, dim);
+  Value size = getValueOrCreateConstantIndexOp(b, loc, dim);
   Value isNeg =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
   Value wrapped = arith::AddIOp::create(b, loc, i, size);
   i = arith::SelectOp::create(b, loc, isNeg, wrapped, i);
-  Value max = arith::ConstantIndexOp::create(b, loc, dim - 1);
+  Value max = arith::SubIOp::create(b, loc, size,
+                                    arith::ConstantIndexOp::create(b, loc, 1));
   i = arith::MaxSIOp::create(b, loc, i, zero);
   return arith::MinSIOp::create(b, loc, i, max);
 }
 
 Value createIndexedGeneric(OpBuilder &b, Location loc, ValueRange inputs,
                            ArrayRef<AffineMap> inputMaps,
-                           RankedTensorType resultType, IndexedBody body) {
+                           RankedTensorType resultType, IndexedBody body,
+                           ArrayRef<OpFoldResult> sizes) {
   int64_t rank = resultType.getRank();
+  SmallVector<Value> dynamicSizes;
+  for (int64_t i = 0; i < rank && !sizes.empty(); ++i)
+    if (resultType.isDynamicDim(i))
+      dynamicSizes.push_back(getValueOrCreateConstantIndexOp(b, loc, sizes[i]));
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(b.getMultiDimIdentityMap(rank));
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   return linalg::GenericOp::create(
              b, loc, TypeRange{resultType}, inputs,
-             ValueRange{createEmpty(b, loc, resultType)}, maps, iterators,
+             ValueRange{
+                 tensor::EmptyOp::create(b, loc, resultType, dynamicSizes)},
+             maps, iterators,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                SmallVector<Value> ivs;
                for (int64_t i = 0; i < rank; ++i)

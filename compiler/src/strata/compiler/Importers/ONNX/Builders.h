@@ -85,8 +85,9 @@ llvm::SmallVector<int64_t> broadcastShapes(llvm::ArrayRef<int64_t> a,
 mlir::OpFoldResult getSizeProduct(mlir::OpBuilder &b, mlir::Location loc,
                                   llvm::ArrayRef<mlir::OpFoldResult> sizes);
 
-// Whether two sizes are equal by construction: the same constant, the same
-// value, or reads of the same dim of the same tensor.
+// Whether two sizes are equal by construction: the same constant, or
+// values that trace back to the same run-time size (through the dims that
+// elementwise ops, transposes, pads and reshapes pass on).
 bool isSameSize(mlir::OpFoldResult a, mlir::OpFoldResult b);
 
 // `input` reshaped to `sizes` (static where attributes); the element counts
@@ -130,6 +131,8 @@ mlir::Value createReduction(mlir::OpBuilder &b, mlir::Location loc,
 // clamped into [0, dim).
 mlir::Value normalizeIndex(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Value index, int64_t dim);
+mlir::Value normalizeIndex(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value index, mlir::OpFoldResult dim);
 
 // A linalg.generic over `resultType` (all loops parallel) reading `inputs`
 // through `inputMaps`, whose body builds the result element from the input
@@ -138,11 +141,13 @@ mlir::Value normalizeIndex(mlir::OpBuilder &b, mlir::Location loc,
 using IndexedBody = llvm::function_ref<mlir::Value(
     mlir::OpBuilder &, mlir::Location, mlir::ValueRange,
     llvm::ArrayRef<mlir::Value>)>;
+// `sizes`, when given, size the result's dynamic dims.
 mlir::Value createIndexedGeneric(mlir::OpBuilder &b, mlir::Location loc,
                                  mlir::ValueRange inputs,
                                  llvm::ArrayRef<mlir::AffineMap> inputMaps,
                                  mlir::RankedTensorType resultType,
-                                 IndexedBody body);
+                                 IndexedBody body,
+                                 llvm::ArrayRef<mlir::OpFoldResult> sizes = {});
 
 // The first element of a tensor (a scalar operand given as a tensor of any
 // rank, e.g. a rank-0 or shape-[1] input).

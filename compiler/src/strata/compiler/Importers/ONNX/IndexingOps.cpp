@@ -64,11 +64,18 @@ LogicalResult lowerGather(NodeContext &ctx) {
   if (type->getRank() != dt.getRank() - 1 + it.getRank())
     return ctx.fail("the result has rank " + Twine(type->getRank()) +
                     ", not the data's rank - 1 + the indices' rank");
-  if (failed(ctx.checkConstantIndices(
+  if (!dt.isDynamicDim(axis) &&
+      failed(ctx.checkConstantIndices(
           1, [&](int64_t) { return dt.getDimSize(axis); })))
     return failure();
   int64_t q = it.getRank();
   Value data = ctx.getInput(0);
+  // The result's sizes: data dims before the axis, the indices' dims, data
+  // dims after it.
+  SmallVector<OpFoldResult> dataSizes = getDimSizes(b, loc, data);
+  SmallVector<OpFoldResult> sizes(ArrayRef(dataSizes).take_front(axis));
+  llvm::append_range(sizes, getDimSizes(b, loc, ctx.getInput(1)));
+  llvm::append_range(sizes, ArrayRef(dataSizes).drop_front(axis + 1));
   // Indices are read at result dims [axis, axis + q).
   SmallVector<AffineExpr> exprs;
   for (int64_t i = 0; i < q; ++i)
@@ -81,11 +88,12 @@ LogicalResult lowerGather(NodeContext &ctx) {
         SmallVector<Value> coords;
         for (int64_t i = 0; i < axis; ++i)
           coords.push_back(ivs[i]);
-        coords.push_back(normalizeIndex(nb, nl, args[0], dt.getDimSize(axis)));
+        coords.push_back(normalizeIndex(nb, nl, args[0], dataSizes[axis]));
         for (int64_t i = axis + 1; i < dt.getRank(); ++i)
           coords.push_back(ivs[i - 1 + q]);
         return tensor::ExtractOp::create(nb, nl, data, coords).getResult();
-      });
+      },
+      sizes);
   return ctx.setOutput(0, result);
 }
 

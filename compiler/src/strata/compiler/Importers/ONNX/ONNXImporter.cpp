@@ -88,8 +88,20 @@ void setTensorType(onnx::TypeProto &type, int32_t elementType,
   tensor->set_elem_type(elementType);
   auto *dims = tensor->mutable_shape();
   dims->clear_dim();
-  for (int64_t d : shape.getShape())
-    dims->add_dim()->set_dim_value(d);
+  for (int64_t d : shape.getShape()) {
+    auto *dim = dims->add_dim();
+    if (!ShapedType::isDynamic(d))
+      dim->set_dim_value(d);
+  }
+}
+
+// How many of `type`'s dims have a static size (-1 when its rank is
+// unknown).
+int64_t countStaticDims(const onnx::TypeProto *type) {
+  if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape())
+    return -1;
+  return llvm::count_if(type->tensor_type().shape().dim(),
+                        [](const auto &dim) { return dim.has_dim_value(); });
 }
 
 // Adds `value` as an initializer named `name` when it is a small int64
@@ -112,9 +124,10 @@ bool addShapeInitializer(onnx::GraphProto &graph, StringRef name,
 // Types of `node`'s outputs that whole-model inference left incomplete: it
 // stops where a shape is computed from values it cannot see through (a
 // Slice whose bounds come from Shape -> Gather -> Div, as torch exports
-// `chunk`), though the importer has folded them since. The node alone is
-// inferred again from its inputs' actual types and folded constants, and
-// what that types is kept in `state`.
+// `chunk`, or a Reshape to a shape computed from dynamic dims), though the
+// importer has folded them since. The node alone is inferred again from
+// its inputs' actual types (dynamic dims unknown) and folded constants, and
+// what that types better is kept in `state`.
 void inferIncompleteOutputTypes(const onnx::NodeProto &node,
                                 GraphState &state) {
   auto isComplete = [&](const std::string &name) {
@@ -137,7 +150,7 @@ void inferIncompleteOutputTypes(const onnx::NodeProto &node,
     auto type = value == state.values.end()
                     ? RankedTensorType()
                     : dyn_cast<RankedTensorType>(value->second.getType());
-    if (!type || !type.hasStaticShape())
+    if (!type)
       return;
     auto *info = graph.add_input();
     info->set_name(name);
@@ -156,7 +169,9 @@ void inferIncompleteOutputTypes(const onnx::NodeProto &node,
   // What is still incomplete keeps the whole-model type, if any.
   auto keep = [&](const onnx::ValueInfoProto &info) {
     if (!llvm::is_contained(node.output(), info.name()) ||
-        isComplete(info.name()) || !isStaticTensorType(&info.type()))
+        isComplete(info.name()) ||
+        countStaticDims(&info.type()) <=
+            countStaticDims(state.types.lookup(info.name())))
       return;
     auto type = std::make_shared<const onnx::TypeProto>(info.type());
     state.types[info.name()] = type.get();
@@ -182,7 +197,8 @@ bool takesDynamicShapes(StringRef opType) {
       "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tan",
       "Tanh", "Where", "Xor",
       // Shapes.
-      "Flatten", "Pad", "Reshape", "Squeeze", "Unsqueeze", "Transpose",
+      "Concat", "Flatten", "Gather", "Pad", "Reshape", "Slice", "Squeeze",
+      "Unsqueeze", "Transpose",
       // Networks.
       "BatchNormalization", "Conv", "Gemm", "MatMul", "MaxPool", "AveragePool",
       "GlobalAveragePool", "GlobalMaxPool", "Softmax", "LogSoftmax", "ReduceL1",

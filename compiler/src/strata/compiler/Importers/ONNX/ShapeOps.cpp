@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 
@@ -281,9 +283,15 @@ LogicalResult lowerSlice(NodeContext &ctx) {
     ends = ctx.getIntsAttr("ends");
     axes = ctx.getIntsAttr("axes");
   } else {
-    for (unsigned i = 1; i <= 4; ++i)
-      if (ctx.hasInput(i) && !ctx.getConstantInput(i))
-        return lowerRuntimeSlice(ctx);
+    for (unsigned i = 1; i <= 4; ++i) {
+      if (!ctx.hasInput(i) || ctx.getConstantInput(i))
+        continue;
+      if (!inputType.hasStaticShape())
+        return ctx.fail("with dynamic dims the starts, ends, axes and steps "
+                        "must be known at compile time" +
+                        ctx.getState().pinHint);
+      return lowerRuntimeSlice(ctx);
+    }
     auto s = ctx.getConstantInts(1), e = ctx.getConstantInts(2);
     if (failed(s) || failed(e))
       return failure();
@@ -322,6 +330,14 @@ LogicalResult lowerSlice(NodeContext &ctx) {
     int64_t step = steps[i];
     if (step == 0)
       return ctx.fail("slice step 0");
+    if (ShapedType::isDynamic(dim)) {
+      // All of a dynamic dim (`x[:, ...]`) stays as it is.
+      if (starts[i] == 0 && step == 1 && ends[i] >= (int64_t(1) << 62))
+        continue;
+      return ctx.fail("axis " + Twine(axis) +
+                      " is dynamic; slicing it is not supported yet" +
+                      ctx.getState().pinHint);
+    }
     int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
     int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
     if (step > 0) {
@@ -346,7 +362,7 @@ LogicalResult lowerSlice(NodeContext &ctx) {
       0, RankedTensorType::get(sizes, inputType.getElementType()));
   if (failed(type))
     return failure();
-  if (ArrayRef<int64_t>(sizes) != type->getShape())
+  if (failed(verifyCompatibleShape(sizes, type->getShape())))
     return ctx.emitError() << "slice computes a shape different from the "
                               "inferred "
                            << *type;
@@ -372,12 +388,18 @@ LogicalResult lowerSlice(NodeContext &ctx) {
     }
     return ctx.setConstantOutput(0, DenseElementsAttr::get(*type, sliced));
   }
-  if (type->getNumElements() == 0)
+  if (type->hasStaticShape() && type->getNumElements() == 0)
     return ctx.setOutput(0, createZeroElements(b, ctx.getLoc(), *type));
+  // Dynamic dims are taken whole.
+  SmallVector<OpFoldResult> mixedSizes =
+      getDimSizes(b, ctx.getLoc(), ctx.getInput(0));
+  for (int64_t dim = 0; dim < rank; ++dim)
+    if (!ShapedType::isDynamic(sizes[dim]))
+      mixedSizes[dim] = b.getIndexAttr(sizes[dim]);
   Value result = tensor::ExtractSliceOp::create(
-      b, ctx.getLoc(), *type, ctx.getInput(0), ValueRange{}, ValueRange{},
-      ValueRange{}, b.getDenseI64ArrayAttr(offsets),
-      b.getDenseI64ArrayAttr(sizes), b.getDenseI64ArrayAttr(strides));
+      b, ctx.getLoc(), ctx.getInput(0),
+      getAsIndexOpFoldResult(b.getContext(), offsets), mixedSizes,
+      getAsIndexOpFoldResult(b.getContext(), strides));
   for (int64_t axis : reversed)
     result = createReverse(b, ctx.getLoc(), result, axis);
   return ctx.setOutput(0, result);
