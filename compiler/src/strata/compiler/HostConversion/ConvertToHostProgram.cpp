@@ -486,6 +486,8 @@ LogicalResult HostFunctionConverter::convertReshape(Operation *reshape) {
                                 "hold");
   Storage storage = it->second;
   SmallVector<Value> sourceDims = getDims(storage);
+  // (The operand may be converted by now: its type is the storage's.)
+  RankedTensorType sourceType = storage.type;
   storage.type = type;
   storage.dynamicDims.clear();
   if (!type.hasStaticShape()) {
@@ -526,8 +528,8 @@ LogicalResult HostFunctionConverter::convertReshape(Operation *reshape) {
         if (auto file = dyn_cast<FileLineColLoc>(reshape->getLoc()))
           os << " at " << file.getFilename().getValue() << ":" << file.getLine()
              << ":" << file.getColumn();
-        os << " do not multiply to dim " << index << " of its "
-           << expand.getSrcType() << " operand";
+        os << " do not multiply to dim " << index << " of its " << sourceType
+           << " operand";
         cf::AssertOp::create(builder, loc(), equal, message);
       }
     } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape)) {

@@ -169,7 +169,8 @@ static SmallVector<Value> getBroadcastSizes(OpBuilder &b, Location loc,
 }
 
 Value createElementwise(OpBuilder &b, Location loc, ValueRange inputs,
-                        RankedTensorType resultType, ScalarBuilder body) {
+                        RankedTensorType resultType, ScalarBuilder body,
+                        ArrayRef<OpFoldResult> sizes) {
   SmallVector<Value> operands;
   SmallVector<AffineMap> maps;
   for (Value input : inputs) {
@@ -181,8 +182,13 @@ Value createElementwise(OpBuilder &b, Location loc, ValueRange inputs,
   maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
   SmallVector<utils::IteratorType> iterators(resultType.getRank(),
                                              utils::IteratorType::parallel);
-  Value init = tensor::EmptyOp::create(
-      b, loc, resultType, getBroadcastSizes(b, loc, inputs, resultType));
+  SmallVector<Value> dynamicSizes;
+  if (sizes.empty())
+    dynamicSizes = getBroadcastSizes(b, loc, inputs, resultType);
+  for (int64_t i = 0; i < resultType.getRank() && !sizes.empty(); ++i)
+    if (resultType.isDynamicDim(i))
+      dynamicSizes.push_back(getValueOrCreateConstantIndexOp(b, loc, sizes[i]));
+  Value init = tensor::EmptyOp::create(b, loc, resultType, dynamicSizes);
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{resultType}, operands, ValueRange{init}, maps,
       iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
@@ -218,8 +224,16 @@ Value createBroadcast(OpBuilder &b, Location loc, Value input,
       [](OpBuilder &, Location, ValueRange args) { return args[0]; });
 }
 
-// Whether two sizes are equal by construction: the same constant, the same
-// value, or reads of the same dim of the same tensor.
+Value createSizeScalar(OpBuilder &b, Location loc, OpFoldResult size,
+                       Type type) {
+  if (std::optional<int64_t> known = getConstantIntValue(size))
+    return createScalar(b, loc, type, *known);
+  Value i64 =
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), cast<Value>(size));
+  return createScalarCast(b, loc, i64, type, /*fromUnsigned=*/true,
+                          /*toUnsigned=*/false);
+}
+
 OpFoldResult getSizeProduct(OpBuilder &b, Location loc,
                             ArrayRef<OpFoldResult> sizes) {
   int64_t known = 1;

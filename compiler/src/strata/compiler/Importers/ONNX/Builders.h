@@ -54,11 +54,13 @@ mlir::Value createFilled(mlir::OpBuilder &b, mlir::Location loc,
 // numpy-style (trailing alignment, size-1 dims stretch). A dynamic result
 // dim takes its size from an input dynamic there; dynamic dims of inputs
 // are taken not to broadcast (as IREE and torch-mlir assume; the host
-// checks arguments whose dims this ties).
+// checks arguments whose dims this ties). `sizes`, when given, size the
+// result's dynamic dims instead (an Expand to a computed shape).
 mlir::Value createElementwise(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::ValueRange inputs,
                               mlir::RankedTensorType resultType,
-                              ScalarBuilder body);
+                              ScalarBuilder body,
+                              llvm::ArrayRef<mlir::OpFoldResult> sizes = {});
 
 // A fresh copy of `input` (an elementwise identity generic). For a value
 // used as the `outs` (accumulator start) of a generic: a function argument
@@ -80,6 +82,11 @@ mlir::Value createBroadcast(mlir::OpBuilder &b, mlir::Location loc,
 // or a dynamic one stays dynamic, against a static size takes it).
 llvm::SmallVector<int64_t> broadcastShapes(llvm::ArrayRef<int64_t> a,
                                            llvm::ArrayRef<int64_t> b);
+
+// `size` (an index) as a scalar of `type`, built where it is used (inside
+// a generic's body, a run-time size is converted there).
+mlir::Value createSizeScalar(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::OpFoldResult size, mlir::Type type);
 
 // The product of `sizes`, folded where known.
 mlir::OpFoldResult getSizeProduct(mlir::OpBuilder &b, mlir::Location loc,

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "strata/compiler/Importers/ONNX/Builders.h"
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
+#include "strata/compiler/Importers/ONNX/SymbolicShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -35,7 +36,7 @@ LogicalResult lowerTrilu(NodeContext &ctx) {
     return ctx.fail("input must have rank >= 2");
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
-  if (type->getNumElements() == 0)
+  if (type->hasStaticShape() && type->getNumElements() == 0)
     return ctx.setOutput(0, createZeroElements(b, loc, *type));
   bool upper = ctx.getIntAttr("upper", 1) != 0;
   Value k = ctx.hasInput(1) ? extractFirst(b, loc, ctx.getInput(1))
@@ -52,7 +53,8 @@ LogicalResult lowerTrilu(NodeContext &ctx) {
                                                  : arith::CmpIPredicate::sle,
                                            diff, k);
         return arith::SelectOp::create(nb, nl, keep, args[0], zero).getResult();
-      });
+      },
+      getDimSizes(b, loc, ctx.getInput(0)));
   return ctx.setOutput(0, result);
 }
 
@@ -83,6 +85,8 @@ LogicalResult lowerEyeLike(NodeContext &ctx) {
 // Range: start + i * delta for i in [0, n); n comes from the inferred (or
 // declared) result shape, as the count depends on the operand values.
 LogicalResult lowerRange(NodeContext &ctx) {
+  if (ctx.hasDynamicInput())
+    return lowerSymbolicRange(ctx);
   RankedTensorType startType = ctx.getInputType(0);
   Type et = startType.getElementType();
   // Compile-time operands fix the count even where inference gave none.

@@ -165,6 +165,9 @@ FailureOr<RankedTensorType> NodeContext::getOutputType(unsigned index) {
 
 bool NodeContext::hasDynamicInput() {
   for (unsigned i = 0; i < getNumInputs(); ++i)
+    if (findSymbolicInput(i))
+      return true;
+  for (unsigned i = 0; i < getNumInputs(); ++i)
     if (RankedTensorType type = hasInput(i) && !isSequenceInput(i)
                                     ? getInputType(i)
                                     : RankedTensorType();

@@ -168,9 +168,9 @@ public:
   // float constant (a model's weights and statistics are).
   std::optional<llvm::SmallVector<double>> getConstantFloats(unsigned index);
 
-  // Whether a tensor input has a dynamic dim: the node is imported for
-  // sizes known at run time (only lowerings that compute their sizes get
-  // such nodes, ONNXImporter.cpp).
+  // Whether a tensor input has a dynamic dim or is a symbolic shape: the
+  // node is imported for sizes known at run time (only lowerings that compute
+  // their sizes get such nodes, ONNXImporter.cpp).
   bool hasDynamicInput();
 
   // Outputs. The type is the one shape inference found: static, or with

@@ -199,9 +199,10 @@ LogicalResult lowerBatchNorm(NodeContext &ctx) {
 Value meanOver(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> axes) {
   auto t = cast<RankedTensorType>(x.getType());
   Type et = t.getElementType();
-  int64_t count = 1;
+  SmallVector<OpFoldResult> reducedSizes;
   for (int64_t a : axes)
-    count *= t.getDimSize(a);
+    reducedSizes.push_back(getDimSize(b, loc, x, a));
+  OpFoldResult count = getSizeProduct(b, loc, reducedSizes);
   Value sum = createReduction(
       b, loc, x, axes, true, createScalar(b, loc, et, 0),
       [](OpBuilder &nb, Location nl, ValueRange a) {
@@ -211,7 +212,7 @@ Value meanOver(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> axes) {
   return createElementwise(
       b, loc, {sum}, st, [&](OpBuilder &nb, Location nl, ValueRange a) {
         return arith::DivFOp::create(nb, nl, a[0],
-                                     createScalar(nb, nl, et, count))
+                                     createSizeScalar(nb, nl, count, et))
             .getResult();
       });
 }

@@ -195,15 +195,16 @@ bool takesDynamicShapes(StringRef opType) {
       "LessOrEqual", "Log", "Max", "Mean", "Min", "Mish", "Mul", "Neg", "Not",
       "Or", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign",
       "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tan",
-      "Tanh", "Where", "Xor",
+      "Tanh", "Trilu", "Where", "Xor",
       // Shapes.
-      "Concat", "Flatten", "Gather", "Pad", "Reshape", "Slice", "Squeeze",
-      "Unsqueeze", "Transpose",
+      "Concat", "ConstantOfShape", "Expand", "Flatten", "Range", "Gather",
+      "Pad", "Reshape", "Slice", "Squeeze", "Unsqueeze", "Transpose",
       // Networks.
-      "BatchNormalization", "Conv", "Gemm", "MatMul", "MaxPool", "AveragePool",
-      "GlobalAveragePool", "GlobalMaxPool", "Softmax", "LogSoftmax", "ReduceL1",
-      "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
-      "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"};
+      "BatchNormalization", "InstanceNormalization", "LayerNormalization",
+      "Conv", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
+      "GlobalMaxPool", "Softmax", "LogSoftmax", "ReduceL1", "ReduceL2",
+      "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
+      "ReduceProd", "ReduceSum", "ReduceSumSquare"};
   return ops.contains(opType);
 }
 

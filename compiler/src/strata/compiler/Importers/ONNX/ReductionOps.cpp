@@ -13,18 +13,6 @@ using namespace mlir;
 namespace strata::onnx_importer {
 namespace {
 
-// `size` (an index) as a scalar of `type`, built where it is used (inside
-// a generic's body a run-time size is converted there).
-Value createSizeScalar(OpBuilder &b, Location loc, OpFoldResult size,
-                       Type type) {
-  if (std::optional<int64_t> known = getConstantIntValue(size))
-    return createScalar(b, loc, type, *known);
-  Value i64 =
-      arith::IndexCastOp::create(b, loc, b.getI64Type(), cast<Value>(size));
-  return createScalarCast(b, loc, i64, type, /*fromUnsigned=*/true,
-                          /*toUnsigned=*/false);
-}
-
 enum class Reduce {
   Sum,
   Mean,

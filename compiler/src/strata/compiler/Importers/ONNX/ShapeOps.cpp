@@ -134,6 +134,8 @@ LogicalResult lowerConstantOfShape(NodeContext &ctx) {
       return ctx.fail("value must hold exactly one element");
     scalar = *value.value_begin<Attribute>();
   }
+  if (const SymbolicShape *shape = ctx.findSymbolicInput(0))
+    return lowerSymbolicConstantOfShape(ctx, *shape, cast<TypedAttr>(scalar));
   // Shape inference cannot see through shapes the importer folded (e.g.
   // Neg of a constant in LayerNormalization's expansion): take the shape
   // from the constant input then.
@@ -406,6 +408,8 @@ LogicalResult lowerSlice(NodeContext &ctx) {
 }
 
 LogicalResult lowerExpand(NodeContext &ctx) {
+  if (ctx.hasDynamicInput())
+    return lowerDynamicExpand(ctx);
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
     return failure();

@@ -378,4 +378,101 @@ LogicalResult lowerDynamicReshapeLike(NodeContext &ctx) {
   return ctx.setOutput(0, createDynamicReshape(b, loc, input, *sizes));
 }
 
+namespace {
+
+// The static shape of `sizes`: constants stay, the rest is dynamic.
+SmallVector<int64_t> getStaticShape(ArrayRef<OpFoldResult> sizes) {
+  SmallVector<int64_t> shape;
+  for (OpFoldResult size : sizes)
+    shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  return shape;
+}
+
+} // namespace
+
+LogicalResult lowerSymbolicConstantOfShape(NodeContext &ctx,
+                                           const SymbolicShape &shape,
+                                           TypedAttr value) {
+  OpBuilder &b = ctx.getBuilder();
+  Value scalar = arith::ConstantOp::create(b, ctx.getLoc(), value);
+  return ctx.setOutput(0,
+                       createFilled(b, ctx.getLoc(), shape.elements, scalar));
+}
+
+LogicalResult lowerSymbolicRange(NodeContext &ctx) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  std::optional<SymbolicShape> start = getSymbolicInput(ctx, 0),
+                               limit = getSymbolicInput(ctx, 1),
+                               delta = getSymbolicInput(ctx, 2);
+  std::optional<int64_t> step = delta && delta->elements.size() == 1
+                                    ? getConstantIntValue(delta->elements[0])
+                                    : std::nullopt;
+  if (!start || !limit || start->elements.size() != 1 ||
+      limit->elements.size() != 1 || !step || *step == 0)
+    return ctx.fail("with a limit computed from dynamic dims, the start and "
+                    "limit must be integers and the delta a non-zero "
+                    "constant");
+  // max(0, ceil((limit - start) / delta)), delta of either sign.
+  auto index = [&](OpFoldResult v) {
+    return getValueOrCreateConstantIndexOp(b, loc, v);
+  };
+  Value span = arith::SubIOp::create(b, loc, index(limit->elements[0]),
+                                     index(start->elements[0]));
+  Value rounding =
+      arith::ConstantIndexOp::create(b, loc, *step > 0 ? *step - 1 : *step + 1);
+  Value count = arith::DivSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, span, rounding),
+      arith::ConstantIndexOp::create(b, loc, *step));
+  count = arith::MaxSIOp::create(b, loc, count,
+                                 arith::ConstantIndexOp::create(b, loc, 0));
+  Type et = ctx.getInputType(0).getElementType();
+  Value first = index(start->elements[0]);
+  auto type = RankedTensorType::get({ShapedType::kDynamic}, et);
+  Value result = createIndexedGeneric(
+      b, loc, {}, {}, type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        Value i = arith::AddIOp::create(
+            nb, nl, first,
+            arith::MulIOp::create(
+                nb, nl, ivs[0], arith::ConstantIndexOp::create(nb, nl, *step)));
+        return arith::IndexCastOp::create(nb, nl, et, i).getResult();
+      },
+      {OpFoldResult(count)});
+  return ctx.setOutput(0, result);
+}
+
+LogicalResult lowerDynamicExpand(NodeContext &ctx) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  std::optional<SymbolicShape> shape = getSymbolicInput(ctx, 1);
+  if (!shape || shape->scalar)
+    return ctx.fail("the shape must be known at compile time or computed "
+                    "from the input shapes");
+  Value input = ctx.getInput(0);
+  SmallVector<OpFoldResult> inputSizes = getDimSizes(b, loc, input);
+  size_t rank = std::max(inputSizes.size(), shape->elements.size());
+  // Numpy broadcasting of the two shapes: a 1 on either side takes the
+  // other; dynamic sizes on both sides are taken equal.
+  SmallVector<OpFoldResult> sizes;
+  for (size_t i = 0; i < rank; ++i) {
+    size_t fromIn = rank - inputSizes.size(),
+           fromShape = rank - shape->elements.size();
+    OpFoldResult in = i < fromIn ? b.getIndexAttr(1) : inputSizes[i - fromIn];
+    OpFoldResult to =
+        i < fromShape ? b.getIndexAttr(1) : shape->elements[i - fromShape];
+    std::optional<int64_t> cin = getConstantIntValue(in),
+                           cto = getConstantIntValue(to);
+    sizes.push_back(cto == 1 ? in : (cin == 1 ? to : in));
+  }
+  auto type = RankedTensorType::get(
+      getStaticShape(sizes),
+      cast<RankedTensorType>(input.getType()).getElementType());
+  return ctx.setOutput(
+      0, createElementwise(
+             b, loc, {input}, type,
+             [](OpBuilder &, Location, ValueRange args) { return args[0]; },
+             sizes));
+}
+
 } // namespace strata::onnx_importer

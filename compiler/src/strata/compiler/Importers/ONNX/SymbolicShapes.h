@@ -29,6 +29,18 @@ std::optional<SymbolicShape> getSymbolicInput(NodeContext &ctx, unsigned index);
 // a Reshape to a symbolic shape.
 mlir::LogicalResult lowerDynamicReshapeLike(NodeContext &ctx);
 
+// ConstantOfShape of a symbolic shape: `value` everywhere.
+mlir::LogicalResult lowerSymbolicConstantOfShape(NodeContext &ctx,
+                                                 const SymbolicShape &shape,
+                                                 mlir::TypedAttr value);
+
+// Range whose limit (or start) is computed from dynamic dims (torch's
+// `arange(x.size(1))`): integer operands, a constant delta.
+mlir::LogicalResult lowerSymbolicRange(NodeContext &ctx);
+
+// Expand of a dynamically shaped value, or to a symbolic shape.
+mlir::LogicalResult lowerDynamicExpand(NodeContext &ctx);
+
 } // namespace strata::onnx_importer
 
 #endif // STRATA_COMPILER_IMPORTERS_ONNX_SYMBOLICSHAPES_H_

@@ -1,0 +1,34 @@
+// How the ONNX importer keeps symbolic dims dynamic: shape computations on
+// them fold into index values, reshapes and results are sized from them,
+// and an op that cannot take them names the node and the pins to use.
+// Each model comes from onnx-make-model.py.
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py dynamic_flatten_matmul %t.fm.onnx
+// RUN: strata-compile %t.fm.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=FM
+// Shape -> Gather -> Unsqueeze -> Concat([n, -1]) -> Reshape: the -1 is the
+// static 8 (the batch cancels), so the matmul's K stays static.
+// FM:      func.func @main(%[[X:.+]]: tensor<?x4x2xf32> {strata.name = "x"}) -> (tensor<?x3xf32> {strata.name = "y"})
+// FM:      %[[FLAT:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0], [1, 2]] : tensor<?x4x2xf32> into tensor<?x8xf32>
+// FM:      tensor.dim %[[FLAT]], %{{.+}} : tensor<?x8xf32>
+// FM:      %[[EMPTY:.+]] = tensor.empty(%{{.+}}) : tensor<?x3xf32>
+// FM:      %[[FILL:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[EMPTY]] : tensor<?x3xf32>)
+// FM:      linalg.matmul ins(%[[FLAT]], %{{.+}} : tensor<?x8xf32>, tensor<8x3xf32>) outs(%[[FILL]] : tensor<?x3xf32>)
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py dynamic_range %t.rg.onnx
+// RUN: strata-compile %t.rg.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=RG
+// Range(0, ids.shape[1], 1): the count is computed from the dim at run
+// time, each element from its index.
+// RG:      %[[LEN:.+]] = tensor.dim %{{.+}}, %c1 : tensor<?x?xi64>
+// RG:      %[[SPAN:.+]] = arith.subi %[[LEN]], %{{.+}} : index
+// RG:      %[[COUNT:.+]] = arith.maxsi %{{.+}}, %{{.+}} : index
+// RG:      %[[EMPTY:.+]] = tensor.empty(%[[COUNT]]) : tensor<?xi64>
+// RG:      linalg.generic {{.+}} outs(%[[EMPTY]] : tensor<?xi64>)
+// RG:        linalg.index 0 : index
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py dynamic_conv_height %t.cv.onnx
+// RUN: not strata-compile %t.cv.onnx -o %t.smod 2>&1 | FileCheck %s --check-prefix=CV
+// CV: error: node 'conv' (Conv): dim 2 of input 'x' is dynamic; of the channels and spatial dims, which size the windows, none may be; pin the dynamic dims when compiling: --dim=batch=SIZE --dim=height=SIZE
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py dynamic_unsupported %t.un.onnx
+// RUN: not strata-compile %t.un.onnx -o %t.smod 2>&1 | FileCheck %s --check-prefix=UN
+// UN: error: node 'cumsum' (CumSum): dynamic dims (input 'x' is ?xf32) are not supported by this op yet; pin the dynamic dims when compiling: --dim=n=SIZE
