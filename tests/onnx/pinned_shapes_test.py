@@ -102,6 +102,43 @@ def embedding_model(rng):
     return model, reference
 
 
+def segmentation_head_model():
+    """X [batch, 2, 4, 4] resized (nearest) to sizes computed from its own
+    Shape, split into its two channels, their difference's max per image,
+    and the argmax over the rows of X's first channel."""
+    nodes = [
+        helper.make_node("Shape", ["X"], ["shape"], end=2),
+        helper.make_node("Concat", ["shape", "hw"], ["sizes"], axis=0),
+        helper.make_node("Resize", ["X", "", "", "sizes"], ["r"],
+                         mode="nearest"),
+        helper.make_node("Split", ["r"], ["r0", "r1"], axis=1),
+        helper.make_node("Sub", ["r0", "r1"], ["d"]),
+        helper.make_node("ReduceMax", ["d"], ["m"], axes=[1, 2, 3],
+                         keepdims=0),
+        helper.make_node("Slice", ["X", "zero", "one", "one"], ["first"]),
+        helper.make_node("ArgMax", ["first"], ["rows"], axis=2, keepdims=0),
+        helper.make_node("Cast", ["rows"], ["rows_f"], to=F),
+        helper.make_node("ReduceSum", ["rows_f", "all"], ["s"], keepdims=0),
+        helper.make_node("Add", ["m", "s"], ["Y"]),
+    ]
+    model = make_model(
+        "head", nodes,
+        [helper.make_tensor_value_info("X", F, ["batch", 2, 4, 4])],
+        [helper.make_tensor_value_info("Y", F, ["batch"])],
+        [numpy_helper.from_array(np.array([8, 8], np.int64), "hw"),
+         numpy_helper.from_array(np.array([0], np.int64), "zero"),
+         numpy_helper.from_array(np.array([1], np.int64), "one"),
+         numpy_helper.from_array(np.array([1, 2], np.int64), "all")])
+
+    def reference(x):
+        r = x.repeat(2, axis=2).repeat(2, axis=3)
+        m = (r[:, 0] - r[:, 1]).max(axis=(1, 2))
+        s = x[:, 0].argmax(axis=1).sum(axis=1).astype(np.float32)
+        return (m + s).astype(np.float32)
+
+    return model, reference
+
+
 def unnamed_model():
     """An input whose first dimension has no name: X [?, 4] -> Relu."""
     model = make_model(
@@ -176,6 +213,9 @@ def main():
     cnn, cnn_ref = cnn_model(rng)
     emb, emb_ref = embedding_model(rng)
     unnamed, unnamed_ref = unnamed_model()
+    head, head_ref = segmentation_head_model()
+    h1 = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
+    h2 = rng.standard_normal((3, 2, 4, 4)).astype(np.float32)
 
     x1 = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
     x2 = rng.standard_normal((2, 3, 12, 10)).astype(np.float32)
@@ -201,6 +241,8 @@ def main():
          [([ids1], emb_ref(ids1)), ([ids2], emb_ref(ids2))]),
         ("unnamed_dynamic", unnamed, [],
          [([u], unnamed_ref(u)), ([u2], unnamed_ref(u2))]),
+        ("head_dynamic", head, [],
+         [([h1], head_ref(h1)), ([h2], head_ref(h2))]),
     ]
     refusals = []
     if "--target=vmvx" in args.compile_arg:

@@ -191,7 +191,8 @@ LogicalResult lowerDropout(NodeContext &ctx) {
   OpBuilder &b = ctx.getBuilder();
   return ctx.setOutput(
       1, createFilled(b, ctx.getLoc(), *maskType,
-                      createScalar(b, ctx.getLoc(), b.getI1Type(), 1)));
+                      createScalar(b, ctx.getLoc(), b.getI1Type(), 1),
+                      ctx.getInput(0)));
 }
 
 } // namespace

@@ -69,7 +69,9 @@ Value createZeroElements(OpBuilder &b, Location loc, RankedTensorType type) {
 
 Value createEmpty(OpBuilder &b, Location loc, RankedTensorType type,
                   Value like) {
-  if (type.hasStaticShape())
+  // (Without `like`, a dynamic type gives an empty op the verifier
+  // refuses, naming the node.)
+  if (type.hasStaticShape() || !like)
     return createEmpty(b, loc, type);
   SmallVector<Value> sizes;
   auto likeType = cast<RankedTensorType>(like.getType());

@@ -197,34 +197,41 @@ bool takesDynamicShapes(StringRef opType) {
       "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tan",
       "Tanh", "Trilu", "Where", "Xor",
       // Shapes.
-      "Concat", "ConstantOfShape", "Expand", "Flatten", "Range", "Gather",
-      "Pad", "Reshape", "Slice", "Squeeze", "Unsqueeze", "Transpose",
+      "Concat", "ConstantOfShape", "Expand", "Shape", "Size", "Flatten",
+      "Range", "Gather", "Pad", "Reshape", "Resize", "Slice", "Split",
+      "Squeeze", "Unsqueeze", "Transpose",
       // Networks.
-      "BatchNormalization", "InstanceNormalization", "LayerNormalization",
-      "Conv", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
-      "GlobalMaxPool", "Softmax", "LogSoftmax", "ReduceL1", "ReduceL2",
-      "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
-      "ReduceProd", "ReduceSum", "ReduceSumSquare"};
+      "ArgMax", "ArgMin", "BatchNormalization", "InstanceNormalization",
+      "LayerNormalization", "Conv", "Gemm", "MatMul", "MaxPool", "AveragePool",
+      "GlobalAveragePool", "GlobalMaxPool", "Softmax", "LogSoftmax", "ReduceL1",
+      "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+      "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"};
   return ops.contains(opType);
 }
 
-// "input 'x' is ?x3x224x224xf32, ..." for the node's dynamic inputs.
+// "input 'x' is ?x3x224x224xf32, ..." for the node's dynamic inputs (and
+// those computed from dynamic dims).
 std::string describeDynamicInputs(NodeContext &ctx) {
   std::string text;
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
     RankedTensorType type = ctx.hasInput(i) && !ctx.isSequenceInput(i)
                                 ? ctx.getInputType(i)
                                 : RankedTensorType();
-    if (!type || type.hasStaticShape())
+    bool symbolic = ctx.findSymbolicInput(i);
+    if (!type || (type.hasStaticShape() && !symbolic))
       continue;
-    std::string shape;
-    llvm::raw_string_ostream os(shape);
-    for (int64_t d : type.getShape())
-      os << (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d))
-         << "x";
-    os << type.getElementType();
+    std::string what;
+    llvm::raw_string_ostream os(what);
+    if (symbolic) {
+      os << "computed from dynamic dims";
+    } else {
+      for (int64_t d : type.getShape())
+        os << (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d))
+           << "x";
+      os << type.getElementType();
+    }
     text += (text.empty() ? "input '" : ", input '") + ctx.getNode().input(i) +
-            "' is " + shape;
+            "' is " + what;
   }
   return text;
 }

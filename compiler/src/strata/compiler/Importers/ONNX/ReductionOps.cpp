@@ -362,6 +362,91 @@ LogicalResult lowerSoftmax(NodeContext &ctx, bool logSoftmax) {
   return ctx.setOutput(0, result);
 }
 
+// ArgMax/ArgMin over dynamic dims in two single-result passes (the extreme,
+// then the first or last index holding it): a dispatch over dynamic shapes
+// has no room for the one-pass form's second, internal result. `x` is
+// reduced along `axis` into [dims without it] of i64.
+Value createTwoPassArgExtremum(OpBuilder &b, Location loc, Value x,
+                               int64_t axis, bool isMax, bool selectLast,
+                               bool isUnsigned) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  int64_t rank = xt.getRank();
+  Type et = xt.getElementType();
+  bool isFloat = isa<FloatType>(et);
+  unsigned width = et.getIntOrFloatBitWidth();
+  double lowest = isFloat      ? -INFINITY
+                  : isUnsigned ? 0.0
+                               : -std::ldexp(1.0, width - 1);
+  double highest = isFloat      ? INFINITY
+                   : isUnsigned ? -1.0
+                                : std::ldexp(1.0, width - 1) - 1;
+  Value extreme = createReduction(
+      b, loc, x, {axis}, /*keepDims=*/false,
+      createScalar(b, loc, et, isMax ? lowest : highest),
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        if (isFloat)
+          return isMax
+                     ? arith::MaximumFOp::create(nb, nl, a[0], a[1]).getResult()
+                     : arith::MinimumFOp::create(nb, nl, a[0], a[1])
+                           .getResult();
+        if (isMax)
+          return isUnsigned
+                     ? arith::MaxUIOp::create(nb, nl, a[0], a[1]).getResult()
+                     : arith::MaxSIOp::create(nb, nl, a[0], a[1]).getResult();
+        return isUnsigned
+                   ? arith::MinUIOp::create(nb, nl, a[0], a[1]).getResult()
+                   : arith::MinSIOp::create(nb, nl, a[0], a[1]).getResult();
+      });
+  SmallVector<OpFoldResult> sizes = getDimSizes(b, loc, x);
+  sizes.erase(sizes.begin() + axis);
+  Type i64 = b.getI64Type();
+  Value init = createFilled(
+      b, loc, sizes,
+      createScalar(b, loc, i64, selectLast ? -1.0 : 9.2233720368547758e18));
+  SmallVector<AffineExpr> exprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t i = 0; i < rank; ++i) {
+    iterators.push_back(i == axis ? utils::IteratorType::reduction
+                                  : utils::IteratorType::parallel);
+    if (i != axis)
+      exprs.push_back(b.getAffineDimExpr(i));
+  }
+  AffineMap reduced = AffineMap::get(rank, 0, exprs, b.getContext());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x, extreme},
+             ValueRange{init},
+             ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank), reduced,
+                                 reduced},
+             iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               // A NaN extreme is the first (or last) NaN.
+               Value holds =
+                   isFloat
+                       ? arith::OrIOp::create(
+                             nb, nl,
+                             arith::CmpFOp::create(
+                                 nb, nl, arith::CmpFPredicate::OEQ, a[0], a[1]),
+                             arith::CmpFOp::create(
+                                 nb, nl, arith::CmpFPredicate::UNO, a[0], a[0]))
+                             .getResult()
+                       : arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                               a[0], a[1])
+                             .getResult();
+               Value index = arith::IndexCastOp::create(
+                   nb, nl, nb.getI64Type(),
+                   linalg::IndexOp::create(nb, nl, axis));
+               Value better =
+                   selectLast
+                       ? arith::MaxSIOp::create(nb, nl, a[2], index).getResult()
+                       : arith::MinSIOp::create(nb, nl, a[2], index)
+                             .getResult();
+               linalg::YieldOp::create(nb, nl,
+                                       ValueRange{arith::SelectOp::create(
+                                           nb, nl, holds, better, a[2])});
+             })
+      .getResult(0);
+}
+
 LogicalResult lowerArgExtremum(NodeContext &ctx, bool isMax) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
@@ -378,6 +463,12 @@ LogicalResult lowerArgExtremum(NodeContext &ctx, bool isMax) {
   Type et = xt.getElementType();
   bool isFloat = isa<FloatType>(et);
   bool isUnsigned = ctx.isInputUnsigned(0);
+  if (!xt.hasStaticShape())
+    return ctx.setOutput(0, createReshape(b, loc,
+                                          createTwoPassArgExtremum(
+                                              b, loc, ctx.getInput(0), axis,
+                                              isMax, selectLast, isUnsigned),
+                                          type->getShape()));
   SmallVector<int64_t> shape;
   SmallVector<AffineExpr> exprs;
   SmallVector<utils::IteratorType> iterators;

@@ -19,11 +19,13 @@
 //===----------------------------------------------------------------------===//
 #include "strata/compiler/Importers/ONNX/Builders.h"
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
+#include "strata/compiler/Importers/ONNX/SymbolicShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -172,8 +174,41 @@ struct ResizeBuilder {
   }
 };
 
+// With dynamic dims, the result type: only static dims resize, and a
+// dynamic dim's size (in a sizes input computed from the input shapes, as
+// torch writes `interpolate(x, size=...)`) must be the input's own.
+FailureOr<RankedTensorType> getDynamicResizeType(NodeContext &ctx) {
+  RankedTensorType xt = ctx.getInputType(0);
+  if (!ctx.hasInput(3) || !ctx.getIntsAttr("axes").empty())
+    return ctx.getOutputType(0);
+  std::optional<SymbolicShape> sizes = getSymbolicInput(ctx, 3);
+  if (!sizes || sizes->elements.size() != static_cast<size_t>(xt.getRank()))
+    return ctx.fail("with dynamic dims the sizes must be known at compile "
+                    "time or computed from the input shapes" +
+                    ctx.getState().pinHint);
+  OpBuilder &b = ctx.getBuilder();
+  SmallVector<int64_t> shape;
+  for (auto [d, size] : llvm::enumerate(sizes->elements)) {
+    if (!xt.isDynamicDim(d)) {
+      std::optional<int64_t> known = getConstantIntValue(size);
+      if (!known)
+        return ctx.fail("the size of static dim " + Twine(d) +
+                        " is computed at run time");
+      shape.push_back(*known);
+      continue;
+    }
+    if (!isSameSize(size, getDimSize(b, ctx.getLoc(), ctx.getInput(0), d)))
+      return ctx.fail("dim " + Twine(d) +
+                      " is dynamic; resizing it is not supported yet" +
+                      ctx.getState().pinHint);
+    shape.push_back(ShapedType::kDynamic);
+  }
+  return RankedTensorType::get(shape, xt.getElementType());
+}
+
 LogicalResult lowerResize(NodeContext &ctx) {
-  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  FailureOr<RankedTensorType> type =
+      ctx.hasDynamicInput() ? getDynamicResizeType(ctx) : ctx.getOutputType(0);
   if (failed(type))
     return failure();
   if (ctx.getOpset() < 11)
@@ -215,6 +250,13 @@ LogicalResult lowerResize(NodeContext &ctx) {
   // scales, or scales read at run time.
   bool hasSizes = ctx.hasInput(3) && ctx.getInputType(3).getNumElements() > 0;
   bool hasScales = ctx.hasInput(2) && ctx.getInputType(2).getNumElements() > 0;
+  // Dynamic dims are never resized (getDynamicResizeType).
+  for (int64_t d = 0; d < rank; ++d)
+    if (xt.isDynamicDim(d) && (!hasSizes || policy != "stretch" || cropMode ||
+                               !type->isDynamicDim(d)))
+      return ctx.fail("dim " + Twine(d) +
+                      " is dynamic; resizing it is not supported yet" +
+                      ctx.getState().pinHint);
   if (!hasSizes && !hasScales)
     return ctx.fail("one of scales and sizes must be given");
   // The dims scales, sizes and roi name (opset 18's `axes`; all by
@@ -257,8 +299,10 @@ LogicalResult lowerResize(NodeContext &ctx) {
     }
   } else if (hasSizes) {
     for (int64_t d : axes)
-      staticScales[d] = static_cast<double>(type->getDimSize(d)) /
-                        static_cast<double>(xt.getDimSize(d));
+      staticScales[d] = xt.isDynamicDim(d)
+                            ? 1.0
+                            : static_cast<double>(type->getDimSize(d)) /
+                                  static_cast<double>(xt.getDimSize(d));
   } else if (std::optional<DenseElementsAttr> c = ctx.getConstantInput(2)) {
     for (auto [k, v] : llvm::enumerate(c->getValues<APFloat>()))
       staticScales[axes[k]] = v.convertToDouble();
@@ -273,7 +317,7 @@ LogicalResult lowerResize(NodeContext &ctx) {
 
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
-  if (type->getNumElements() == 0)
+  if (type->hasStaticShape() && type->getNumElements() == 0)
     return ctx.setOutput(0, createZeroElements(b, loc, *type));
   SmallVector<bool> resized(rank);
   for (int64_t d = 0; d < rank; ++d) {
@@ -370,7 +414,8 @@ LogicalResult lowerResize(NodeContext &ctx) {
               nb, nl, outside, createScalar(nb, nl, et, attrs.extrapolation),
               value);
         return value;
-      });
+      },
+      getSizesLike(b, loc, *type, x));
   return ctx.setOutput(0, result);
 }
 

@@ -449,6 +449,13 @@ LogicalResult lowerSplit(NodeContext &ctx) {
     return failure();
   int64_t axis = *axisOr;
   OpBuilder &b = ctx.getBuilder();
+  if (inputType.isDynamicDim(axis))
+    return ctx.fail("axis " + Twine(axis) +
+                    " is dynamic; splitting it is not supported yet" +
+                    ctx.getState().pinHint);
+  // The other dims, dynamic ones included, are the input's.
+  SmallVector<OpFoldResult> sizes =
+      getDimSizes(b, ctx.getLoc(), ctx.getInput(0));
   int64_t offset = 0;
   for (unsigned i = 0; i < ctx.getNumOutputs(); ++i) {
     FailureOr<RankedTensorType> type = ctx.getOutputType(i);
@@ -461,16 +468,20 @@ LogicalResult lowerSplit(NodeContext &ctx) {
     SmallVector<int64_t> offsets(inputType.getRank(), 0);
     offsets[axis] = offset;
     SmallVector<int64_t> strides(inputType.getRank(), 1);
-    if (type->getNumElements() == 0) {
+    if (type->hasStaticShape() && type->getNumElements() == 0) {
       if (failed(ctx.setOutput(i, createZeroElements(b, ctx.getLoc(), *type))))
         return failure();
       continue;
     }
+    if (type->isDynamicDim(axis))
+      return ctx.fail("output " + Twine(i) +
+                      " has a dynamic size along the "
+                      "axis");
+    sizes[axis] = b.getIndexAttr(type->getDimSize(axis));
     Value part = tensor::ExtractSliceOp::create(
-        b, ctx.getLoc(), *type, ctx.getInput(0), ValueRange{}, ValueRange{},
-        ValueRange{}, b.getDenseI64ArrayAttr(offsets),
-        b.getDenseI64ArrayAttr(type->getShape()),
-        b.getDenseI64ArrayAttr(strides));
+        b, ctx.getLoc(), ctx.getInput(0),
+        getAsIndexOpFoldResult(b.getContext(), offsets), sizes,
+        getAsIndexOpFoldResult(b.getContext(), strides));
     offset += type->getDimSize(axis);
     if (failed(ctx.setOutput(i, part)))
       return failure();

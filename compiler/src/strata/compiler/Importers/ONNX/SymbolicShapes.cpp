@@ -42,16 +42,6 @@ OpFoldResult combine(OpBuilder &b, Location loc, StringRef op, OpFoldResult x,
   return arith::DivSIOp::create(b, loc, vx, vy).getResult();
 }
 
-OpFoldResult product(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes) {
-  return getSizeProduct(b, loc, sizes);
-}
-
-bool isSymbolic(const SymbolicShape &shape) {
-  return llvm::any_of(shape.elements, [](OpFoldResult element) {
-    return !getConstantIntValue(element);
-  });
-}
-
 // Shape and Size of a dynamically shaped value.
 std::optional<SymbolicShape> foldShapeOf(NodeContext &ctx) {
   RankedTensorType type = ctx.getInputType(0);
@@ -62,7 +52,7 @@ std::optional<SymbolicShape> foldShapeOf(NodeContext &ctx) {
       getDimSizes(b, ctx.getLoc(), ctx.getInput(0));
   SymbolicShape shape;
   if (ctx.getNode().op_type() == "Size") {
-    shape.elements.push_back(product(b, ctx.getLoc(), dims));
+    shape.elements.push_back(getSizeProduct(b, ctx.getLoc(), dims));
     shape.scalar = true;
     return shape;
   }
@@ -178,6 +168,29 @@ std::optional<SymbolicShape> foldArithmetic(NodeContext &ctx) {
   return shape;
 }
 
+// Where of a compile-time condition between shapes.
+std::optional<SymbolicShape> foldWhere(NodeContext &ctx) {
+  std::optional<DenseElementsAttr> cond = ctx.getConstantInput(0);
+  std::optional<SymbolicShape> x = getSymbolicInput(ctx, 1);
+  std::optional<SymbolicShape> y = getSymbolicInput(ctx, 2);
+  if (!cond || !cond->getElementType().isInteger(1) ||
+      cond->getType().getRank() > 1 || !x || !y)
+    return std::nullopt;
+  auto picks = llvm::to_vector(cond->getValues<bool>());
+  size_t n = std::max({picks.size(), x->elements.size(), y->elements.size()});
+  for (size_t size : {picks.size(), x->elements.size(), y->elements.size()})
+    if (size != n && size != 1)
+      return std::nullopt;
+  SymbolicShape shape;
+  shape.scalar = cond->getType().getRank() == 0 && x->scalar && y->scalar;
+  for (size_t i = 0; i < n; ++i) {
+    bool pick = picks[picks.size() == 1 ? 0 : i];
+    const SymbolicShape &from = pick ? *x : *y;
+    shape.elements.push_back(from.elements[from.elements.size() == 1 ? 0 : i]);
+  }
+  return shape;
+}
+
 std::optional<SymbolicShape> foldSymbolicNode(NodeContext &ctx) {
   StringRef op = ctx.getNode().op_type();
   if (op == "Shape" || op == "Size")
@@ -215,7 +228,58 @@ std::optional<SymbolicShape> foldSymbolicNode(NodeContext &ctx) {
   }
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")
     return foldArithmetic(ctx);
+  if (op == "Reshape" && input && !input->scalar) {
+    // A 1-D shape reshaped to 1-D ([-1] or its length) or, of one element,
+    // to a scalar.
+    std::optional<SmallVector<int64_t>> target = getInts(ctx, 1);
+    size_t size = input->elements.size();
+    if (!target || target->size() > 1 ||
+        (target->size() == 1 && (*target)[0] != -1 &&
+         (*target)[0] != static_cast<int64_t>(size)) ||
+        (target->empty() && size != 1))
+      return std::nullopt;
+    SymbolicShape shape = *input;
+    shape.scalar = target->empty();
+    return shape;
+  }
+  if (op == "Where")
+    return foldWhere(ctx);
   return std::nullopt;
+}
+
+// Equal of shapes whose elements compare the same whatever the run-time
+// sizes are (a size against -1, say, as torch's `expand(n, -1)` writes),
+// as a compile-time bool tensor. Returns false when it does not apply.
+bool tryFoldSymbolicEqual(NodeContext &ctx, LogicalResult &result) {
+  if (ctx.getNode().op_type() != "Equal" ||
+      (!ctx.findSymbolicInput(0) && !ctx.findSymbolicInput(1)))
+    return false;
+  std::optional<SymbolicShape> x = getSymbolicInput(ctx, 0);
+  std::optional<SymbolicShape> y = getSymbolicInput(ctx, 1);
+  if (!x || !y)
+    return false;
+  size_t nx = x->elements.size(), ny = y->elements.size();
+  if (nx != ny && nx != 1 && ny != 1)
+    return false;
+  SmallVector<bool> equal;
+  for (size_t i = 0; i < std::max(nx, ny); ++i) {
+    OpFoldResult a = x->elements[nx == 1 ? 0 : i];
+    OpFoldResult b = y->elements[ny == 1 ? 0 : i];
+    std::optional<int64_t> ca = getConstantIntValue(a),
+                           cb = getConstantIntValue(b);
+    if (isSameSize(a, b))
+      equal.push_back(true);
+    else if ((ca && cb) || (ca && *ca < 0) || (cb && *cb < 0))
+      equal.push_back(false); // sizes are never negative
+    else
+      return false;
+  }
+  SmallVector<int64_t> shape;
+  if (!(x->scalar && y->scalar))
+    shape.push_back(equal.size());
+  auto type = RankedTensorType::get(shape, ctx.getBuilder().getI1Type());
+  result = ctx.setConstantOutput(0, DenseElementsAttr::get(type, equal));
+  return true;
 }
 
 } // namespace
@@ -236,6 +300,8 @@ std::optional<SymbolicShape> getSymbolicInput(NodeContext &ctx,
 }
 
 bool tryFoldSymbolicShape(NodeContext &ctx, LogicalResult &result) {
+  if (tryFoldSymbolicEqual(ctx, result))
+    return true;
   std::optional<SymbolicShape> shape = foldSymbolicNode(ctx);
   if (!shape)
     return false;
@@ -293,8 +359,8 @@ FailureOr<SmallVector<OpFoldResult>> getReshapeSizes(NodeContext &ctx) {
     else
       denominator.push_back(size);
   }
-  OpFoldResult num = product(b, loc, numerator);
-  OpFoldResult den = product(b, loc, denominator);
+  OpFoldResult num = getSizeProduct(b, loc, numerator);
+  OpFoldResult den = getSizeProduct(b, loc, denominator);
   std::optional<int64_t> cn = getConstantIntValue(num),
                          cd = getConstantIntValue(den);
   if (cn && cd && (*cd == 0 || *cn % *cd != 0))
@@ -368,8 +434,9 @@ LogicalResult lowerDynamicReshapeLike(NodeContext &ctx) {
     axis = axis < 0 ? axis + rank : axis;
     SmallVector<OpFoldResult> dims = getDimSizes(b, loc, input);
     auto split = ArrayRef<OpFoldResult>(dims);
-    sizes = SmallVector<OpFoldResult>{product(b, loc, split.take_front(axis)),
-                                      product(b, loc, split.drop_front(axis))};
+    sizes = SmallVector<OpFoldResult>{
+        getSizeProduct(b, loc, split.take_front(axis)),
+        getSizeProduct(b, loc, split.drop_front(axis))};
   } else {
     sizes = getSqueezeSizes(ctx);
   }

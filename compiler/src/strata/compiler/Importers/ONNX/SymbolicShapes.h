@@ -17,7 +17,8 @@ namespace strata::onnx_importer {
 
 // Folds the node when it computes a shape from dynamic dims (Shape or Size
 // of a dynamically shaped value; Gather, Slice, Concat, Unsqueeze, Squeeze,
-// Cast, Identity, Add, Sub, Mul, Div of symbolic shapes and constants).
+// Reshape, Cast, Identity, Add, Sub, Mul, Div, Where of symbolic shapes and
+// constants; an Equal whose answer does not depend on the sizes).
 // Returns false when it does not apply.
 bool tryFoldSymbolicShape(NodeContext &ctx, mlir::LogicalResult &result);
 
