@@ -47,12 +47,23 @@ using namespace mlir;
 namespace strata {
 namespace {
 
+// Whether `type` is static but for its batch (dim 0): the patches and the
+// product then have a dynamic batch too, as the convolution's result.
+bool isStaticButBatch(RankedTensorType type) {
+  if (!type)
+    return false;
+  for (int64_t i = 1; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      return false;
+  return true;
+}
+
 bool hasStaticShapes(linalg::Conv2DNchwFchwOp conv) {
   auto inputType = dyn_cast<RankedTensorType>(conv.getInputs()[0].getType());
   auto filterType = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());
   auto outputType = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
-  return inputType && filterType && outputType && inputType.hasStaticShape() &&
-         filterType.hasStaticShape() && outputType.hasStaticShape() &&
+  return isStaticButBatch(inputType) && filterType &&
+         filterType.hasStaticShape() && isStaticButBatch(outputType) &&
          isa<FloatType>(outputType.getElementType());
 }
 
@@ -91,7 +102,12 @@ Value gatherPatches(RewriterBase &rewriter, Location loc, Value input,
                     AffineMap gather, ArrayRef<int64_t> shape,
                     ArrayRef<ReassociationIndices> reassociation) {
   Type et = cast<RankedTensorType>(input.getType()).getElementType();
-  Value empty = tensor::EmptyOp::create(rewriter, loc, shape, et);
+  // A dynamic batch is the input's.
+  SmallVector<Value> dynamicSizes;
+  if (ShapedType::isDynamic(shape[0]))
+    dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, input, 0));
+  Value empty = tensor::EmptyOp::create(
+      rewriter, loc, RankedTensorType::get(shape, et), dynamicSizes);
   unsigned rank = shape.size();
   auto patches = linalg::GenericOp::create(
       rewriter, loc, TypeRange{empty.getType()}, ValueRange{input},
