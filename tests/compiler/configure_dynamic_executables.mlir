@@ -65,3 +65,24 @@ func.func @columns(%a: tensor<?x2xf32>) -> tensor<2xf32> {
 // CHECK:         flow.lowering_config = #flow.lowering_config<vector_bits = 512, kernels = [{{.*}}]>
 // CHECK-LABEL: func.func @columns(
 // CHECK:         flow.dispatch @columns_dispatch_0::@columns_dispatch_0{{\[}}[1, 1, 1]] (%{{.+}}) constants(%{{.+}}) {strata.dispatch_name
+
+// -----
+
+// The static loops of one image make enough work for several workgroups
+// (64 x 32 x 32 pixels): the split runs along the outermost static parallel
+// loop, in four tiles, so a batch of one still spreads over the cores.
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @images(%a: tensor<?x64x32x32xf32>, %n: index) -> tensor<?x64x32x32xf32> {
+  %0 = flow.dispatch.region -> (tensor<?x64x32x32xf32>) {
+    %e = tensor.empty(%n) : tensor<?x64x32x32xf32>
+    %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%a : tensor<?x64x32x32xf32>) outs(%e : tensor<?x64x32x32xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %y = arith.negf %x : f32
+      linalg.yield %y : f32
+    } -> tensor<?x64x32x32xf32>
+    flow.return %r : tensor<?x64x32x32xf32>
+  }
+  return %0 : tensor<?x64x32x32xf32>
+}
+// CHECK-LABEL: flow.executable @images_dispatch_0
+// CHECK:         flow.lowering_config = #flow.lowering_config<vector_bits = 512, workgroup_tile = [0, 16, 0, 0], kernels = [], workload = [-1, 64, 32, 32]>

@@ -617,11 +617,43 @@ chooseDynamicWorkgroupTiling(Operation *terminator, unsigned vectorBits) {
           registerTile, std::max(tileOf(vectorLoop), registerTile));
       return WorkgroupTiling{vectorLoop, tile, ShapedType::kDynamic};
     }
+    // Else of its static rows the same way (a convolution's filters, when
+    // its pixels are few and its batch may be 1).
+    unsigned rowLoop = tiles->rowLoop;
+    int64_t rowTile = tiles->registers[rowLoop];
+    if (rowLoop != vectorLoop && !ShapedType::isDynamic(ranges[rowLoop]) &&
+        iterators[rowLoop] == utils::IteratorType::parallel &&
+        !isUsedNonlinearly(root, rowLoop) && rowTile > 0 &&
+        ranges[rowLoop] >= 2 * rowTile) {
+      int64_t tile = std::clamp<int64_t>(
+          ranges[rowLoop] / kMinStaticContractionTiles / rowTile * rowTile,
+          rowTile, std::max(tileOf(rowLoop), rowTile));
+      return WorkgroupTiling{rowLoop, tile, ShapedType::kDynamic};
+    }
     for (unsigned loop : {tiles->rowLoop, vectorLoop})
       if (isSplittable(loop) && tileOf(loop) > 0)
         return WorkgroupTiling{loop, tileOf(loop), ShapedType::kDynamic};
     return std::nullopt;
   }
+  // Where the static loops alone make enough work for several workgroups
+  // (an image's channels and pixels, the batch being dynamic and perhaps
+  // 1), along the outermost static parallel loop, in about
+  // kMinStaticContractionTiles tiles.
+  int64_t staticIterations = 1;
+  for (int64_t range : ranges)
+    staticIterations *=
+        ShapedType::isDynamic(range) ? 1 : std::max<int64_t>(range, 1);
+  if (staticIterations >=
+      kMinStaticContractionTiles * kMinIterationsPerWorkgroup)
+    for (unsigned loop = 0; loop < ranges.size(); ++loop)
+      if (!ShapedType::isDynamic(ranges[loop]) &&
+          ranges[loop] >= kMinStaticContractionTiles &&
+          iterators[loop] == utils::IteratorType::parallel &&
+          !isUsedNonlinearly(root, loop))
+        return WorkgroupTiling{loop,
+                               static_cast<int64_t>(llvm::divideCeil(
+                                   ranges[loop], kMinStaticContractionTiles)),
+                               ShapedType::kDynamic};
   // Anything else along its outermost dynamic parallel loop, in tiles of
   // about a thousand iterations where the other loops' sizes are known.
   for (unsigned loop = 0; loop < ranges.size(); ++loop) {
