@@ -33,7 +33,8 @@ def compile_model(bin_dir, onnx_path, module, args):
     seconds = time.time() - start
     if proc.returncode != 0:
         lines = [l for l in proc.stderr.splitlines() if "error" in l]
-        return seconds, (lines[0] if lines else proc.stderr.strip())[:300]
+        message = lines[0] if lines else proc.stderr.strip()
+        return seconds, (message or f"exit {proc.returncode}, no message")[:300]
     return seconds, None
 
 

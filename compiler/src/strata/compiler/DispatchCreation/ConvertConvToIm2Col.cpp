@@ -359,8 +359,11 @@ struct ConvertConvToIm2ColPass
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
                                                          &getContext());
     tensor::populateFoldTensorEmptyPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      getOperation()->emitError(
+          "folding fills into collapsed accumulators did not converge");
       return signalPassFailure();
+    }
 
     // The product's expand_shape moves below the elementwise ops
     // that consume it (bias, residual add, activation), which run on the
@@ -371,13 +374,19 @@ struct ConvertConvToIm2ColPass
     RewritePatternSet collapsing(&getContext());
     linalg::populateFoldReshapeOpsByCollapsingPatterns(
         collapsing, [](OpOperand *operand) {
+          // (Over dynamic shapes the collapsing and the expansion's
+          // folding undo each other; such products keep their expansion.)
           auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
           return consumer &&
                  consumer.getNumParallelLoops() == consumer.getNumLoops() &&
+                 cast<ShapedType>(operand->get().getType()).hasStaticShape() &&
                  isFedByProduct(operand->get());
         });
-    if (failed(applyPatternsGreedily(getOperation(), std::move(collapsing))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(collapsing)))) {
+      getOperation()->emitError(
+          "moving product expansions below their epilogues did not converge");
       return signalPassFailure();
+    }
   }
 };
 
