@@ -163,16 +163,17 @@ FailureOr<RankedTensorType> NodeContext::getOutputType(unsigned index) {
   return result;
 }
 
-bool NodeContext::hasDynamicInput() {
-  for (unsigned i = 0; i < getNumInputs(); ++i)
+bool NodeContext::hasDynamicInput() const {
+  for (unsigned i = 0; i < getNumInputs(); ++i) {
     if (findSymbolicInput(i))
       return true;
-  for (unsigned i = 0; i < getNumInputs(); ++i)
-    if (RankedTensorType type = hasInput(i) && !isSequenceInput(i)
-                                    ? getInputType(i)
-                                    : RankedTensorType();
-        type && !type.hasStaticShape())
+    // (Constants, not materialized here, are static.)
+    Value value = hasInput(i) ? state.values.lookup(node.input(i)) : Value();
+    auto type = value ? dyn_cast<RankedTensorType>(value.getType())
+                      : RankedTensorType();
+    if (type && !type.hasStaticShape())
       return true;
+  }
   return false;
 }
 

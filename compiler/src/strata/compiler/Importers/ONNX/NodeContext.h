@@ -171,7 +171,7 @@ public:
   // Whether a tensor input has a dynamic dim or is a symbolic shape: the
   // node is imported for sizes known at run time (only lowerings that compute
   // their sizes get such nodes, ONNXImporter.cpp).
-  bool hasDynamicInput();
+  bool hasDynamicInput() const;
 
   // Outputs. The type is the one shape inference found: static, or with
   // dynamic dims where the node has a dynamic input.

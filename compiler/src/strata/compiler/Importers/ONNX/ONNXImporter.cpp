@@ -183,32 +183,6 @@ void inferIncompleteOutputTypes(const onnx::NodeProto &node,
     keep(info);
 }
 
-// Whether the lowering of `opType` computes its result sizes from its
-// inputs' dims, dynamic ones included (checked per op with dynamic inputs).
-bool takesDynamicShapes(StringRef opType) {
-  static const llvm::StringSet<> ops = {
-      // Elementwise and activations.
-      "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh",
-      "Cast", "Ceil", "Clip", "Cos", "Cosh", "Div", "Dropout", "Elu", "Equal",
-      "Erf", "Exp", "Floor", "Gelu", "Greater", "GreaterOrEqual", "HardSigmoid",
-      "HardSwish", "Identity", "IsInf", "IsNaN", "LeakyRelu", "Less",
-      "LessOrEqual", "Log", "Max", "Mean", "Min", "Mish", "Mul", "Neg", "Not",
-      "Or", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign",
-      "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tan",
-      "Tanh", "Trilu", "Where", "Xor",
-      // Shapes.
-      "Concat", "ConstantOfShape", "Expand", "Shape", "Size", "Flatten",
-      "Range", "Gather", "Pad", "Reshape", "Resize", "Slice", "Split",
-      "Squeeze", "Unsqueeze", "Transpose",
-      // Networks.
-      "ArgMax", "ArgMin", "BatchNormalization", "InstanceNormalization",
-      "LayerNormalization", "Conv", "Gemm", "MatMul", "MaxPool", "AveragePool",
-      "GlobalAveragePool", "GlobalMaxPool", "Softmax", "LogSoftmax", "ReduceL1",
-      "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
-      "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"};
-  return ops.contains(opType);
-}
-
 // "input 'x' is ?x3x224x224xf32, ..." for the node's dynamic inputs (and
 // those computed from dynamic dims).
 std::string describeDynamicInputs(NodeContext &ctx) {
@@ -234,6 +208,112 @@ std::string describeDynamicInputs(NodeContext &ctx) {
             "' is " + what;
   }
   return text;
+}
+
+// How many of `opType`'s leading inputs its lowering takes with dynamic
+// dims, computing its result sizes from them (-1: every input; 0: none, only
+// shapes computed from dynamic dims, as Range's bounds), or nullopt when it
+// takes none. Its other inputs (axes, pads, weights, scales) must be static.
+std::optional<int> getDynamicDataInputs(StringRef opType) {
+  static const llvm::StringSet<> elementwise = {"Abs",         "Acos",
+                                                "Acosh",       "Add",
+                                                "And",         "Asin",
+                                                "Asinh",       "Atan",
+                                                "Atanh",       "Ceil",
+                                                "Concat",      "Cos",
+                                                "Cosh",        "Div",
+                                                "Elu",         "Equal",
+                                                "Erf",         "Exp",
+                                                "Floor",       "Gelu",
+                                                "Greater",     "GreaterOrEqual",
+                                                "HardSigmoid", "HardSwish",
+                                                "IsInf",       "IsNaN",
+                                                "LeakyRelu",   "Less",
+                                                "LessOrEqual", "Log",
+                                                "Max",         "Mean",
+                                                "Min",         "Mish",
+                                                "Mul",         "Neg",
+                                                "Not",         "Or",
+                                                "Pow",         "Reciprocal",
+                                                "Relu",        "Round",
+                                                "Selu",        "Sigmoid",
+                                                "Sign",        "Sin",
+                                                "Sinh",        "Softplus",
+                                                "Softsign",    "Sqrt",
+                                                "Sub",         "Sum",
+                                                "Tan",         "Tanh",
+                                                "Where",       "Xor"};
+  static const llvm::StringSet<> firstInput = {"ArgMax",
+                                               "ArgMin",
+                                               "AveragePool",
+                                               "BatchNormalization",
+                                               "Cast",
+                                               "Clip",
+                                               "Conv",
+                                               "Dropout",
+                                               "Expand",
+                                               "Flatten",
+                                               "GlobalAveragePool",
+                                               "GlobalMaxPool",
+                                               "Identity",
+                                               "InstanceNormalization",
+                                               "LayerNormalization",
+                                               "LogSoftmax",
+                                               "MaxPool",
+                                               "Pad",
+                                               "ReduceL1",
+                                               "ReduceL2",
+                                               "ReduceLogSum",
+                                               "ReduceLogSumExp",
+                                               "ReduceMax",
+                                               "ReduceMean",
+                                               "ReduceMin",
+                                               "ReduceProd",
+                                               "ReduceSum",
+                                               "ReduceSumSquare",
+                                               "Reshape",
+                                               "Resize",
+                                               "Shape",
+                                               "Size",
+                                               "Slice",
+                                               "Softmax",
+                                               "Split",
+                                               "Squeeze",
+                                               "Transpose",
+                                               "Trilu",
+                                               "Unsqueeze"};
+  if (elementwise.contains(opType))
+    return -1;
+  if (firstInput.contains(opType))
+    return 1;
+  if (opType == "MatMul" || opType == "Gather")
+    return 2;
+  if (opType == "Gemm")
+    return 3;
+  if (opType == "ConstantOfShape" || opType == "Range")
+    return 0;
+  return std::nullopt;
+}
+
+// Refuses a node with dynamic inputs its lowering does not take, naming
+// them and the pins to use.
+LogicalResult checkDynamicInputs(NodeContext &ctx, const GraphState &state) {
+  std::optional<int> dataInputs = getDynamicDataInputs(ctx.getNode().op_type());
+  if (!dataInputs)
+    return ctx.fail("dynamic dims (" + describeDynamicInputs(ctx) +
+                    ") are not supported by this op yet" + state.pinHint);
+  for (unsigned i = *dataInputs < 0 ? ctx.getNumInputs() : *dataInputs;
+       i < ctx.getNumInputs(); ++i) {
+    RankedTensorType type = ctx.hasInput(i) && !ctx.isSequenceInput(i)
+                                ? ctx.getInputType(i)
+                                : RankedTensorType();
+    if (type && !type.hasStaticShape())
+      return ctx.fail("input " + Twine(i) + " ('" + ctx.getNode().input(i) +
+                      "') has dynamic dims; the op takes them only in its "
+                      "data input" +
+                      (*dataInputs > 1 ? "s" : "") + state.pinHint);
+  }
+  return success();
 }
 
 LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
@@ -282,9 +362,8 @@ LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
   if (tryFoldSymbolicShape(ctx, folded)) {
     if (failed(folded))
       return failure();
-  } else if (ctx.hasDynamicInput() && !takesDynamicShapes(node.op_type())) {
-    return ctx.fail("dynamic dims (" + describeDynamicInputs(ctx) +
-                    ") are not supported by this op yet" + state.pinHint);
+  } else if (ctx.hasDynamicInput() && failed(checkDynamicInputs(ctx, state))) {
+    return failure();
   } else if (failed(it->second(ctx))) {
     return failure();
   }
