@@ -141,19 +141,25 @@ def bench_corpus(args, tmp):
                                    [f"@{x}"], 512)
                         key = (name, shape, threads, kind == "?")
                         best[key] = min(best.get(key, ms), ms)
-    print("| model | input | pinned 1T ms | dynamic 1T ms | ratio 1T |"
+    print_table(("model", "input"), best,
+                [(name, shape, "x".join(map(str, shape)))
+                 for name in names for shape, _ in inputs_of[name]], 3)
+
+
+def print_table(heads, best, rows, digits):
+    """One row per (name, size, label) of `rows`: pinned and dynamic
+    figures from `best` and their ratio, per thread count."""
+    print(f"| {heads[0]} | {heads[1]} | pinned 1T ms | dynamic 1T ms | ratio 1T |"
           " pinned 2T ms | dynamic 2T ms | ratio 2T |")
     print("|---|---|---|---|---|---|---|---|")
-    for name in names:
-        for shape, _ in inputs_of[name]:
-            cells = []
-            for threads in DEVICES:
-                pinned = best[(name, shape, threads, False)]
-                dynamic = best[(name, shape, threads, True)]
-                cells += [f"{pinned:.3f}", f"{dynamic:.3f}",
-                          f"{dynamic / pinned:.2f}x"]
-            print(f"| {name} | {'x'.join(map(str, shape))} | "
-                  + " | ".join(cells) + " |")
+    for name, size, label in rows:
+        cells = []
+        for threads in DEVICES:
+            pinned = best[(name, size, threads, False)]
+            dynamic = best[(name, size, threads, True)]
+            cells += [f"{pinned:.{digits}f}", f"{dynamic:.{digits}f}",
+                      f"{dynamic / pinned:.2f}x"]
+        print(f"| {name} | {label} | " + " | ".join(cells) + " |")
 
 
 def main():
@@ -197,17 +203,8 @@ def main():
                             key = (name, rows, threads, kind == "?")
                             best[key] = min(best.get(key, ms), ms)
 
-    print("| program | rows | pinned 1T ms | dynamic 1T ms | ratio 1T |"
-          " pinned 2T ms | dynamic 2T ms | ratio 2T |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name in names:
-        for rows in sizes:
-            cells = []
-            for threads in DEVICES:
-                pinned = best[(name, rows, threads, False)]
-                dynamic = best[(name, rows, threads, True)]
-                cells += [f"{pinned:.4f}", f"{dynamic:.4f}", f"{dynamic / pinned:.2f}x"]
-            print(f"| {name} | {rows} | " + " | ".join(cells) + " |")
+    print_table(("program", "rows"), best,
+                [(name, rows, rows) for name in names for rows in sizes], 4)
     return 0
 
 

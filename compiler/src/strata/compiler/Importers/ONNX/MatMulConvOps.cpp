@@ -125,19 +125,16 @@ Value createDynamicMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
     ls.insert(ls.begin(), b.getIndexAttr(1));
   if (rt.getRank() == 1)
     rs.push_back(b.getIndexAttr(1));
-  auto product = [&](ArrayRef<OpFoldResult> sizes) {
-    return getSizeProduct(b, loc, sizes);
-  };
   OpFoldResult m = ls[ls.size() - 2], k = ls.back(), n = rs.back();
   Value result;
   if (rs.size() == 2) {
-    OpFoldResult rows = product(ArrayRef(ls).drop_back());
+    OpFoldResult rows = getSizeProduct(b, loc, ArrayRef(ls).drop_back());
     Value l = createDynamicReshape(b, loc, lhs, {rows, k});
     Value r = createDynamicReshape(b, loc, rhs, {rs[0], n});
     result = createMatmul2D(b, loc, l, r);
   } else {
-    OpFoldResult lb = product(ArrayRef(ls).drop_back(2));
-    OpFoldResult rb = product(ArrayRef(rs).drop_back(2));
+    OpFoldResult lb = getSizeProduct(b, loc, ArrayRef(ls).drop_back(2));
+    OpFoldResult rb = getSizeProduct(b, loc, ArrayRef(rs).drop_back(2));
     Value l = createDynamicReshape(b, loc, lhs, {lb, m, k});
     Value r = createDynamicReshape(b, loc, rhs, {rb, rs[rs.size() - 2], n});
     Value init = createFilled(b, loc, {lb, m, n},
