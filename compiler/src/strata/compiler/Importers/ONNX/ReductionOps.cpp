@@ -13,6 +13,17 @@ using namespace mlir;
 namespace strata::onnx_importer {
 namespace {
 
+// The lowest (or highest) value of `et` as createScalar takes it: -inf or
+// inf for floats, the integer range's end (unsigned: 0, or -1 for all ones).
+double getExtremeValue(Type et, bool isUnsigned, bool highest) {
+  if (isa<FloatType>(et))
+    return highest ? INFINITY : -INFINITY;
+  if (isUnsigned)
+    return highest ? -1.0 : 0.0;
+  double half = std::ldexp(1.0, et.getIntOrFloatBitWidth() - 1);
+  return highest ? half - 1 : -half;
+}
+
 enum class Reduce {
   Sum,
   Mean,
@@ -195,17 +206,9 @@ LogicalResult lowerReduce(NodeContext &ctx, Reduce kind) {
   bool keepDims = ctx.getIntAttr("keepdims", 1) != 0;
   double initValue = 0;
   if (kind == Reduce::Max)
-    initValue =
-        isFloat
-            ? -INFINITY
-            : (isUnsigned ? 0.0
-                          : -std::ldexp(1.0, et.getIntOrFloatBitWidth() - 1));
+    initValue = getExtremeValue(et, isUnsigned, /*highest=*/false);
   if (kind == Reduce::Min)
-    initValue =
-        isFloat ? INFINITY
-                : (isUnsigned
-                       ? -1.0
-                       : std::ldexp(1.0, et.getIntOrFloatBitWidth() - 1) - 1);
+    initValue = getExtremeValue(et, isUnsigned, /*highest=*/true);
   if (kind == Reduce::Prod)
     initValue = 1;
   auto reduceOver = [&](ArrayRef<int64_t> axes) -> Value {
@@ -373,13 +376,8 @@ Value createTwoPassArgExtremum(OpBuilder &b, Location loc, Value x,
   int64_t rank = xt.getRank();
   Type et = xt.getElementType();
   bool isFloat = isa<FloatType>(et);
-  unsigned width = et.getIntOrFloatBitWidth();
-  double lowest = isFloat      ? -INFINITY
-                  : isUnsigned ? 0.0
-                               : -std::ldexp(1.0, width - 1);
-  double highest = isFloat      ? INFINITY
-                   : isUnsigned ? -1.0
-                                : std::ldexp(1.0, width - 1) - 1;
+  double lowest = getExtremeValue(et, isUnsigned, /*highest=*/false);
+  double highest = getExtremeValue(et, isUnsigned, /*highest=*/true);
   Value extreme = createReduction(
       b, loc, x, {axis}, /*keepDims=*/false,
       createScalar(b, loc, et, isMax ? lowest : highest),
