@@ -138,3 +138,24 @@ func.func @matmul_between_reshapes_keeps_its_form(%x: tensor<1x4x4x8xf32>, %w: t
   } -> tensor<1x4x4x16xf32>
   return %r : tensor<1x4x4x16xf32>
 }
+
+// -----
+
+// Slices of a fill (zero initial states built as ConstantOfShape -> Slice)
+// are fills of the slices' sizes, however many read the fill: no filled
+// temporary of the whole.
+// CHECK-LABEL: func.func @slices_of_fill
+// CHECK-SAME:    %[[N:[^:]+]]: index
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         %[[E0:.+]] = tensor.empty(%[[N]]) : tensor<2x?x8xf32>
+// CHECK:         linalg.fill ins(%{{.+}} : f32) outs(%[[E0]] : tensor<2x?x8xf32>)
+// CHECK:         %[[E1:.+]] = tensor.empty(%[[N]]) : tensor<?x8xf32>
+// CHECK:         linalg.fill ins(%{{.+}} : f32) outs(%[[E1]] : tensor<?x8xf32>)
+func.func @slices_of_fill(%n: index) -> (tensor<2x?x8xf32>, tensor<?x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<4x?x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x?x8xf32>) -> tensor<4x?x8xf32>
+  %a = tensor.extract_slice %f[0, 0, 0] [2, %n, 8] [1, 1, 1] : tensor<4x?x8xf32> to tensor<2x?x8xf32>
+  %b = tensor.extract_slice %f[3, 0, 0] [1, %n, 8] [1, 1, 1] : tensor<4x?x8xf32> to tensor<?x8xf32>
+  return %a, %b : tensor<2x?x8xf32>, tensor<?x8xf32>
+}

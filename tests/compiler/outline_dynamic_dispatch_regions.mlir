@@ -1,4 +1,4 @@
-// RUN: strata-opt %s --split-input-file --strata-outline-dispatch-regions | FileCheck %s
+// RUN: strata-opt %s --split-input-file --strata-outline-dispatch-regions --verify-diagnostics | FileCheck %s
 
 // A region over dynamic shapes: the executable takes, after its tensors,
 // the dynamic dims of each argument, of each result, then the index values
@@ -47,3 +47,59 @@ func.func @static(%a: tensor<4xf32>) -> tensor<4xf32> {
 }
 // CHECK-LABEL: func.func @static
 // CHECK:         flow.dispatch @static_dispatch_0::@static_dispatch_0{{\[}}[1, 1, 1]] (%{{.+}}) {strata.dispatch_name = "neg"} : (tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// A sequential region's result is the tensor its loops update element by
+// element, which no op reifies: its dims are those of the empty tensor the
+// update chain starts from (through the region's yield, the loops' initial
+// values and the inserts' destinations).
+func.func @sequential(%x: tensor<?xf32>, %n: index) -> tensor<?x4xf32> {
+  %0 = flow.dispatch.region -> (tensor<?x4xf32>) {
+    %r = scf.execute_region -> tensor<?x4xf32> no_inline {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %rows = arith.muli %n, %c4 : index
+      %e = tensor.empty(%rows) : tensor<?x4xf32>
+      %loop = scf.for %i = %c0 to %rows step %c1 iter_args(%t = %e) -> tensor<?x4xf32> {
+        %inner = scf.for %j = %c0 to %c4 step %c1 iter_args(%u = %t) -> tensor<?x4xf32> {
+          %v = tensor.extract %x[%i] : tensor<?xf32>
+          %w = tensor.insert %v into %u[%i, %j] : tensor<?x4xf32>
+          scf.yield %w : tensor<?x4xf32>
+        }
+        scf.yield %inner : tensor<?x4xf32>
+      }
+      scf.yield %loop : tensor<?x4xf32>
+    }
+    flow.return %r : tensor<?x4xf32>
+  }
+  return %0 : tensor<?x4xf32>
+}
+// CHECK-LABEL: func.func @sequential(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<?xf32>, %[[N:[^:]+]]: index)
+// CHECK:         %[[ROWS:.+]] = arith.muli %[[N]], %c4
+// CHECK:         flow.dispatch @sequential_dispatch_0::@sequential_dispatch_0{{\[}}[1, 1, 1]] (%[[X]])
+// CHECK-SAME:        dims(%[[ROWS]])
+
+// -----
+
+// A loop that replaces its tensor rather than updating it says nothing of
+// the result's size: refused.
+func.func @replaced(%x: tensor<?xf32>, %n: index) -> tensor<?xf32> {
+  // expected-error @below {{cannot compute dim 0 of result 0}}
+  %0 = flow.dispatch.region -> (tensor<?xf32>) {
+    %r = scf.execute_region -> tensor<?xf32> no_inline {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %loop = scf.for %i = %c0 to %n step %c1 iter_args(%t = %x) -> tensor<?xf32> {
+        %m = arith.addi %i, %c1 : index
+        %s = tensor.extract_slice %x[0] [%m] [1] : tensor<?xf32> to tensor<?xf32>
+        scf.yield %s : tensor<?xf32>
+      }
+      scf.yield %loop : tensor<?xf32>
+    }
+    flow.return %r : tensor<?xf32>
+  }
+  return %0 : tensor<?xf32>
+}

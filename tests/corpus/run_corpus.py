@@ -21,9 +21,9 @@ import numpy as np
 
 
 # Unpinned dynamic variants the compiler refuses so far, with the message it
-# must give (recurrent ops unroll a static sequence): refused with it, the
-# variant passes; compiled, it must run and match like any other.
-KNOWN_REFUSALS = {"lstm_tagger": "(LSTM): dynamic dims"}
+# must give: refused with it, the variant passes; compiled, it must run and
+# match like any other. (None today.)
+KNOWN_REFUSALS = {}
 
 
 def compile_model(bin_dir, onnx_path, module, args):

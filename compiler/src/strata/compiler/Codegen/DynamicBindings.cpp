@@ -1,9 +1,11 @@
 //===- DynamicBindings.cpp ------------------------------------------------===//
 #include "strata/compiler/Codegen/DynamicBindings.h"
+#include "strata/compiler/Utils/InPlaceUpdates.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -39,6 +41,19 @@ void passResultsAsDestinations(func::FuncOp func) {
     (void)func.insertArgument(position, type,
                               DictionaryAttr::get(context, {writable}),
                               func.getLoc());
+    // A result updated in loops from an empty tensor (a sequential
+    // region's) starts from the argument instead: the loops then write it
+    // in place. (Left to empty-tensor elimination, the loop's initial value
+    // would both be read by the loop and be the destination of the copy,
+    // which bufferization refuses.)
+    auto empty =
+        getUpdatedTensor(operand.get()).getDefiningOp<tensor::EmptyOp>();
+    if (empty && empty.getType() == type && empty->hasOneUse() &&
+        isa<scf::ForOp, scf::ExecuteRegionOp>(operand.get().getDefiningOp())) {
+      empty.replaceAllUsesWith(func.getArgument(position));
+      empty.erase();
+      continue;
+    }
     auto materialized = bufferization::MaterializeInDestinationOp::create(
         builder, ret.getLoc(), operand.get(), func.getArgument(position));
     operand.set(materialized.getResult());

@@ -16,6 +16,7 @@
 
 #include "strata/compiler/DispatchCreation/DispatchNames.h"
 #include "strata/compiler/Passes.h"
+#include "strata/compiler/Utils/InPlaceUpdates.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -59,8 +60,14 @@ public:
     auto reifiable =
         result ? dyn_cast<ReifyRankedShapedTypeOpInterface>(result.getOwner())
                : nullptr;
-    if (!reifiable)
-      return failure();
+    if (!reifiable) {
+      // A result no op reifies (a sequential region's, a loop's) has the
+      // shape of the tensor it updates.
+      Value updated = getUpdatedTensor(tensor);
+      if (updated == tensor)
+        return failure();
+      return hoistDim(updated, dim);
+    }
     OpBuilder inside(result.getOwner());
     ReifiedRankedShapedTypeDims shapes;
     if (failed(reifiable.reifyResultShapes(inside, shapes)))

@@ -83,6 +83,32 @@ bool expandsAContraction(OpOperand *fusedOperand) {
          isContraction(fusedOperand->get().getDefiningOp());
 }
 
+// A slice of a fill is a fill of the slice's size, whatever else reads the
+// fill (the zero initial states exporters build as ConstantOfShape ->
+// Slice): no filled temporary of the whole, which a dynamic size cannot
+// have inside an executable.
+struct SliceOfFillToFill : OpRewritePattern<tensor::ExtractSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExtractSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto fill = slice.getSource().getDefiningOp<linalg::FillOp>();
+    if (!fill)
+      return failure();
+    SmallVector<OpFoldResult> sizes;
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    for (auto [dim, size] : llvm::enumerate(slice.getMixedSizes()))
+      if (!dropped.test(dim))
+        sizes.push_back(size);
+    Value empty =
+        tensor::EmptyOp::create(rewriter, slice.getLoc(), sizes,
+                                slice.getResultType().getElementType());
+    rewriter.replaceOpWithNewOp<linalg::FillOp>(slice, fill.getInputs(),
+                                                ValueRange{empty});
+    return success();
+  }
+};
+
 struct FuseElementwiseOpsPass
     : public impl::FuseElementwiseOpsPassBase<FuseElementwiseOpsPass> {
   void runOnOperation() override {
@@ -101,6 +127,7 @@ struct FuseElementwiseOpsPass
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, expandable);
     linalg::populateConstantFoldLinalgOperations(patterns, oneUse);
     linalg::populateEraseUnnecessaryInputsPatterns(patterns);
+    patterns.add<SliceOfFillToFill>(context);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, context);

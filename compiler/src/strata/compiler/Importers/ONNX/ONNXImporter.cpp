@@ -282,7 +282,9 @@ std::optional<int> getDynamicDataInputs(StringRef opType) {
                                                "Transpose",
                                                "Trilu",
                                                "Unsqueeze"};
-  if (elementwise.contains(opType))
+  // The recurrent ops check themselves that their weights are static.
+  if (elementwise.contains(opType) || opType == "LSTM" || opType == "GRU" ||
+      opType == "RNN")
     return -1;
   if (firstInput.contains(opType))
     return 1;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "strata/compiler/Importers/ONNX/Builders.h"
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
+#include "strata/compiler/Importers/ONNX/RecurrentLowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -20,27 +21,6 @@ using namespace mlir;
 
 namespace strata::onnx_importer {
 namespace {
-
-enum class CellKind { RNN, GRU, LSTM };
-
-// One of the activation functions the recurrent ops accept, with its
-// alpha/beta (the ONNX op's defaults when the node gives none).
-struct Activation {
-  enum Kind {
-    Relu,
-    Tanh,
-    Sigmoid,
-    Affine,
-    LeakyRelu,
-    ThresholdedRelu,
-    ScaledTanh,
-    HardSigmoid,
-    Elu,
-    Softsign,
-    Softplus
-  } kind;
-  double alpha = 0, beta = 0;
-};
 
 struct ActivationInfo {
   const char *name;
@@ -62,6 +42,8 @@ constexpr ActivationInfo kActivations[] = {
     {"Softsign", Activation::Softsign, false, false, 0, 0},
     {"Softplus", Activation::Softplus, false, false, 0, 0},
 };
+
+} // namespace
 
 Value applyActivation(OpBuilder &b, Location loc, const Activation &act,
                       Value x) {
@@ -121,6 +103,28 @@ Value applyActivation(OpBuilder &b, Location loc, const Activation &act,
   }
   llvm_unreachable("unknown activation");
 }
+
+// Concatenates `parts` along `dim` in concatenations of at most 64 operands
+// (each becomes a dispatch with a binding per operand).
+Value concatenateRecurrentParts(OpBuilder &b, Location loc,
+                                SmallVector<Value> parts, int64_t dim) {
+  constexpr size_t kMaxConcatOperands = 64;
+  while (parts.size() > 1) {
+    SmallVector<Value> joined;
+    for (size_t i = 0; i < parts.size(); i += kMaxConcatOperands) {
+      ArrayRef<Value> chunk = ArrayRef<Value>(parts).slice(
+          i, std::min(kMaxConcatOperands, parts.size() - i));
+      joined.push_back(
+          chunk.size() == 1
+              ? chunk.front()
+              : tensor::ConcatOp::create(b, loc, dim, chunk).getResult());
+    }
+    parts = std::move(joined);
+  }
+  return parts.front();
+}
+
+namespace {
 
 // The activations of each direction (`perDirection` each), from the
 // activations/activation_alpha/activation_beta attributes or the defaults.
@@ -204,26 +208,6 @@ Value insertSlice(OpBuilder &b, Location loc, Value source, Value dest,
       getAsIndexOpFoldResult(context, strides));
 }
 
-// Concatenates `parts` along `dim` in concatenations of at most 64 operands
-// (each becomes a dispatch with a binding per operand).
-Value concatenate(OpBuilder &b, Location loc, SmallVector<Value> parts,
-                  int64_t dim) {
-  constexpr size_t kMaxConcatOperands = 64;
-  while (parts.size() > 1) {
-    SmallVector<Value> joined;
-    for (size_t i = 0; i < parts.size(); i += kMaxConcatOperands) {
-      ArrayRef<Value> chunk = ArrayRef<Value>(parts).slice(
-          i, std::min(kMaxConcatOperands, parts.size() - i));
-      joined.push_back(
-          chunk.size() == 1
-              ? chunk.front()
-              : tensor::ConcatOp::create(b, loc, dim, chunk).getResult());
-    }
-    parts = std::move(joined);
-  }
-  return parts.front();
-}
-
 Value createMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                    Value init) {
   return linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
@@ -275,46 +259,7 @@ SmallVector<Value> createCellGeneric(
   return SmallVector<Value>(generic.getResults());
 }
 
-// Lowers RNN, GRU and LSTM.
-class RecurrentLowering {
-public:
-  RecurrentLowering(NodeContext &ctx, CellKind kind)
-      : ctx(ctx), b(ctx.getBuilder()), loc(ctx.getLoc()), kind(kind) {}
-
-  LogicalResult lower();
-
-private:
-  Value getTransposedWeight(unsigned index, int64_t dir, int64_t begin,
-                            int64_t count);
-  Value getInputBias(int64_t dir);
-  Value getRecurrentHiddenBias(int64_t dir);
-  Value getInitialState(unsigned index, int64_t dir);
-  Value getPeepholes(int64_t dir);
-  Value activate(OpBuilder &nb, Location nl, int64_t dir, unsigned which,
-                 Value x);
-  // One direction's Y [seq, 1, batch, hidden], Y_h and Y_c [1, batch,
-  // hidden], each where the node has that output.
-  struct DirectionOutputs {
-    Value y, yh, yc;
-  };
-  LogicalResult lowerDirection(int64_t dir, bool reverse,
-                               DirectionOutputs &outputs);
-
-  NodeContext &ctx;
-  OpBuilder &b;
-  Location loc;
-  CellKind kind;
-  int64_t numGates = 1, seqLength = 0, batch = 0, inputSize = 0, hidden = 0,
-          numDirections = 1;
-  unsigned activationsPerDirection = 1;
-  bool batchFirst = false, linearBeforeReset = false, inputForget = false;
-  std::optional<double> clip;
-  SmallVector<Activation> activations;
-  Type elementType;
-  RankedTensorType stateType;
-  // X as [seq * batch, input]; sequence lengths when they mask steps.
-  Value x2d, sequenceLens;
-};
+} // namespace
 
 Value RecurrentLowering::getTransposedWeight(unsigned index, int64_t dir,
                                              int64_t begin, int64_t count) {
@@ -333,6 +278,21 @@ Value RecurrentLowering::getTransposedWeight(unsigned index, int64_t dir,
   Value slice = extractSlice(b, loc, ctx.getInput(index), {dir, begin, 0},
                              {1, count, cols}, {count, cols});
   return createTranspose(b, loc, slice, {1, 0});
+}
+
+Value RecurrentLowering::getWeightRows(unsigned index, int64_t dir,
+                                       int64_t count) {
+  RankedTensorType type = ctx.getInputType(index);
+  int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
+  auto resultType = RankedTensorType::get({count, cols}, elementType);
+  if (std::optional<SmallVector<double>> values =
+          ctx.getConstantFloats(index)) {
+    ArrayRef<double> all(*values);
+    return createConstant(b, loc, resultType,
+                          all.slice(dir * rows * cols, count * cols));
+  }
+  return extractSlice(b, loc, ctx.getInput(index), {dir, 0, 0},
+                      {1, count, cols}, {count, cols});
 }
 
 // Wb + Rb of one direction, [gates * hidden]; for GRU with
@@ -592,7 +552,7 @@ LogicalResult RecurrentLowering::lowerDirection(int64_t dir, bool reverse,
   // Y, Y_h and Y_c of this direction are built once, from every step's
   // value: inserting each step into Y would cost a dispatch per step.
   if (y)
-    outputs.y = concatenate(b, loc, ySteps, 0);
+    outputs.y = concatenateRecurrentParts(b, loc, ySteps, 0);
   if (ctx.hasOutput(1))
     outputs.yh = createReshape(b, loc, h, {1, batch, hidden});
   if (c && ctx.hasOutput(2))
@@ -606,7 +566,14 @@ LogicalResult RecurrentLowering::lower() {
   RankedTensorType rType = ctx.getInputType(2);
   if (!xType || !wType || !rType || xType.getRank() != 3 ||
       wType.getRank() != 3 || rType.getRank() != 3)
-    return ctx.fail("X, W and R must be static rank-3 tensors");
+    return ctx.fail("X, W and R must be rank-3 tensors");
+  // Only X (and the per-batch inputs that follow its batch) may be dynamic.
+  for (unsigned index : {1u, 2u, 3u, 7u})
+    if (ctx.hasInput(index) && !ctx.getInputType(index).hasStaticShape())
+      return ctx.fail("input " + Twine(index) + " ('" +
+                      ctx.getNode().input(index) +
+                      "') must have a static shape (weights, biases and "
+                      "peepholes)");
   elementType = xType.getElementType();
   if (!isa<FloatType>(elementType))
     return ctx.fail("only float element types are supported");
@@ -631,7 +598,12 @@ LogicalResult RecurrentLowering::lower() {
   batchFirst = layout == 1;
   seqLength = xType.getDimSize(batchFirst ? 1 : 0);
   batch = xType.getDimSize(batchFirst ? 0 : 1);
-  inputSize = xType.getDimSize(2);
+  inputSize = wType.getDimSize(2);
+  if (!xType.isDynamicDim(2) && xType.getDimSize(2) != inputSize)
+    return ctx.fail("X has input size " + Twine(xType.getDimSize(2)) +
+                    " but W " + Twine(inputSize));
+  bool dynamic =
+      ShapedType::isDynamic(seqLength) || ShapedType::isDynamic(batch);
   hidden = ctx.getIntAttr("hidden_size", rType.getDimSize(2));
   std::string direction = ctx.getStringAttr("direction", "forward");
   if (direction != "forward" && direction != "reverse" &&
@@ -682,7 +654,9 @@ LogicalResult RecurrentLowering::lower() {
       sequenceLens = ctx.getInput(4);
       auto lensType = dyn_cast<RankedTensorType>(sequenceLens.getType());
       if (!lensType || !isa<IntegerType>(lensType.getElementType()) ||
-          lensType.getShape() != ArrayRef<int64_t>{batch})
+          lensType.getRank() != 1 ||
+          (!lensType.isDynamicDim(0) && !ShapedType::isDynamic(batch) &&
+           lensType.getDimSize(0) != batch))
         return ctx.fail("sequence_lens must be an integer tensor of [batch]");
     }
   }
@@ -690,7 +664,15 @@ LogicalResult RecurrentLowering::lower() {
   Value x = ctx.getInput(0);
   if (batchFirst)
     x = createTranspose(b, loc, x, {1, 0, 2});
-  x2d = createReshape(b, loc, x, {seqLength * batch, inputSize});
+  if (dynamic) {
+    seqSize = getDimSize(b, loc, x, 0);
+    batchSize = getDimSize(b, loc, x, 1);
+    x2d = createDynamicReshape(b, loc, x,
+                               {getSizeProduct(b, loc, {seqSize, batchSize}),
+                                b.getIndexAttr(inputSize)});
+  } else {
+    x2d = createReshape(b, loc, x, {seqLength * batch, inputSize});
+  }
 
   auto yType = RankedTensorType::get({seqLength, numDirections, batch, hidden},
                                      elementType);
@@ -700,8 +682,9 @@ LogicalResult RecurrentLowering::lower() {
   SmallVector<Value> yParts, yhParts, ycParts;
   for (int64_t dir = 0; dir < numDirections; ++dir) {
     DirectionOutputs outputs;
-    if (failed(
-            lowerDirection(dir, direction == "reverse" || dir == 1, outputs)))
+    bool reverse = direction == "reverse" || dir == 1;
+    if (failed(dynamic ? lowerDirectionAsLoop(dir, reverse, outputs)
+                       : lowerDirection(dir, reverse, outputs)))
       return failure();
     if (outputs.y)
       yParts.push_back(outputs.y);
@@ -710,12 +693,18 @@ LogicalResult RecurrentLowering::lower() {
     if (outputs.yc)
       ycParts.push_back(outputs.yc);
   }
-  Value y = yParts.empty() ? Value() : concatenate(b, loc, yParts, 1);
-  Value yh = yhParts.empty() ? Value() : concatenate(b, loc, yhParts, 0);
-  Value yc = ycParts.empty() ? Value() : concatenate(b, loc, ycParts, 0);
-  assert((!y || cast<RankedTensorType>(y.getType()) == yType) &&
-         (!yh || cast<RankedTensorType>(yh.getType()) == stateOutType) &&
+  Value y =
+      yParts.empty() ? Value() : concatenateRecurrentParts(b, loc, yParts, 1);
+  Value yh =
+      yhParts.empty() ? Value() : concatenateRecurrentParts(b, loc, yhParts, 0);
+  Value yc =
+      ycParts.empty() ? Value() : concatenateRecurrentParts(b, loc, ycParts, 0);
+  assert((dynamic || !y || cast<RankedTensorType>(y.getType()) == yType) &&
+         (dynamic || !yh ||
+          cast<RankedTensorType>(yh.getType()) == stateOutType) &&
          "recurrent outputs have their ONNX shapes");
+  (void)yType;
+  (void)stateOutType;
 
   auto setOutput = [&](unsigned index, Value value,
                        ArrayRef<int64_t> batchFirstPerm) -> LogicalResult {
@@ -731,8 +720,6 @@ LogicalResult RecurrentLowering::lower() {
     return failure();
   return success();
 }
-
-} // namespace
 
 void addRecurrentLowerings(LoweringTable &t) {
   t["RNN"] = [](NodeContext &ctx) {
