@@ -3,18 +3,19 @@
 // With a dynamic sequence length or batch the steps cannot be unrolled. The
 // input projection X·Wᵀ + biases stays one matmul over every step (seq *
 // batch rows, known at run time); the recurrence becomes one sequential
-// region, a dispatch of its own, that loops over the steps. Each step works
-// in place on the region's one result, rows [seq + slots, batch, hidden],
-// so the executable needs no temporary of run-time size (and no result of
-// it is dropped as unused while the loops still write it):
-//   rows [0, seq):     Y; step t writes H_t into row t;
-//   row seq:           H_{t-1} during a step, H of the last step at the end;
-//   row seq + 1:       the LSTM's C, or for GRU the reset state
-//                      r ⊙ H_{t-1} that its candidate gate reads.
-// A step: (GRU without linear_before_reset) r ⊙ H_{t-1} into slot 1; then,
-// per (batch, hidden) element, its gates as dot products of H_{t-1} with
-// rows of R, the cell update and H_t into Y[t]; then Y[t] into row seq.
-// Where sequence lengths mask a step, Y is 0 and the state is kept.
+// region, a dispatch of its own, that loops over the steps and, in each,
+// over the batch. It works in place on the region's one result, rows
+// [seq + slots, batch, hidden], so the executable needs no temporary of
+// run-time size (and no result of it is dropped as unused while the loops
+// still write it):
+//   rows [0, seq):  Y; step t writes H_t into row t;
+//   row seq:        H_{t-1} during a step, H of the last step at the end;
+//   row seq + 1:    the LSTM's C.
+// Per step and batch entry: the recurrent terms H_{t-1}·Rᵀ of every gate
+// into a static scratch vector (rows of Rᵀ scaled and added, loops over
+// contiguous columns that vectorize), then each element's cell update,
+// writing H_t over H_{t-1} (and C) and into Y. Where sequence lengths mask
+// a step, Y is 0 and the state is kept.
 //
 //===----------------------------------------------------------------------===//
 #include "strata/compiler/Importers/ONNX/Builders.h"
@@ -65,14 +66,6 @@ struct RegionBuilder {
         });
     return SmallVector<Value>(forOp.getResults());
   }
-  // Float arithmetic the dot products may reassociate (vectorised sums).
-  Value fma(Value acc, Value l, Value r) {
-    auto flags = arith::FastMathFlagsAttr::get(
-        b.getContext(),
-        arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
-    Value product = arith::MulFOp::create(b, loc, l, r, flags);
-    return arith::AddFOp::create(b, loc, acc, product, flags);
-  }
 };
 
 } // namespace
@@ -120,9 +113,15 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
           return arith::AddFOp::create(nb, nl, a[0], a[1]).getResult();
         });
 
-  // R of this direction as given, [gates * hidden, hidden]: the dot products
-  // read its rows.
-  Value recurrent = getWeightRows(2, dir, gatesSize);
+  // Rᵀ of this direction, [hidden, gates * hidden] (for GRU without
+  // linear_before_reset, the z and r gates' and the h gate's apart): the
+  // recurrent term of every gate is H_{t-1}·Rᵀ, a row of Rᵀ per element of
+  // H_{t-1}, added across contiguous gate columns.
+  bool gruReset = kind == CellKind::GRU && !linearBeforeReset;
+  int64_t accColumns = gruReset ? 2 * hidden : gatesSize;
+  Value recurrentT = getTransposedWeight(2, dir, 0, accColumns);
+  Value recurrentHT =
+      gruReset ? getTransposedWeight(2, dir, 2 * hidden, hidden) : Value();
   Value hiddenBias = kind == CellKind::GRU && linearBeforeReset
                          ? getRecurrentHiddenBias(dir)
                          : Value();
@@ -130,8 +129,7 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
   Value initialH = getDynamicInitialState(5, dir);
   Value initialC =
       kind == CellKind::LSTM ? getDynamicInitialState(6, dir) : Value();
-  bool gruReset = kind == CellKind::GRU && !linearBeforeReset;
-  int64_t slots = kind == CellKind::LSTM || gruReset ? 2 : 1;
+  int64_t slots = kind == CellKind::LSTM ? 2 : 1;
 
   Value seq = getValueOrCreateConstantIndexOp(b, loc, seqSize);
   Value batchCount = getValueOrCreateConstantIndexOp(b, loc, batchSize);
@@ -144,7 +142,7 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
     b.createBlock(&region.getRegion());
     RegionBuilder r{b, loc};
     Value c0 = r.index(0), c1 = r.index(1), hiddenCount = r.index(hidden);
-    // The state slots follow Y's rows.
+    // The state rows follow Y's.
     Value hSlot = seq, cSlot = r.addIndex(seq, c1);
     Value zero = createScalar(b, loc, elementType, 0);
     Value one = createScalar(b, loc, elementType, 1);
@@ -157,27 +155,27 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
     auto sub = [&](Value l, Value v) {
       return arith::SubFOp::create(b, loc, l, v).getResult();
     };
-
-    // Over every (batch, hidden) element of one step, carrying the rows.
-    auto forEachElement =
-        [&](Value rows, llvm::function_ref<Value(Value, Value, Value)> body) {
-          return r.loop(batchCount, rows, [&](Value bi, ValueRange outer) {
-            return r.loop(hiddenCount, outer, [&](Value j, ValueRange inner) {
-              return SmallVector<Value>{body(bi, j, inner[0])};
-            });
-          })[0];
-        };
-    // Σ_k rows[slot, bi, k] · R[row, k] for each (slot, row), starting from
-    // `starts`.
-    auto dots = [&](Value rows, Value bi, ArrayRef<Value> slotsRead,
-                    ArrayRef<Value> rowsRead, ArrayRef<Value> starts) {
-      return r.loop(hiddenCount, starts, [&](Value k, ValueRange sums) {
-        SmallVector<Value> next;
-        for (auto [i, sum] : llvm::enumerate(sums))
-          next.push_back(r.fma(sum, r.read(rows, {slotsRead[i], bi, k}),
-                               r.read(recurrent, {rowsRead[i], k})));
-        return next;
-      });
+    // scratch[offset + j] = Σ_k input(k) · weightT[k, j] over j < columns:
+    // rows of weightT scaled and added, each a loop over contiguous columns.
+    // `input` reads from the scratch as the loop carries it (reads of an
+    // older value would need a copy).
+    auto matvec = [&](Value scratch, int64_t offset, Value weightT,
+                      int64_t columns,
+                      llvm::function_ref<Value(Value, Value)> input) {
+      Value count = r.index(columns), first = r.index(offset);
+      scratch = r.loop(count, scratch, [&](Value j, ValueRange a) {
+        return SmallVector<Value>{r.write(zero, a[0], {r.addIndex(first, j)})};
+      })[0];
+      return r.loop(hiddenCount, scratch, [&](Value k, ValueRange a) {
+        Value x = input(k, a[0]);
+        return r.loop(count, a, [&](Value j, ValueRange inner) {
+          Value at = r.addIndex(first, j);
+          Value sum = arith::AddFOp::create(
+              b, loc, r.read(inner[0], {at}),
+              arith::MulFOp::create(b, loc, x, r.read(weightT, {k, j})));
+          return SmallVector<Value>{r.write(sum, inner[0], {at})};
+        });
+      })[0];
     };
 
     // The region's own empty tensor, so that it is the dispatch's output
@@ -187,14 +185,16 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
         ArrayRef<OpFoldResult>{r.addIndex(seq, r.index(slots)), batchSize,
                                b.getIndexAttr(hidden)},
         elementType);
-    rows = forEachElement(rows, [&](Value bi, Value j, Value rows) {
-      Value h = initialH ? r.read(initialH, {c0, bi, j}) : zero;
-      rows = r.write(h, rows, {hSlot, bi, j});
-      if (kind == CellKind::LSTM)
-        rows = r.write(initialC ? r.read(initialC, {c0, bi, j}) : zero, rows,
-                       {cSlot, bi, j});
-      return rows;
-    });
+    rows = r.loop(batchCount, rows, [&](Value bi, ValueRange outer) {
+      return r.loop(hiddenCount, outer, [&](Value j, ValueRange a) {
+        Value h = initialH ? r.read(initialH, {c0, bi, j}) : zero;
+        Value next = r.write(h, a[0], {hSlot, bi, j});
+        if (kind == CellKind::LSTM)
+          next = r.write(initialC ? r.read(initialC, {c0, bi, j}) : zero, next,
+                         {cSlot, bi, j});
+        return SmallVector<Value>{next};
+      });
+    })[0];
 
     Type lenType =
         sequenceLens
@@ -215,101 +215,119 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
                  : a;
     };
 
-    Value result = r.loop(seq, rows, [&](Value s, ValueRange carried) {
-      Value t = reverse ? r.subIndex(r.subIndex(seq, c1), s) : s;
-      Value rowBase = r.mulIndex(t, batchCount);
-      auto projected = [&](Value bi, int64_t gate, Value j) {
-        return r.read(projection, {r.addIndex(rowBase, bi),
-                                   r.addIndex(r.index(gate * hidden), j)});
-      };
-      auto row = [&](int64_t gate, Value j) {
-        return r.addIndex(r.index(gate * hidden), j);
-      };
-      Value step = carried[0];
-      // GRU: r ⊙ H_{t-1} into the second slot, for the candidate gate.
-      if (gruReset)
-        step = forEachElement(step, [&](Value bi, Value k, Value rows) {
-          Value pre =
-              dots(rows, bi, {hSlot}, {row(1, k)}, {projected(bi, 1, k)})[0];
-          Value reset = activate(b, loc, dir, 0, pre);
-          Value h = r.read(rows, {hSlot, bi, k});
-          return r.write(mul(reset, h), rows, {cSlot, bi, k});
-        });
-      step = forEachElement(step, [&](Value bi, Value j, Value rows) {
-        Value valid = isValid(t, bi);
-        Value hPrev = r.read(rows, {hSlot, bi, j});
-        Value hNew, cNew, cPrev;
-        switch (kind) {
-        case CellKind::RNN: {
-          Value pre =
-              dots(rows, bi, {hSlot}, {row(0, j)}, {projected(bi, 0, j)})[0];
-          hNew = activate(b, loc, dir, 0, pre);
-          break;
-        }
-        case CellKind::GRU: {
-          Value z, hCand;
-          if (gruReset) {
-            SmallVector<Value> pre =
-                dots(rows, bi, {hSlot, cSlot}, {row(0, j), row(2, j)},
-                     {projected(bi, 0, j), projected(bi, 2, j)});
-            z = activate(b, loc, dir, 0, pre[0]);
-            hCand = activate(b, loc, dir, 1, pre[1]);
-          } else {
-            SmallVector<Value> pre =
-                dots(rows, bi, {hSlot, hSlot, hSlot},
-                     {row(0, j), row(1, j), row(2, j)},
-                     {projected(bi, 0, j), projected(bi, 1, j),
-                      r.read(hiddenBias, {j})});
-            z = activate(b, loc, dir, 0, pre[0]);
-            Value reset = activate(b, loc, dir, 0, pre[1]);
-            hCand = activate(b, loc, dir, 1,
-                             add(projected(bi, 2, j), mul(reset, pre[2])));
-          }
-          // (1 - z) * h~ + z * H_{t-1}
-          hNew = add(mul(sub(one, z), hCand), mul(z, hPrev));
-          break;
-        }
-        case CellKind::LSTM: {
-          SmallVector<Value> pre =
-              dots(rows, bi, {hSlot, hSlot, hSlot, hSlot},
-                   {row(0, j), row(1, j), row(2, j), row(3, j)},
-                   {projected(bi, 0, j), projected(bi, 1, j),
-                    projected(bi, 2, j), projected(bi, 3, j)});
-          Value iPre = pre[0], oPre = pre[1], fPre = pre[2];
-          cPrev = r.read(rows, {cSlot, bi, j});
-          auto peephole = [&](int64_t which) {
-            return r.read(peepholes, {r.addIndex(r.index(which * hidden), j)});
-          };
-          if (peepholes) {
-            iPre = add(iPre, mul(peephole(0), cPrev));
-            fPre = add(fPre, mul(peephole(2), cPrev));
-          }
-          Value i = activate(b, loc, dir, 0, iPre);
-          Value f = inputForget ? sub(one, i) : activate(b, loc, dir, 0, fPre);
-          Value g = activate(b, loc, dir, 1, pre[3]);
-          cNew = add(mul(f, cPrev), mul(i, g));
-          if (peepholes)
-            oPre = add(oPre, mul(peephole(1), cNew));
-          Value o = activate(b, loc, dir, 0, oPre);
-          hNew = mul(o, activate(b, loc, dir, 2, cNew));
-          break;
-        }
-        }
-        rows = r.write(select(valid, hNew, zero), rows, {t, bi, j});
-        if (cNew)
-          rows = r.write(select(valid, cNew, cPrev), rows, {cSlot, bi, j});
-        return rows;
-      });
-      // H_t becomes the state the next step reads.
-      step = forEachElement(step, [&](Value bi, Value j, Value rows) {
-        Value h = r.read(rows, {t, bi, j});
-        if (Value valid = isValid(t, bi))
-          h = arith::SelectOp::create(b, loc, valid, h,
-                                      r.read(rows, {hSlot, bi, j}));
-        return r.write(h, rows, {hSlot, bi, j});
-      });
-      return SmallVector<Value>{step};
-    })[0];
+    // Carried with the rows: one static scratch vector (a buffer on the
+    // executable's stack) holding the recurrent terms, and for GRU's reset
+    // the reset state and its h-gate term after them.
+    int64_t resetAt = accColumns, resetTermAt = accColumns + hidden;
+    Value scratch = tensor::EmptyOp::create(
+        b, loc,
+        ArrayRef<int64_t>{gruReset ? accColumns + 2 * hidden : accColumns},
+        elementType);
+    Value result =
+        r.loop(seq, {rows, scratch}, [&](Value s, ValueRange stepArgs) {
+          Value t = reverse ? r.subIndex(r.subIndex(seq, c1), s) : s;
+          Value rowBase = r.mulIndex(t, batchCount);
+          return r.loop(batchCount, stepArgs, [&](Value bi, ValueRange args) {
+            Value row = r.addIndex(rowBase, bi);
+            auto projected = [&](int64_t gate, Value j) {
+              return r.read(projection,
+                            {row, r.addIndex(r.index(gate * hidden), j)});
+            };
+            auto hPrevOf = [&](Value rowsNow, Value k) {
+              return r.read(rowsNow, {hSlot, bi, k});
+            };
+            Value rowsNow = args[0];
+            Value terms =
+                matvec(args[1], 0, recurrentT, accColumns,
+                       [&](Value k, Value) { return hPrevOf(rowsNow, k); });
+            auto termAt = [&](int64_t offset, Value j) {
+              return r.read(terms, {r.addIndex(r.index(offset), j)});
+            };
+            auto recurrentTerm = [&](int64_t gate, Value j) {
+              return termAt(gate * hidden, j);
+            };
+            if (gruReset) {
+              // r ⊙ H_{t-1}, then its product with the h gate's Rᵀ.
+              terms = r.loop(hiddenCount, terms, [&](Value k, ValueRange a) {
+                Value term = r.read(a[0], {r.addIndex(r.index(hidden), k)});
+                Value gate =
+                    activate(b, loc, dir, 0, add(projected(1, k), term));
+                return SmallVector<Value>{
+                    r.write(mul(gate, hPrevOf(rowsNow, k)), a[0],
+                            {r.addIndex(r.index(resetAt), k)})};
+              })[0];
+              terms = matvec(terms, resetTermAt, recurrentHT, hidden,
+                             [&](Value k, Value current) {
+                               return r.read(current,
+                                             {r.addIndex(r.index(resetAt), k)});
+                             });
+            }
+            Value valid = isValid(t, bi);
+            // Every element's cell update; H_{t-1} of this batch entry is read
+            // only at its own element from here on, so H_t replaces it in
+            // place.
+            rowsNow = r.loop(hiddenCount, rowsNow, [&](Value j, ValueRange a) {
+              Value rowsJ = a[0];
+              Value hPrev = hPrevOf(rowsJ, j);
+              auto pre = [&](int64_t gate) {
+                return add(projected(gate, j), recurrentTerm(gate, j));
+              };
+              Value hNew, cNew, cPrev;
+              switch (kind) {
+              case CellKind::RNN:
+                hNew = activate(b, loc, dir, 0, pre(0));
+                break;
+              case CellKind::GRU: {
+                Value z = activate(b, loc, dir, 0, pre(0)), hCand;
+                if (gruReset) {
+                  hCand =
+                      activate(b, loc, dir, 1,
+                               add(projected(2, j), termAt(resetTermAt, j)));
+                } else {
+                  Value gate = activate(b, loc, dir, 0, pre(1));
+                  Value term =
+                      add(recurrentTerm(2, j), r.read(hiddenBias, {j}));
+                  hCand = activate(b, loc, dir, 1,
+                                   add(projected(2, j), mul(gate, term)));
+                }
+                // (1 - z) * h~ + z * H_{t-1}
+                hNew = add(mul(sub(one, z), hCand), mul(z, hPrev));
+                break;
+              }
+              case CellKind::LSTM: {
+                Value iPre = pre(0), oPre = pre(1), fPre = pre(2);
+                cPrev = r.read(rowsJ, {cSlot, bi, j});
+                auto peephole = [&](int64_t which) {
+                  return r.read(peepholes,
+                                {r.addIndex(r.index(which * hidden), j)});
+                };
+                if (peepholes) {
+                  iPre = add(iPre, mul(peephole(0), cPrev));
+                  fPre = add(fPre, mul(peephole(2), cPrev));
+                }
+                Value i = activate(b, loc, dir, 0, iPre);
+                Value f =
+                    inputForget ? sub(one, i) : activate(b, loc, dir, 0, fPre);
+                Value g = activate(b, loc, dir, 1, pre(3));
+                cNew = add(mul(f, cPrev), mul(i, g));
+                if (peepholes)
+                  oPre = add(oPre, mul(peephole(1), cNew));
+                Value o = activate(b, loc, dir, 0, oPre);
+                hNew = mul(o, activate(b, loc, dir, 2, cNew));
+                break;
+              }
+              }
+              rowsJ = r.write(select(valid, hNew, zero), rowsJ, {t, bi, j});
+              rowsJ =
+                  r.write(select(valid, hNew, hPrev), rowsJ, {hSlot, bi, j});
+              if (cNew)
+                rowsJ =
+                    r.write(select(valid, cNew, cPrev), rowsJ, {cSlot, bi, j});
+              return SmallVector<Value>{rowsJ};
+            })[0];
+            return SmallVector<Value>{rowsNow, terms};
+          });
+        })[0];
     scf::YieldOp::create(b, loc, result);
   }
 

@@ -56,9 +56,6 @@ public:
 private:
   mlir::Value getTransposedWeight(unsigned index, int64_t dir, int64_t begin,
                                   int64_t count);
-  // Rows [0, count) of W or R (`index` 1 or 2) of one direction, as given:
-  // [count, cols].
-  mlir::Value getWeightRows(unsigned index, int64_t dir, int64_t count);
   mlir::Value getInputBias(int64_t dir);
   mlir::Value getRecurrentHiddenBias(int64_t dir);
   mlir::Value getInitialState(unsigned index, int64_t dir);

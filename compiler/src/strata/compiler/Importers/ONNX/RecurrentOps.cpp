@@ -280,21 +280,6 @@ Value RecurrentLowering::getTransposedWeight(unsigned index, int64_t dir,
   return createTranspose(b, loc, slice, {1, 0});
 }
 
-Value RecurrentLowering::getWeightRows(unsigned index, int64_t dir,
-                                       int64_t count) {
-  RankedTensorType type = ctx.getInputType(index);
-  int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
-  auto resultType = RankedTensorType::get({count, cols}, elementType);
-  if (std::optional<SmallVector<double>> values =
-          ctx.getConstantFloats(index)) {
-    ArrayRef<double> all(*values);
-    return createConstant(b, loc, resultType,
-                          all.slice(dir * rows * cols, count * cols));
-  }
-  return extractSlice(b, loc, ctx.getInput(index), {dir, 0, 0},
-                      {1, count, cols}, {count, cols});
-}
-
 // Wb + Rb of one direction, [gates * hidden]; for GRU with
 // linear_before_reset, without the recurrent bias of the hidden gate (applied
 // inside the reset). Null without B.
