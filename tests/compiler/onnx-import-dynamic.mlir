@@ -26,8 +26,18 @@
 // RG:        linalg.index 0 : index
 
 // RUN: /usr/bin/python3 %S/onnx-make-model.py dynamic_conv_height %t.cv.onnx
-// RUN: not strata-compile %t.cv.onnx -o %t.smod 2>&1 | FileCheck %s --check-prefix=CV
-// CV: error: node 'conv' (Conv): dim 2 of input 'x' is dynamic; of the channels and spatial dims, which size the windows, none may be; pin the dynamic dims when compiling: --dim=batch=SIZE --dim=height=SIZE
+// RUN: strata-compile %t.cv.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=CV
+// A window over a dynamic height: the output height, max(h - 3 + 1, 0) / 1,
+// computed at run time; the static width planned here.
+// CV:      func.func @main(%[[X:.+]]: tensor<?x1x?x4xf32> {strata.name = "x"}
+// CV:      %[[N:.+]] = tensor.dim %[[X]], %c0
+// CV:      %[[H:.+]] = tensor.dim %[[X]], %c2
+// CV:      %[[SPAN:.+]] = arith.subi %[[H]], %c3
+// CV:      %[[END:.+]] = arith.addi %[[SPAN]], %c1
+// CV:      %[[FIT:.+]] = arith.maxsi %[[END]],
+// CV:      %[[OH:.+]] = arith.divui %[[FIT]],
+// CV:      %[[EMPTY:.+]] = tensor.empty(%[[N]], %[[OH]]) : tensor<?x1x?x2xf32>
+// CV:      linalg.conv_2d_nchw_fchw {{.+}} ins(%[[X]], %{{.+}} : tensor<?x1x?x4xf32>, tensor<1x1x3x3xf32>)
 
 // RUN: /usr/bin/python3 %S/onnx-make-model.py dynamic_unsupported %t.un.onnx
 // RUN: not strata-compile %t.un.onnx -o %t.smod 2>&1 | FileCheck %s --check-prefix=UN

@@ -139,6 +139,113 @@ def segmentation_head_model():
     return model, reference
 
 
+def pools_model():
+    """X [batch, 3, height, width] -> MaxPool 3x3 stride 2 (ceil_mode) ->
+    AveragePool 3x3 stride 2 pad 1 (padding not counted): window counts and
+    the ceil-mode edge follow the image size."""
+    nodes = [
+        helper.make_node("MaxPool", ["X"], ["m"], kernel_shape=[3, 3],
+                         strides=[2, 2], ceil_mode=1),
+        helper.make_node("AveragePool", ["m"], ["Y"], kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 1, 1, 1]),
+    ]
+    model = make_model(
+        "pools", nodes,
+        [helper.make_tensor_value_info("X", F, ["batch", 3, "height", "width"])],
+        [helper.make_tensor_value_info("Y", F, ["batch", 3, "oh", "ow"])], [])
+
+    def pool(x, reduce, pad, ceil):
+        """3x3 stride-2 windows over the spatial dims, clipped to the
+        input (so padding never counts)."""
+        sizes = []
+        for n in x.shape[2:]:
+            span = n + 2 * pad - 3
+            out = (-(-span // 2) if ceil else span // 2) + 1
+            if ceil and (out - 1) * 2 >= n + pad:
+                out -= 1
+            sizes.append(out)
+        y = np.zeros(x.shape[:2] + tuple(sizes), np.float64)
+        for i in range(sizes[0]):
+            for j in range(sizes[1]):
+                r0, c0 = max(2 * i - pad, 0), max(2 * j - pad, 0)
+                r1, c1 = 2 * i - pad + 3, 2 * j - pad + 3
+                y[:, :, i, j] = reduce(x[:, :, r0:r1, c0:c1], axis=(2, 3))
+        return y
+
+    def reference(x):
+        m = pool(x.astype(np.float64), np.max, 0, True)
+        return pool(m, np.mean, 1, False).astype(np.float32)
+
+    return model, reference
+
+
+def resize_model():
+    """X [batch, 2, height, width] upsampled 2x (bilinear, half_pixel), plus
+    X's channel means resized from 1x1 back to X's own size (sizes from its
+    Shape, as segmentation heads do), both over image sizes known at the
+    call."""
+    nodes = [
+        helper.make_node("Resize", ["X", "", "scales"], ["up"],
+                         mode="linear"),
+        helper.make_node("GlobalAveragePool", ["X"], ["mean"]),
+        helper.make_node("Shape", ["X"], ["shape"]),
+        helper.make_node("Resize", ["mean", "", "", "shape"], ["back"],
+                         mode="linear"),
+        helper.make_node("Add", ["X", "back"], ["sum"]),
+        helper.make_node("Resize", ["sum", "", "scales"], ["sum_up"],
+                         mode="nearest"),
+        helper.make_node("Add", ["up", "sum_up"], ["Y"]),
+    ]
+    model = make_model(
+        "resize", nodes,
+        [helper.make_tensor_value_info("X", F, ["batch", 2, "height", "width"])],
+        [helper.make_tensor_value_info("Y", F, ["batch", 2, "h2", "w2"])],
+        [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32),
+                                 "scales")])
+
+    def bilinear_2x(x):
+        """half_pixel: output i samples input (i + 0.5) / 2 - 0.5, clamped."""
+        def axis_taps(n):
+            c = np.clip((np.arange(2 * n) + 0.5) / 2 - 0.5, 0, n - 1)
+            lo = np.floor(c).astype(int)
+            hi = np.minimum(lo + 1, n - 1)
+            return lo, hi, c - lo
+        h0, h1, hw = axis_taps(x.shape[2])
+        w0, w1, ww = axis_taps(x.shape[3])
+        rows = (x[:, :, h0] * (1 - hw)[:, None] + x[:, :, h1] * hw[:, None])
+        return rows[:, :, :, w0] * (1 - ww) + rows[:, :, :, w1] * ww
+
+    def reference(x):
+        x = x.astype(np.float64)
+        total = x + x.mean(axis=(2, 3), keepdims=True)
+        nearest = total.repeat(2, axis=2).repeat(2, axis=3)
+        return (bilinear_2x(x) + nearest).astype(np.float32)
+
+    return model, reference
+
+
+def channels_model():
+    """A Conv over X [batch, channels, 8, 8]: its channel count unknown."""
+    w = np.ones((2, 3, 3, 3), np.float32)
+    return make_model(
+        "channels", [helper.make_node("Conv", ["X", "W"], ["Y"])],
+        [helper.make_tensor_value_info("X", F, ["batch", "channels", 8, 8])],
+        [helper.make_tensor_value_info("Y", F, ["batch", 2, 6, 6])],
+        [numpy_helper.from_array(w, "W")])
+
+
+def same_strided_model():
+    """A stride-2 Conv with auto_pad SAME_UPPER over a dynamic image: its
+    pads follow the size."""
+    w = np.ones((2, 3, 3, 3), np.float32)
+    return make_model(
+        "same", [helper.make_node("Conv", ["X", "W"], ["Y"], strides=[2, 2],
+                                  auto_pad="SAME_UPPER")],
+        [helper.make_tensor_value_info("X", F, ["batch", 3, "height", "width"])],
+        [helper.make_tensor_value_info("Y", F, ["batch", 2, "oh", "ow"])],
+        [numpy_helper.from_array(w, "W")])
+
+
 def unnamed_model():
     """An input whose first dimension has no name: X [?, 4] -> Relu."""
     model = make_model(
@@ -214,6 +321,8 @@ def main():
     emb, emb_ref = embedding_model(rng)
     unnamed, unnamed_ref = unnamed_model()
     head, head_ref = segmentation_head_model()
+    pools, pools_ref = pools_model()
+    resize, resize_ref = resize_model()
     h1 = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
     h2 = rng.standard_normal((3, 2, 4, 4)).astype(np.float32)
 
@@ -224,6 +333,11 @@ def main():
     x3 = rng.standard_normal((3, 3, 8, 8)).astype(np.float32)
     u = rng.standard_normal((3, 4)).astype(np.float32)
     u2 = rng.standard_normal((7, 4)).astype(np.float32)
+    p1 = rng.standard_normal((1, 3, 9, 9)).astype(np.float32)
+    p2 = rng.standard_normal((2, 3, 14, 11)).astype(np.float32)
+    p3 = rng.standard_normal((1, 3, 8, 16)).astype(np.float32)
+    r1 = rng.standard_normal((1, 2, 3, 5)).astype(np.float32)
+    r2 = rng.standard_normal((2, 2, 6, 4)).astype(np.float32)
     runs = [
         ("cnn_dims", cnn, ["--dim=batch=1", "--dim=height=8", "--dim=width=8"],
          [([x1], cnn_ref(x1))]),
@@ -243,6 +357,13 @@ def main():
          [([u], unnamed_ref(u)), ([u2], unnamed_ref(u2))]),
         ("head_dynamic", head, [],
          [([h1], head_ref(h1)), ([h2], head_ref(h2))]),
+        # Nothing pinned: windows over image sizes known at the call.
+        ("cnn_dynamic_size", cnn, [],
+         [([x1], cnn_ref(x1)), ([x2], cnn_ref(x2))]),
+        ("pools_dynamic_size", pools, [],
+         [([p], pools_ref(p)) for p in (p1, p2, p3)]),
+        ("resize_dynamic_size", resize, [],
+         [([r], resize_ref(r)) for r in (r1, r2)]),
     ]
     refusals = []
     if "--target=vmvx" in args.compile_arg:
@@ -252,11 +373,14 @@ def main():
                      for name, model, pins, _ in runs if "dynamic" in name]
         runs = [run for run in runs if "dynamic" not in run[0]]
     refusals += [
-        # Windows need static channels and spatial dims.
-        ("unpinned", cnn, [],
-         ["(Conv)", "dim 2 of input 'X' is dynamic", "--dim=height=SIZE"]),
-        ("partly_pinned", cnn, ["--dim=batch=1"],
-         ["(Conv)", "--dim=height=SIZE", "--dim=width=SIZE"]),
+        # Windows need static channels (the weights fix them), and pads
+        # planned at compile time.
+        ("dynamic_channels", channels_model(), [],
+         ["(Conv)", "dim 1 (the channels) of input 'X' is dynamic",
+          "--dim=channels=SIZE"]),
+        ("same_strided", same_strided_model(), [],
+         ["(Conv)", "auto_pad SAME_UPPER with stride 2",
+          "--dim=height=SIZE"]),
         ("unknown_input", cnn, ["--input-shape=pixels=1x3x8x8"],
          ["'pixels'", "not an input", "'X'"]),
         ("unknown_dim", cnn, ["--dim=seq=4"],

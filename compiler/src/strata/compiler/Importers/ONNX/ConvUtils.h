@@ -28,6 +28,18 @@ mlir::Value padSpatial(mlir::OpBuilder &b, mlir::Location loc,
 mlir::LogicalResult checkOnlyBatchDynamic(NodeContext &ctx,
                                           mlir::RankedTensorType input);
 
+// Windows over 1-D and 2-D spatial dims may have dynamic sizes (and any
+// rank a dynamic batch); the channels, which the weights fix, may not.
+// Fails naming the dim.
+mlir::LogicalResult checkWindowedDynamic(NodeContext &ctx,
+                                         mlir::RankedTensorType input);
+
+// How many windows reaching `reach` elements, `stride` apart, fit in a
+// (padded) spatial dim of `size`: static when the size is.
+mlir::OpFoldResult createWindowCount(mlir::OpBuilder &b, mlir::Location loc,
+                                     mlir::OpFoldResult size, int64_t reach,
+                                     int64_t stride);
+
 mlir::DenseIntElementsAttr getI64VectorAttr(mlir::OpBuilder &b,
                                             llvm::ArrayRef<int64_t> values);
 

@@ -29,7 +29,8 @@ LogicalResult checkBroadcast(NodeContext &ctx, ArrayRef<Value> inputs,
   auto describe = [](ArrayRef<int64_t> dims) {
     std::string text = "[";
     for (auto [i, d] : llvm::enumerate(dims))
-      text += (i ? "," : "") + std::to_string(d);
+      text += (i ? "," : "") +
+              (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
     return text + "]";
   };
   SmallVector<int64_t> broadcast;
@@ -43,9 +44,12 @@ LogicalResult checkBroadcast(NodeContext &ctx, ArrayRef<Value> inputs,
         ArrayRef<int64_t>(broadcast).take_back(dims.size());
     for (auto [d, e] : llvm::zip(dims, aligned))
       if (d != 1 && d != e)
-        return ctx.fail("inputs of shapes that do not broadcast (" +
-                        describe(dims) + " against " + describe(broadcast) +
-                        ")");
+        return ctx.fail(
+            "inputs of shapes that do not broadcast (" + describe(dims) +
+            " against " + describe(broadcast) + ")" +
+            // A dynamic dim meeting a static one: the size the model was
+            // built for, which a pin gives.
+            (ShapedType::isDynamic(d) ? ctx.getState().pinHint : ""));
   }
   if (ArrayRef<int64_t>(broadcast) != shape)
     return ctx.fail("the result shape " + describe(shape) +

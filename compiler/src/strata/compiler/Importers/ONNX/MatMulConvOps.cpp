@@ -4,6 +4,7 @@
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -29,7 +30,8 @@ Value padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> low,
   llvm::append_range(highAll, high);
   SmallVector<int64_t> shape(type.getShape());
   for (size_t i = 2; i < shape.size(); ++i)
-    shape[i] += lowAll[i] + highAll[i];
+    if (!ShapedType::isDynamic(shape[i]))
+      shape[i] += lowAll[i] + highAll[i];
   auto resultType = RankedTensorType::get(shape, type.getElementType());
   return tensor::PadOp::create(
       b, loc, resultType, input, getAsIndexOpFoldResult(b.getContext(), lowAll),
@@ -44,6 +46,32 @@ LogicalResult checkOnlyBatchDynamic(NodeContext &ctx, RankedTensorType input) {
                       "' is dynamic; of the channels and spatial dims, which "
                       "size the windows, none may be" +
                       ctx.getState().pinHint);
+  return success();
+}
+
+OpFoldResult createWindowCount(OpBuilder &b, Location loc, OpFoldResult size,
+                               int64_t reach, int64_t stride) {
+  if (std::optional<int64_t> known = getConstantIntValue(size))
+    return b.getIndexAttr(std::max<int64_t>(0, (*known - reach) / stride) +
+                          (*known >= reach ? 1 : 0));
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value in = getValueOrCreateConstantIndexOp(b, loc, size);
+  // max(size - reach + stride, 0) / stride: no window where none fits.
+  Value span = arith::AddIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, in, index(reach)), index(stride));
+  span = arith::MaxSIOp::create(b, loc, span, index(0));
+  return arith::DivUIOp::create(b, loc, span, index(stride)).getResult();
+}
+
+LogicalResult checkWindowedDynamic(NodeContext &ctx, RankedTensorType input) {
+  if (input.getRank() > 4 && !input.hasStaticShape())
+    return checkOnlyBatchDynamic(ctx, input);
+  if (input.getRank() > 1 && input.isDynamicDim(1))
+    return ctx.fail("dim 1 (the channels) of input '" + ctx.getNode().input(0) +
+                    "' is dynamic; the weights fix it" +
+                    ctx.getState().pinHint);
   return success();
 }
 
@@ -85,8 +113,22 @@ FailureOr<WindowParams> getWindowParams(NodeContext &ctx,
   } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (size_t i = 0; i < n; ++i) {
       int64_t in = spatialShape[i];
-      int64_t out = (in + p.strides[i] - 1) / p.strides[i];
       int64_t window = (p.kernel[i] - 1) * p.dilations[i] + 1;
+      // Unit strides pad by the window whatever the size; others by an
+      // amount of the size, which pads planned here cannot follow.
+      if (ShapedType::isDynamic(in)) {
+        if (p.strides[i] != 1)
+          return ctx.fail(
+              "auto_pad " + autoPad + " with stride " + Twine(p.strides[i]) +
+              " over dynamic spatial dim " + Twine(i + 2) + " of input '" +
+              ctx.getNode().input(0) + "' (its pads depend on the size)" +
+              ctx.getState().pinHint);
+        p.padsBegin[i] =
+            autoPad == "SAME_UPPER" ? (window - 1) / 2 : window / 2;
+        p.padsEnd[i] = window - 1 - p.padsBegin[i];
+        continue;
+      }
+      int64_t out = (in + p.strides[i] - 1) / p.strides[i];
       int64_t total =
           std::max<int64_t>(0, (out - 1) * p.strides[i] + window - in);
       int64_t small = total / 2;
@@ -410,7 +452,7 @@ LogicalResult lowerConv(NodeContext &ctx) {
   if (wt.getRank() != xt.getRank())
     return ctx.fail("the weight has rank " + llvm::Twine(wt.getRank()) +
                     " but the input has rank " + llvm::Twine(xt.getRank()));
-  if (failed(checkOnlyBatchDynamic(ctx, xt)))
+  if (failed(checkWindowedDynamic(ctx, xt)))
     return failure();
   FailureOr<WindowParams> p = getWindowParams(ctx, xt.getShape().drop_front(2),
                                               wt.getShape().drop_front(2));
@@ -442,38 +484,64 @@ LogicalResult lowerConv(NodeContext &ctx) {
   auto ws = cast<RankedTensorType>(w.getType()).getShape();
   int64_t group = ctx.getIntAttr("group", 1);
   int64_t n = xs[0], c = xs[1], m = ws[0];
-  int64_t oh = (xs[2] - (ws[2] - 1) * p->dilations[0] - 1) / p->strides[0] + 1;
-  int64_t ow = (xs[3] - (ws[3] - 1) * p->dilations[1] - 1) / p->strides[1] + 1;
+  // The output's spatial sizes: computed here when static, else at run
+  // time from the padded input's.
+  OpFoldResult batchSize = getDimSize(b, loc, x, 0);
+  SmallVector<OpFoldResult> outSpatial;
+  for (int64_t i = 0; i < 2; ++i) {
+    int64_t reach = (ws[2 + i] - 1) * p->dilations[i] + 1;
+    if (!ShapedType::isDynamic(xs[2 + i])) {
+      outSpatial.push_back(
+          b.getIndexAttr((xs[2 + i] - reach) / p->strides[i] + 1));
+      continue;
+    }
+    outSpatial.push_back(createWindowCount(b, loc, getDimSize(b, loc, x, 2 + i),
+                                           reach, p->strides[i]));
+  }
+  auto sizesOf = [&](ArrayRef<OpFoldResult> leading) {
+    SmallVector<OpFoldResult> sizes(leading);
+    llvm::append_range(sizes, outSpatial);
+    return sizes;
+  };
+  auto typeOf = [&](ArrayRef<OpFoldResult> sizes) {
+    SmallVector<int64_t> shape;
+    for (OpFoldResult size : sizes)
+      shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+    return RankedTensorType::get(shape, et);
+  };
   auto strides = getI64VectorAttr(b, p->strides);
   auto dilations = getI64VectorAttr(b, p->dilations);
   Value zero = createScalar(b, loc, et, 0);
   Value result;
   if (group == 1) {
-    auto t = RankedTensorType::get({n, m, oh, ow}, et);
+    SmallVector<OpFoldResult> sizes = sizesOf({batchSize, b.getIndexAttr(m)});
     result =
         linalg::Conv2DNchwFchwOp::create(
-            b, loc, TypeRange{t}, ValueRange{x, w},
-            ValueRange{createFilled(b, loc, t, zero, x)}, strides, dilations)
+            b, loc, TypeRange{typeOf(sizes)}, ValueRange{x, w},
+            ValueRange{createFilled(b, loc, sizes, zero)}, strides, dilations)
             .getResult(0);
   } else if (group == c && m == c) {
-    auto t = RankedTensorType::get({n, c, oh, ow}, et);
+    SmallVector<OpFoldResult> sizes = sizesOf({batchSize, b.getIndexAttr(c)});
     Value dw = createReshape(b, loc, w, {c, ws[2], ws[3]});
     result =
         linalg::DepthwiseConv2DNchwChwOp::create(
-            b, loc, TypeRange{t}, ValueRange{x, dw},
-            ValueRange{createFilled(b, loc, t, zero, x)}, strides, dilations)
+            b, loc, TypeRange{typeOf(sizes)}, ValueRange{x, dw},
+            ValueRange{createFilled(b, loc, sizes, zero)}, strides, dilations)
             .getResult(0);
   } else {
     int64_t g = group;
     Value gx = createReshape(b, loc, x, {n, g, c / g, xs[2], xs[3]});
     Value gw = createReshape(b, loc, w, {g, m / g, ws[1], ws[2], ws[3]});
-    auto t = RankedTensorType::get({n, g, m / g, oh, ow}, et);
+    SmallVector<OpFoldResult> sizes =
+        sizesOf({batchSize, b.getIndexAttr(g), b.getIndexAttr(m / g)});
+    RankedTensorType t = typeOf(sizes);
     result =
         linalg::Conv2DNgchwGfchwOp::create(
             b, loc, TypeRange{t}, ValueRange{gx, gw},
-            ValueRange{createFilled(b, loc, t, zero, x)}, strides, dilations)
+            ValueRange{createFilled(b, loc, sizes, zero)}, strides, dilations)
             .getResult(0);
-    result = createReshape(b, loc, result, {n, m, oh, ow});
+    result = createReshape(
+        b, loc, result, {t.getDimSize(0), m, t.getDimSize(3), t.getDimSize(4)});
   }
   result = createReshape(b, loc, result, type->getShape());
   return ctx.setOutput(0, addConvBias(ctx, result, *type));

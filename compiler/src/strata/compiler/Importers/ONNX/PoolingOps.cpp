@@ -4,8 +4,11 @@
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -14,23 +17,28 @@ namespace {
 
 enum class PoolKind { Max, Average };
 
-// A 2-D pooling (1-D pools run over a height of 1) over an NCHW tensor.
+// A 2-D pooling (1-D pools run over a height of 1) over an NCHW tensor
+// into `sizes` (static where attributes).
 Value createPool2D(OpBuilder &b, Location loc, PoolKind kind, Value x,
-                   RankedTensorType resultType, const WindowParams &p) {
-  Type et = resultType.getElementType();
+                   ArrayRef<OpFoldResult> sizes, const WindowParams &p) {
+  Type et = cast<RankedTensorType>(x.getType()).getElementType();
+  SmallVector<int64_t> shape;
+  for (OpFoldResult size : sizes)
+    shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  auto resultType = RankedTensorType::get(shape, et);
   Value window = createEmpty(
       b, loc, RankedTensorType::get({p.kernel[0], p.kernel[1]}, et));
   auto strides = getI64VectorAttr(b, p.strides);
   auto dilations = getI64VectorAttr(b, p.dilations);
   if (kind == PoolKind::Max) {
-    Value init = createFilled(b, loc, resultType,
-                              createScalar(b, loc, et, -INFINITY), x);
+    Value init =
+        createFilled(b, loc, sizes, createScalar(b, loc, et, -INFINITY));
     return linalg::PoolingNchwMaxOp::create(
                b, loc, TypeRange{resultType}, ValueRange{x, window},
                ValueRange{init}, strides, dilations)
         .getResult(0);
   }
-  Value init = createFilled(b, loc, resultType, createScalar(b, loc, et, 0), x);
+  Value init = createFilled(b, loc, sizes, createScalar(b, loc, et, 0));
   return linalg::PoolingNchwSumOp::create(b, loc, TypeRange{resultType},
                                           ValueRange{x, window},
                                           ValueRange{init}, strides, dilations)
@@ -154,6 +162,77 @@ SmallVector<Value> createPoolGeneric(OpBuilder &b, Location loc, PoolKind kind,
   return SmallVector<Value>(generic.getResults());
 }
 
+// The pools of a dynamic spatial dim: how many windows, and the high
+// padding (the node's, plus what ceil_mode's last window needs).
+struct DynamicWindows {
+  OpFoldResult count, extra, high;
+};
+
+DynamicWindows getDynamicWindows(OpBuilder &b, Location loc, OpFoldResult size,
+                                 const WindowParams &p, int64_t i,
+                                 int64_t window, bool ceilMode) {
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  auto add = [&](Value l, Value r) {
+    return arith::AddIOp::create(b, loc, l, r).getResult();
+  };
+  auto sub = [&](Value l, Value r) {
+    return arith::SubIOp::create(b, loc, l, r).getResult();
+  };
+  auto mul = [&](Value l, Value r) {
+    return arith::MulIOp::create(b, loc, l, r).getResult();
+  };
+  auto max = [&](Value l, Value r) {
+    return arith::MaxSIOp::create(b, loc, l, r).getResult();
+  };
+  Value in = getValueOrCreateConstantIndexOp(b, loc, size);
+  Value stride = index(p.strides[i]);
+  Value padded = add(in, index(p.padsBegin[i] + p.padsEnd[i]));
+  // Window starts 0, stride, ... while the window fits; with ceil_mode one
+  // more where it starts inside the input or its low padding.
+  Value span = max(sub(padded, index(window)), index(0));
+  Value count;
+  if (ceilMode) {
+    count = add(arith::CeilDivSIOp::create(b, loc, span, stride), index(1));
+    Value lastStart = mul(sub(count, index(1)), stride);
+    Value outside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, lastStart,
+                              add(in, index(p.padsBegin[i])));
+    count =
+        arith::SelectOp::create(b, loc, outside, sub(count, index(1)), count);
+  } else {
+    count = add(arith::DivSIOp::create(b, loc, span, stride), index(1));
+  }
+  Value needed = add(mul(sub(count, index(1)), stride), index(window));
+  Value extra = max(sub(needed, padded), index(0));
+  return {count, extra, add(extra, index(p.padsEnd[i]))};
+}
+
+// padSpatial with high pads that may be known only at run time.
+Value padSpatialMixed(OpBuilder &b, Location loc, Value input,
+                      ArrayRef<int64_t> low, ArrayRef<OpFoldResult> high,
+                      Value value) {
+  if (llvm::all_of(high,
+                   [](OpFoldResult h) { return isConstantIntValue(h, 0); }))
+    return padSpatial(b, loc, input, low, SmallVector<int64_t>(low.size(), 0),
+                      value);
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<OpFoldResult> lowAll(2, b.getIndexAttr(0)),
+      highAll(2, b.getIndexAttr(0));
+  SmallVector<int64_t> shape(type.getShape());
+  for (size_t i = 0; i < low.size(); ++i) {
+    lowAll.push_back(b.getIndexAttr(low[i]));
+    highAll.push_back(high[i]);
+    std::optional<int64_t> h = getConstantIntValue(high[i]);
+    if (!ShapedType::isDynamic(shape[2 + i]))
+      shape[2 + i] = h ? shape[2 + i] + low[i] + *h : ShapedType::kDynamic;
+  }
+  return tensor::PadOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), input,
+      lowAll, highAll, value);
+}
+
 // Max and average pools; with `lpPool`, an average pool's sum over |x|^p
 // raised to 1/p (LpPool).
 LogicalResult lowerPool(NodeContext &ctx, PoolKind kind, bool lpPool = false) {
@@ -171,7 +250,10 @@ LogicalResult lowerPool(NodeContext &ctx, PoolKind kind, bool lpPool = false) {
   bool isFloat = isa<FloatType>(et);
   if (!isFloat && kind == PoolKind::Average)
     return ctx.fail("only floating-point average pooling is supported");
-  if (failed(checkOnlyBatchDynamic(ctx, xt)))
+  // Dynamic spatial dims only through linalg's named pools.
+  bool named = spatial <= 2 && isFloat && !withIndices;
+  if (failed(named ? checkWindowedDynamic(ctx, xt)
+                   : checkOnlyBatchDynamic(ctx, xt)))
     return failure();
   FailureOr<WindowParams> p =
       getWindowParams(ctx, xt.getShape().drop_front(2), {});
@@ -193,7 +275,6 @@ LogicalResult lowerPool(NodeContext &ctx, PoolKind kind, bool lpPool = false) {
   SmallVector<int64_t> inShape(xt.getShape()), outShape(type->getShape());
   // 1-D and 2-D float pools use linalg's named NCHW ops (1-D over a height
   // of 1); 3-D and more, integer max and max with indices the generic.
-  bool named = spatial <= 2 && isFloat && !withIndices;
   if (named && spatial == 1) {
     inShape.insert(inShape.begin() + 2, 1);
     outShape.insert(outShape.begin() + 2, 1);
@@ -205,16 +286,36 @@ LogicalResult lowerPool(NodeContext &ctx, PoolKind kind, bool lpPool = false) {
     p->padsEnd.insert(p->padsEnd.begin(), 0);
   }
   int64_t sp = inShape.size() - 2;
-  // Extra high padding so ceil_mode windows fit (never counted).
-  SmallVector<int64_t> extra(sp, 0), high(sp, 0), zeros(sp, 0);
+  // The output's spatial sizes, and the extra high padding so that ceil_mode
+  // windows fit (never counted): from the output type when static, else
+  // computed at run time.
+  SmallVector<OpFoldResult> outSizes = {getDimSize(b, loc, x, 0),
+                                        b.getIndexAttr(inShape[1])};
+  SmallVector<OpFoldResult> extra, high;
+  SmallVector<int64_t> zeros(sp, 0);
+  bool ceilMode = ctx.getIntAttr("ceil_mode", 0) != 0;
   for (int64_t i = 0; i < sp; ++i) {
     int64_t window = (p->kernel[i] - 1) * p->dilations[i] + 1;
-    int64_t needed = (outShape[2 + i] - 1) * p->strides[i] + window;
-    extra[i] = std::max<int64_t>(
-        0, needed - (inShape[2 + i] + p->padsBegin[i] + p->padsEnd[i]));
-    high[i] = p->padsEnd[i] + extra[i];
+    int64_t padding = p->padsBegin[i] + p->padsEnd[i];
+    if (!ShapedType::isDynamic(inShape[2 + i])) {
+      int64_t needed = (outShape[2 + i] - 1) * p->strides[i] + window;
+      int64_t more = std::max<int64_t>(0, needed - (inShape[2 + i] + padding));
+      outSizes.push_back(b.getIndexAttr(outShape[2 + i]));
+      extra.push_back(b.getIndexAttr(more));
+      high.push_back(b.getIndexAttr(p->padsEnd[i] + more));
+      continue;
+    }
+    DynamicWindows windows = getDynamicWindows(
+        b, loc, getDimSize(b, loc, x, 2 + i), *p, i, window, ceilMode);
+    outSizes.push_back(windows.count);
+    extra.push_back(windows.extra);
+    high.push_back(windows.high);
   }
-  auto outType = RankedTensorType::get(outShape, et);
+  SmallVector<int64_t> outStatic;
+  for (OpFoldResult size : outSizes)
+    outStatic.push_back(
+        getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  auto outType = RankedTensorType::get(outStatic, et);
   bool isUnsigned = ctx.isInputUnsigned(0);
   double lowest =
       !isFloat ? (isUnsigned ? 0.0
@@ -222,15 +323,19 @@ LogicalResult lowerPool(NodeContext &ctx, PoolKind kind, bool lpPool = false) {
                : -INFINITY;
   Value padValue =
       createScalar(b, loc, et, kind == PoolKind::Max ? lowest : 0.0);
-  Value padded = padSpatial(b, loc, x, p->padsBegin, high, padValue);
-  auto pool = [&](Value input, RankedTensorType t) -> SmallVector<Value> {
+  Value padded = padSpatialMixed(b, loc, x, p->padsBegin, high, padValue);
+  auto pool = [&](Value input,
+                  ArrayRef<OpFoldResult> sizes) -> SmallVector<Value> {
     if (named)
-      return {createPool2D(b, loc, kind, input, t, *p)};
-    return createPoolGeneric(b, loc, kind, input, t, *p, isUnsigned,
-                             withIndices, inShape,
-                             ctx.getIntAttr("storage_order", 0) != 0);
+      return {createPool2D(b, loc, kind, input, sizes, *p)};
+    SmallVector<int64_t> shape;
+    for (OpFoldResult size : sizes)
+      shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+    return createPoolGeneric(
+        b, loc, kind, input, RankedTensorType::get(shape, et), *p, isUnsigned,
+        withIndices, inShape, ctx.getIntAttr("storage_order", 0) != 0);
   };
-  SmallVector<Value> results = pool(padded, outType);
+  SmallVector<Value> results = pool(padded, outSizes);
   Value result = results[0];
   if (lpPool) {
     result = createElementwise(
@@ -244,15 +349,19 @@ LogicalResult lowerPool(NodeContext &ctx, PoolKind kind, bool lpPool = false) {
     // Divide by the number of counted elements in each window: pool a
     // tensor of ones padded like the input.
     bool countPads = ctx.getIntAttr("count_include_pad", 0) != 0;
-    SmallVector<int64_t> onesShape{1, 1}, countShape{1, 1};
-    llvm::append_range(onesShape, ArrayRef(inShape).drop_front(2));
-    llvm::append_range(countShape, ArrayRef(outShape).drop_front(2));
-    auto onesType = RankedTensorType::get(onesShape, et);
-    Value ones = createFilled(b, loc, onesType, createScalar(b, loc, et, 1));
+    SmallVector<OpFoldResult> onesSizes = {b.getIndexAttr(1),
+                                           b.getIndexAttr(1)},
+                              countSizes(onesSizes);
+    for (int64_t i = 0; i < sp; ++i) {
+      onesSizes.push_back(getDimSize(b, loc, x, 2 + i));
+      countSizes.push_back(outSizes[2 + i]);
+    }
+    Value ones = createFilled(b, loc, onesSizes, createScalar(b, loc, et, 1));
     ones = padSpatial(b, loc, ones, p->padsBegin, p->padsEnd,
                       createScalar(b, loc, et, countPads ? 1 : 0));
-    ones = padSpatial(b, loc, ones, zeros, extra, createScalar(b, loc, et, 0));
-    Value counts = pool(ones, RankedTensorType::get(countShape, et))[0];
+    ones = padSpatialMixed(b, loc, ones, zeros, extra,
+                           createScalar(b, loc, et, 0));
+    Value counts = pool(ones, countSizes)[0];
     result = createElementwise(
         b, loc, {result, counts}, outType,
         [](OpBuilder &nb, Location nl, ValueRange a) {
@@ -274,14 +383,15 @@ LogicalResult lowerGlobalPool(NodeContext &ctx, PoolKind kind) {
   Location loc = ctx.getLoc();
   RankedTensorType xt = ctx.getInputType(0);
   Type et = xt.getElementType();
-  if (failed(checkOnlyBatchDynamic(ctx, xt)))
-    return failure();
+  if (xt.getRank() > 1 && xt.isDynamicDim(1))
+    return checkWindowedDynamic(ctx, xt);
   SmallVector<int64_t> axes;
-  int64_t count = 1;
+  SmallVector<OpFoldResult> spatialSizes;
   for (int64_t i = 2; i < xt.getRank(); ++i) {
     axes.push_back(i);
-    count *= xt.getDimSize(i);
+    spatialSizes.push_back(getDimSize(b, loc, ctx.getInput(0), i));
   }
+  OpFoldResult count = getSizeProduct(b, loc, spatialSizes);
   Value init = createScalar(b, loc, et, kind == PoolKind::Max ? -INFINITY : 0);
   Value r =
       createReduction(b, loc, ctx.getInput(0), axes, /*keepDims=*/true, init,
@@ -293,7 +403,7 @@ LogicalResult lowerGlobalPool(NodeContext &ctx, PoolKind kind) {
   if (kind == PoolKind::Average)
     r = createElementwise(
         b, loc, {r}, *type, [&](OpBuilder &nb, Location nl, ValueRange a) {
-          Value n = createScalar(nb, nl, et, count);
+          Value n = createSizeScalar(nb, nl, count, et);
           return arith::DivFOp::create(nb, nl, a[0], n).getResult();
         });
   return ctx.setOutput(0, r);

@@ -45,6 +45,12 @@ struct Tap {
   Value weight;
 };
 
+// The sizes of one resized dim inside the generic's body: the input's as
+// f64 and i64, the output's as f64 (constants, or read at run time).
+struct DimSizes {
+  Value in, inIndex, out;
+};
+
 struct ResizeBuilder {
   OpBuilder &b;
   Location loc;
@@ -56,21 +62,22 @@ struct ResizeBuilder {
   Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
 
-  // The source coordinate of output index `i` along a dim of `inSize`
+  // The source coordinate of output index `i` along a dim of `size.in`
   // input elements with `scale` (f64); roiStart/roiEnd for
   // tf_crop_and_resize.
-  Value sourceCoord(Value i, int64_t inSize, int64_t outSize, Value scale,
-                    Value roiStart, Value roiEnd) {
+  Value sourceCoord(Value i, const DimSizes &size, Value scale, Value roiStart,
+                    Value roiEnd) {
     Value x = arith::SIToFPOp::create(
         b, loc, b.getF64Type(),
         arith::IndexCastOp::create(b, loc, b.getI64Type(), i));
     // The reference uses the fractional output length scale * inSize.
-    Value outLength = mul(scale, f64(inSize));
+    Value outLength = mul(scale, size.in);
+    Value lastIn = sub(size.in, f64(1));
     Value isOne = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                         outLength, f64(1));
     const std::string &m = attrs.coordMode;
     if (m == "align_corners") {
-      Value r = div(mul(x, f64(inSize - 1)), sub(outLength, f64(1)));
+      Value r = div(mul(x, lastIn), sub(outLength, f64(1)));
       return arith::SelectOp::create(b, loc, isOne, f64(0), r);
     }
     if (m == "asymmetric")
@@ -78,28 +85,27 @@ struct ResizeBuilder {
     if (m == "tf_half_pixel_for_nn")
       return div(add(x, f64(0.5)), scale);
     if (m == "tf_crop_and_resize") {
-      Value extent = mul(sub(roiEnd, roiStart), f64(inSize - 1));
+      Value extent = mul(sub(roiEnd, roiStart), lastIn);
       Value one = div(extent, f64(2));
       Value many = div(mul(x, extent), sub(outLength, f64(1)));
       Value r = arith::SelectOp::create(b, loc, isOne, one, many);
-      return add(r, mul(roiStart, f64(inSize - 1)));
+      return add(r, mul(roiStart, lastIn));
     }
     Value r = sub(div(add(x, f64(0.5)), scale), f64(0.5));
     if (m == "half_pixel_symmetric") {
       // Centred: shifted by (inSize / 2) (1 - outSize / (scale inSize)).
-      Value adjustment = div(f64(outSize), outLength);
-      return add(r, mul(f64(inSize / 2.0), sub(f64(1), adjustment)));
+      Value adjustment = div(size.out, outLength);
+      return add(r, mul(mul(size.in, f64(0.5)), sub(f64(1), adjustment)));
     }
     if (m == "pytorch_half_pixel")
       return arith::SelectOp::create(b, loc, isOne, f64(-0.5), r);
     return r; // half_pixel
   }
 
-  Value clampIndex(Value i64, int64_t inSize) {
+  Value clampIndex(Value i64, const DimSizes &size) {
     Value c = arith::MaxSIOp::create(b, loc, i64,
                                      createScalar(b, loc, b.getI64Type(), 0));
-    c = arith::MinSIOp::create(
-        b, loc, c, createScalar(b, loc, b.getI64Type(), inSize - 1));
+    c = arith::MinSIOp::create(b, loc, c, offset(size.inIndex, -1));
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), c);
   }
   Value offset(Value i64, int64_t k) {
@@ -122,7 +128,7 @@ struct ResizeBuilder {
     return arith::SelectOp::create(b, loc, isNear, near, far);
   }
 
-  SmallVector<Tap> taps(Value x, int64_t inSize) {
+  SmallVector<Tap> taps(Value x, const DimSizes &size) {
     Value x0 = math::FloorOp::create(b, loc, x);
     Value ratio = sub(x, x0);
     Value i0 = arith::FPToSIOp::create(b, loc, b.getI64Type(), x0);
@@ -140,11 +146,11 @@ struct ResizeBuilder {
                                    ratio, f64(n == "ceil" ? 0 : 0.5));
       Value i = offset(i0, 0);
       i = arith::SelectOp::create(b, loc, up, offset(i0, 1), i);
-      return {{clampIndex(i, inSize), Value()}};
+      return {{clampIndex(i, size), Value()}};
     }
     if (attrs.mode == "linear")
-      return {{clampIndex(i0, inSize), sub(f64(1), ratio)},
-              {clampIndex(offset(i0, 1), inSize), ratio}};
+      return {{clampIndex(i0, size), sub(f64(1), ratio)},
+              {clampIndex(offset(i0, 1), size), ratio}};
     // Cubic: taps at x0-1 .. x0+2, at distances 1+r, r, 1-r, 2-r.
     SmallVector<Tap> result;
     SmallVector<Value> distances{add(f64(1), ratio), ratio, sub(f64(1), ratio),
@@ -159,13 +165,11 @@ struct ResizeBuilder {
             b, loc,
             arith::CmpIOp::create(b, loc, P::sge, i,
                                   createScalar(b, loc, b.getI64Type(), 0)),
-            arith::CmpIOp::create(
-                b, loc, P::slt, i,
-                createScalar(b, loc, b.getI64Type(), inSize)));
+            arith::CmpIOp::create(b, loc, P::slt, i, size.inIndex));
         w = arith::SelectOp::create(b, loc, inside, w, f64(0));
         total = add(total, w);
       }
-      result.push_back({clampIndex(i, inSize), w});
+      result.push_back({clampIndex(i, size), w});
     }
     if (attrs.excludeOutside)
       for (Tap &tap : result)
@@ -174,43 +178,84 @@ struct ResizeBuilder {
   }
 };
 
-// With dynamic dims, the result type: only static dims resize, and a
-// dynamic dim's size (in a sizes input computed from the input shapes, as
-// torch writes `interpolate(x, size=...)`) must be the input's own.
-FailureOr<RankedTensorType> getDynamicResizeType(NodeContext &ctx) {
+// With dynamic dims, the result's sizes: from a sizes input known here or
+// computed from input shapes (as torch writes `interpolate(x, size=...)`),
+// or from constant scales (a dynamic dim by a whole factor or divisor,
+// whose floor needs no floating point on the host).
+FailureOr<SmallVector<OpFoldResult>> getDynamicResizeSizes(NodeContext &ctx) {
   RankedTensorType xt = ctx.getInputType(0);
-  if (!ctx.hasInput(3) || !ctx.getIntsAttr("axes").empty())
-    return ctx.getOutputType(0);
-  std::optional<SymbolicShape> sizes = getSymbolicInput(ctx, 3);
-  if (!sizes || sizes->elements.size() != static_cast<size_t>(xt.getRank()))
-    return ctx.fail("with dynamic dims the sizes must be known at compile "
-                    "time or computed from the input shapes" +
-                    ctx.getState().pinHint);
   OpBuilder &b = ctx.getBuilder();
-  SmallVector<int64_t> shape;
-  for (auto [d, size] : llvm::enumerate(sizes->elements)) {
+  Location loc = ctx.getLoc();
+  int64_t rank = xt.getRank();
+  if (!ctx.getIntsAttr("axes").empty())
+    return ctx.fail("with dynamic dims, resizing named axes is not "
+                    "supported yet" +
+                    ctx.getState().pinHint);
+  bool hasSizes = ctx.hasInput(3) && ctx.getInputType(3).getNumElements() != 0;
+  if (hasSizes) {
+    std::optional<SymbolicShape> sizes = getSymbolicInput(ctx, 3);
+    if (!sizes || sizes->elements.size() != static_cast<size_t>(rank))
+      return ctx.fail("with dynamic dims the sizes must be known at compile "
+                      "time or computed from the input shapes" +
+                      ctx.getState().pinHint);
+    return SmallVector<OpFoldResult>(sizes->elements);
+  }
+  std::optional<DenseElementsAttr> scales =
+      ctx.hasInput(2) ? ctx.getConstantInput(2) : std::nullopt;
+  if (!scales || scales->getNumElements() != rank)
+    return ctx.fail("with dynamic dims the scales must be constants" +
+                    ctx.getState().pinHint);
+  SmallVector<OpFoldResult> result;
+  for (auto [d, v] : llvm::enumerate(scales->getValues<APFloat>())) {
+    double scale = v.convertToDouble();
     if (!xt.isDynamicDim(d)) {
-      std::optional<int64_t> known = getConstantIntValue(size);
-      if (!known)
-        return ctx.fail("the size of static dim " + Twine(d) +
-                        " is computed at run time");
-      shape.push_back(*known);
+      result.push_back(b.getIndexAttr(static_cast<int64_t>(
+          std::floor(scale * static_cast<double>(xt.getDimSize(d))))));
       continue;
     }
-    if (!isSameSize(size, getDimSize(b, ctx.getLoc(), ctx.getInput(0), d)))
-      return ctx.fail("dim " + Twine(d) +
-                      " is dynamic; resizing it is not supported yet" +
+    Value in = tensor::DimOp::create(b, loc, ctx.getInput(0), d);
+    double factor = std::round(scale), divisor = std::round(1.0 / scale);
+    if (scale >= 1 && factor == scale) {
+      result.push_back(
+          arith::MulIOp::create(b, loc, in,
+                                arith::ConstantIndexOp::create(
+                                    b, loc, static_cast<int64_t>(factor)))
+              .getResult());
+    } else if (scale < 1 && divisor * scale == 1.0) {
+      result.push_back(
+          arith::DivUIOp::create(b, loc, in,
+                                 arith::ConstantIndexOp::create(
+                                     b, loc, static_cast<int64_t>(divisor)))
+              .getResult());
+    } else {
+      return ctx.fail("scale " + std::to_string(scale) + " of dynamic dim " +
+                      Twine(d) + " is not a whole factor or divisor" +
                       ctx.getState().pinHint);
-    shape.push_back(ShapedType::kDynamic);
+    }
   }
-  return RankedTensorType::get(shape, xt.getElementType());
+  return result;
 }
 
 LogicalResult lowerResize(NodeContext &ctx) {
-  FailureOr<RankedTensorType> type =
-      ctx.hasDynamicInput() ? getDynamicResizeType(ctx) : ctx.getOutputType(0);
-  if (failed(type))
-    return failure();
+  // The result's sizes: its static type, or computed with dynamic dims.
+  SmallVector<OpFoldResult> outSizes;
+  FailureOr<RankedTensorType> type = failure();
+  if (ctx.hasDynamicInput()) {
+    FailureOr<SmallVector<OpFoldResult>> sizes = getDynamicResizeSizes(ctx);
+    if (failed(sizes))
+      return failure();
+    outSizes = std::move(*sizes);
+    SmallVector<int64_t> shape;
+    for (OpFoldResult size : outSizes)
+      shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+    type = RankedTensorType::get(shape, ctx.getInputType(0).getElementType());
+  } else {
+    type = ctx.getOutputType(0);
+    if (failed(type))
+      return failure();
+    for (int64_t size : type->getShape())
+      outSizes.push_back(ctx.getBuilder().getIndexAttr(size));
+  }
   if (ctx.getOpset() < 11)
     return ctx.fail("Resize before opset 11 is not supported");
   if (ctx.getIntAttr("antialias", 0) != 0)
@@ -250,13 +295,12 @@ LogicalResult lowerResize(NodeContext &ctx) {
   // scales, or scales read at run time.
   bool hasSizes = ctx.hasInput(3) && ctx.getInputType(3).getNumElements() > 0;
   bool hasScales = ctx.hasInput(2) && ctx.getInputType(2).getNumElements() > 0;
-  // Dynamic dims are never resized (getDynamicResizeType).
-  for (int64_t d = 0; d < rank; ++d)
-    if (xt.isDynamicDim(d) && (!hasSizes || policy != "stretch" || cropMode ||
-                               !type->isDynamicDim(d)))
-      return ctx.fail("dim " + Twine(d) +
-                      " is dynamic; resizing it is not supported yet" +
-                      ctx.getState().pinHint);
+  // With dynamic sizes, each dim scales by out / in at run time.
+  bool dynamicSizes = !type->hasStaticShape() || !xt.hasStaticShape();
+  if (dynamicSizes && (policy != "stretch" || cropMode))
+    return ctx.fail("with dynamic dims, keep_aspect_ratio_policy and "
+                    "tf_crop_and_resize are not supported yet" +
+                    ctx.getState().pinHint);
   if (!hasSizes && !hasScales)
     return ctx.fail("one of scales and sizes must be given");
   // The dims scales, sizes and roi name (opset 18's `axes`; all by
@@ -299,10 +343,9 @@ LogicalResult lowerResize(NodeContext &ctx) {
     }
   } else if (hasSizes) {
     for (int64_t d : axes)
-      staticScales[d] = xt.isDynamicDim(d)
-                            ? 1.0
-                            : static_cast<double>(type->getDimSize(d)) /
-                                  static_cast<double>(xt.getDimSize(d));
+      if (!xt.isDynamicDim(d) && !type->isDynamicDim(d))
+        staticScales[d] = static_cast<double>(type->getDimSize(d)) /
+                          static_cast<double>(xt.getDimSize(d));
   } else if (std::optional<DenseElementsAttr> c = ctx.getConstantInput(2)) {
     for (auto [k, v] : llvm::enumerate(c->getValues<APFloat>()))
       staticScales[axes[k]] = v.convertToDouble();
@@ -319,12 +362,18 @@ LogicalResult lowerResize(NodeContext &ctx) {
   Location loc = ctx.getLoc();
   if (type->hasStaticShape() && type->getNumElements() == 0)
     return ctx.setOutput(0, createZeroElements(b, loc, *type));
+  SmallVector<OpFoldResult> inSizes = getDimSizes(b, loc, ctx.getInput(0));
   SmallVector<bool> resized(rank);
   for (int64_t d = 0; d < rank; ++d) {
-    bool sameSize = xt.getDimSize(d) == type->getDimSize(d);
+    bool sameSize = isSameSize(inSizes[d], outSizes[d]);
+    bool dynamic = xt.isDynamicDim(d) || type->isDynamicDim(d);
     resized[d] = position[d] >= 0 && !(sameSize && xt.getDimSize(d) == 1) &&
                  (!sameSize || cropMode || runtimePolicyScale ||
                   (staticScales[d] && *staticScales[d] != 1.0));
+    // A dynamic dim "resized" to its own size keeps its elements (scale
+    // 1 maps each output index to itself in every mode but crop).
+    if (dynamic && sameSize)
+      resized[d] = false;
   }
   Value sizes = runtimePolicyScale ? ctx.getInput(3) : Value();
   Value x = ctx.getInput(0);
@@ -361,24 +410,26 @@ LogicalResult lowerResize(NodeContext &ctx) {
             perDim[d] = {{ivs[d], Value()}};
             continue;
           }
-          int64_t inSize = xt.getDimSize(d);
+          DimSizes size{createSizeScalar(nb, nl, inSizes[d], nb.getF64Type()),
+                        createSizeScalar(nb, nl, inSizes[d], nb.getI64Type()),
+                        createSizeScalar(nb, nl, outSizes[d], nb.getF64Type())};
           int64_t k = position[d];
           Value scale = staticScales[d] ? rb.f64(*staticScales[d])
                         : policyScale   ? policyScale
-                                        : readF64(scales, k);
+                        : scales        ? readF64(scales, k)
+                                        : rb.div(size.out, size.in);
           Value roiStart = cropMode ? readF64(roi, k) : Value();
           Value roiEnd = cropMode ? readF64(roi, named + k) : Value();
-          Value coord = rb.sourceCoord(ivs[d], inSize, type->getDimSize(d),
-                                       scale, roiStart, roiEnd);
+          Value coord = rb.sourceCoord(ivs[d], size, scale, roiStart, roiEnd);
           if (cropMode) {
             using P = arith::CmpFPredicate;
             Value lo = arith::CmpFOp::create(nb, nl, P::OLT, coord, rb.f64(0));
             Value hi = arith::CmpFOp::create(nb, nl, P::OGT, coord,
-                                             rb.f64(inSize - 1));
+                                             rb.sub(size.in, rb.f64(1)));
             outside = arith::OrIOp::create(
                 nb, nl, outside, arith::OrIOp::create(nb, nl, lo, hi));
           }
-          perDim[d] = rb.taps(coord, inSize);
+          perDim[d] = rb.taps(coord, size);
         }
         // Sum over the tensor product of the taps.
         Value acc;
@@ -415,7 +466,7 @@ LogicalResult lowerResize(NodeContext &ctx) {
               value);
         return value;
       },
-      getSizesLike(b, loc, *type, x));
+      outSizes);
   return ctx.setOutput(0, result);
 }
 
@@ -555,7 +606,9 @@ LogicalResult lowerGridSample(NodeContext &ctx) {
                       arith::CmpIOp::create(nb, nl, P::slt, i,
                                             createScalar(nb, nl, i64, size))));
             }
-            coords.push_back(rb.clampIndex(i, size));
+            coords.push_back(rb.clampIndex(
+                i,
+                DimSizes{Value(), createScalar(nb, nl, i64, size), Value()}));
           }
           Value v = tensor::ExtractOp::create(nb, nl, x, coords);
           v = createScalarCast(nb, nl, v, nb.getF64Type(), false, false);
