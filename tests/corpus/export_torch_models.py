@@ -59,6 +59,37 @@ class LstmTagger(torch.nn.Module):
         return self.out(self.lstm(self.embed(ids))[0]).log_softmax(-1)
 
 
+class PaddedUNet(torch.nn.Module):
+    """A small segmentation net over any image size, as dense predictors
+    are written: the image padded to a multiple of 8 with sizes computed
+    from its shape, an encoder (strided conv, max pool), a decoder (2x
+    upsampling, bilinear resizing to a skip's size, concatenations), the
+    prediction cropped back to the image."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.down = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.middle = torch.nn.Conv2d(16, 16, 3, padding=1)
+        self.merge = torch.nn.Conv2d(32, 16, 3, padding=1)
+        self.head = torch.nn.Conv2d(24, 4, 1)
+
+    def forward(self, x):
+        height, width = x.shape[-2:]
+        x = torch.nn.functional.pad(x, (0, (8 - width % 8) % 8,
+                                        0, (8 - height % 8) % 8))
+        a = torch.relu(self.stem(x))
+        b = torch.relu(self.down(a))
+        c = torch.relu(self.middle(torch.nn.functional.max_pool2d(b, 2)))
+        c = torch.nn.functional.interpolate(c, scale_factor=2.0,
+                                            mode="nearest")
+        d = torch.relu(self.merge(torch.cat([b, c], 1)))
+        d = torch.nn.functional.interpolate(d, size=a.shape[-2:],
+                                            mode="bilinear",
+                                            align_corners=False)
+        return self.head(torch.cat([a, d], 1))[:, :, :height, :width]
+
+
 # Token models: name -> (constructor, sequence length).
 TEXT_MODELS = {
     "gpt_decoder": (lambda: CausalDecoder(), 16),
@@ -84,6 +115,8 @@ MODELS = {
     "convnext_tiny": (lambda: torchvision.models.convnext_tiny(), 64),
     "swin_t": (lambda: torchvision.models.swin_t(), 64),
     "vit_b_16": (lambda: torchvision.models.vit_b_16(image_size=64), 64),
+    # Sizes not a multiple of its stride: its padding is exercised.
+    "padded_unet": (lambda: PaddedUNet(), 60),
     "deeplabv3_mobilenet_v3_large": (
         lambda: torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
             weights_backbone=None, aux_loss=False), 64),

@@ -7,8 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "strata/compiler/Importers/ONNX/Builders.h"
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
+#include "strata/compiler/Importers/ONNX/SymbolicShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -135,6 +137,7 @@ LogicalResult lowerPad(NodeContext &ctx) {
   RankedTensorType xt = ctx.getInputType(0);
   int64_t rank = xt.getRank();
   SmallVector<int64_t> pads;
+  SmallVector<OpFoldResult> symbolicPads;
   Value padValue, runtimePads;
   if (ctx.getOpset() < 11) {
     pads = ctx.getIntsAttr("pads");
@@ -142,9 +145,13 @@ LogicalResult lowerPad(NodeContext &ctx) {
                             ctx.getFloatAttr("value", 0.0f));
   } else {
     // Pads known only at run time are read in the general form's body
-    // (the result shape is static all the same).
+    // (the result shape is static all the same); computed from dynamic
+    // dims, they size the result at run time.
     if (ctx.hasInput(1) && !ctx.getConstantInput(1)) {
-      runtimePads = ctx.getInput(1);
+      if (std::optional<SymbolicShape> shape = getSymbolicInput(ctx, 1))
+        symbolicPads = shape->elements;
+      else
+        runtimePads = ctx.getInput(1);
       pads.assign(ctx.getInputType(1).getNumElements(), 0);
     } else {
       auto p = ctx.getConstantInts(1);
@@ -170,8 +177,13 @@ LogicalResult lowerPad(NodeContext &ctx) {
     for (int64_t i = 0; i < rank; ++i)
       axes.push_back(i);
   }
-  if (pads.size() != 2 * axes.size())
+  if (pads.size() != 2 * axes.size() ||
+      (!symbolicPads.empty() && symbolicPads.size() != pads.size()))
     return ctx.fail("pads has the wrong length");
+  if (runtimePads && !xt.hasStaticShape())
+    return ctx.fail("with dynamic dims the pads must be known at compile "
+                    "time or computed from the input shapes" +
+                    ctx.getState().pinHint);
   SmallVector<int64_t> low(rank, 0), high(rank, 0);
   // Where each dim's low pad is in `pads` (-1: not padded).
   SmallVector<int64_t> position(rank, -1);
@@ -187,7 +199,7 @@ LogicalResult lowerPad(NodeContext &ctx) {
   if (mode != "constant" && mode != "edge" && mode != "reflect" &&
       mode != "wrap")
     return ctx.fail("unknown mode '" + mode + "'");
-  if (mode == "constant" && !runtimePads &&
+  if (mode == "constant" && !runtimePads && symbolicPads.empty() &&
       llvm::all_of(low, [](int64_t v) { return v >= 0; }) &&
       llvm::all_of(high, [](int64_t v) { return v >= 0; })) {
     return ctx.setOutput(
@@ -196,14 +208,58 @@ LogicalResult lowerPad(NodeContext &ctx) {
                                  getAsIndexOpFoldResult(b.getContext(), high),
                                  padValue));
   }
-  if (!xt.hasStaticShape())
-    return ctx.fail("with dynamic dims only constant mode and non-negative "
-                    "pads known at compile time are supported" +
+  if (!xt.hasStaticShape() && mode != "constant")
+    return ctx.fail("with dynamic dims only constant mode is supported" +
                     ctx.getState().pinHint);
+  // Each dim's size and pads as sizes (attributes where known): the result
+  // dim is in + low + high, none where that is negative.
+  SmallVector<OpFoldResult> inSizes = getDimSizes(b, loc, ctx.getInput(0));
+  SmallVector<OpFoldResult> lowSizes, resultSizes;
+  for (int64_t d = 0; d < rank; ++d) {
+    OpFoldResult lowD = b.getIndexAttr(low[d]), highD = b.getIndexAttr(high[d]);
+    if (!symbolicPads.empty() && position[d] >= 0) {
+      lowD = symbolicPads[position[d]];
+      highD = symbolicPads[axes.size() + position[d]];
+    }
+    lowSizes.push_back(lowD);
+    if (!type->isDynamicDim(d)) {
+      resultSizes.push_back(b.getIndexAttr(type->getDimSize(d)));
+      continue;
+    }
+    std::optional<int64_t> in = getConstantIntValue(inSizes[d]),
+                           lo = getConstantIntValue(lowD),
+                           hi = getConstantIntValue(highD);
+    if (in && lo && hi) {
+      resultSizes.push_back(
+          b.getIndexAttr(std::max<int64_t>(0, *in + *lo + *hi)));
+      continue;
+    }
+    Value size = arith::AddIOp::create(
+        b, loc, getValueOrCreateConstantIndexOp(b, loc, inSizes[d]),
+        arith::AddIOp::create(b, loc,
+                              getValueOrCreateConstantIndexOp(b, loc, lowD),
+                              getValueOrCreateConstantIndexOp(b, loc, highD)));
+    resultSizes.push_back(
+        arith::MaxSIOp::create(b, loc, size,
+                               arith::ConstantIndexOp::create(b, loc, 0))
+            .getResult());
+  }
   // General form: each result element reads a clamped/reflected source
   // coordinate (edge, reflect) or the pad value (constant, which also
   // handles negative pads, i.e. cropping).
+  // The result is as static as its sizes (inference may not have seen
+  // through pads computed from shapes).
+  SmallVector<int64_t> resultShape;
+  for (OpFoldResult size : resultSizes)
+    resultShape.push_back(
+        getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  *type = RankedTensorType::get(resultShape, type->getElementType());
   Value data = ctx.getInput(0);
+  auto indexValue = [](OpBuilder &nb, Location nl, OpFoldResult size) {
+    if (std::optional<int64_t> known = getConstantIntValue(size))
+      return arith::ConstantIndexOp::create(nb, nl, *known).getResult();
+    return cast<Value>(size);
+  };
   Value result = createIndexedGeneric(
       b, loc, {}, {}, *type,
       [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
@@ -211,19 +267,24 @@ LogicalResult lowerPad(NodeContext &ctx) {
         Value inBounds = createScalar(nb, nl, nb.getI1Type(), 1);
         for (int64_t d = 0; d < rank; ++d) {
           int64_t dim = xt.getDimSize(d);
-          Value lowD =
-              runtimePads && position[d] >= 0
-                  ? arith::IndexCastOp::create(
-                        nb, nl, nb.getIndexType(),
-                        tensor::ExtractOp::create(
-                            nb, nl, runtimePads,
-                            ValueRange{arith::ConstantIndexOp::create(
-                                nb, nl, position[d])}))
-                        .getResult()
-                  : arith::ConstantIndexOp::create(nb, nl, low[d]).getResult();
+          Value lowD = runtimePads && position[d] >= 0
+                           ? arith::IndexCastOp::create(
+                                 nb, nl, nb.getIndexType(),
+                                 tensor::ExtractOp::create(
+                                     nb, nl, runtimePads,
+                                     ValueRange{arith::ConstantIndexOp::create(
+                                         nb, nl, position[d])}))
+                                 .getResult()
+                           : indexValue(nb, nl, lowSizes[d]);
           Value i = arith::SubIOp::create(nb, nl, ivs[d], lowD);
           Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-          Value last = arith::ConstantIndexOp::create(nb, nl, dim - 1);
+          Value last =
+              ShapedType::isDynamic(dim)
+                  ? arith::SubIOp::create(
+                        nb, nl, indexValue(nb, nl, inSizes[d]),
+                        arith::ConstantIndexOp::create(nb, nl, 1))
+                        .getResult()
+                  : arith::ConstantIndexOp::create(nb, nl, dim - 1).getResult();
           if (mode == "edge") {
             i = arith::MinSIOp::create(
                 nb, nl, arith::MaxSIOp::create(nb, nl, i, zero), last);
@@ -265,7 +326,8 @@ LogicalResult lowerPad(NodeContext &ctx) {
           return v;
         return arith::SelectOp::create(nb, nl, inBounds, v, padValue)
             .getResult();
-      });
+      },
+      resultSizes);
   return ctx.setOutput(0, result);
 }
 

@@ -269,10 +269,10 @@ LogicalResult NodeContext::setSymbolicOutput(unsigned index,
                        builder, loc, builder.getI64Type(), cast<Value>(element))
                        .getResult());
   }
-  auto type = RankedTensorType::get(
-      shape.scalar ? SmallVector<int64_t>{}
-                   : SmallVector<int64_t>{int64_t(elements.size())},
-      builder.getI64Type());
+  SmallVector<int64_t> dims = shape.dims;
+  if (dims.empty() && !shape.scalar)
+    dims.push_back(elements.size());
+  auto type = RankedTensorType::get(dims, builder.getI64Type());
   if (known.size() == elements.size()) {
     for (Value element : elements)
       element.getDefiningOp()->erase();

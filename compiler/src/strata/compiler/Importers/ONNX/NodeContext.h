@@ -86,6 +86,9 @@ struct SequenceValue {
 struct SymbolicShape {
   llvm::SmallVector<mlir::OpFoldResult> elements;
   bool scalar = false;
+  // The tensor's shape when of rank 2 or more (torch's F.pad reorders its
+  // pads as [-1, 2] rows); empty for rank 0 or 1.
+  llvm::SmallVector<int64_t> dims;
 };
 
 // Values of the graph being imported, by ONNX name.

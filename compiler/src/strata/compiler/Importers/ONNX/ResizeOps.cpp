@@ -240,7 +240,9 @@ LogicalResult lowerResize(NodeContext &ctx) {
   // The result's sizes: its static type, or computed with dynamic dims.
   SmallVector<OpFoldResult> outSizes;
   FailureOr<RankedTensorType> type = failure();
-  if (ctx.hasDynamicInput()) {
+  // (Also when inference left the result's shape open: sizes a folded
+  // shape computation gives.)
+  if (ctx.hasDynamicInput() || !ctx.hasInferredOutputType(0)) {
     FailureOr<SmallVector<OpFoldResult>> sizes = getDynamicResizeSizes(ctx);
     if (failed(sizes))
       return failure();

@@ -11,6 +11,7 @@
 #include "strata/compiler/Importers/ONNX/SymbolicShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
@@ -276,10 +277,97 @@ Value createReverse(OpBuilder &b, Location loc, Value input, int64_t axis) {
       .getResult(0);
 }
 
+// Slice with sizes known at run time: of dynamic dims, or with starts and
+// ends computed from dynamic dims (torch's `x[:, :h]` after a pad). Axes
+// and steps are constants, steps positive; each sliced dim's start and end
+// are normalized (negative from the end) and clamped at run time.
+LogicalResult lowerDynamicSlice(NodeContext &ctx) {
+  RankedTensorType inputType = ctx.getInputType(0);
+  int64_t rank = inputType.getRank();
+  std::optional<SymbolicShape> starts = getSymbolicInput(ctx, 1);
+  std::optional<SymbolicShape> ends = getSymbolicInput(ctx, 2);
+  SmallVector<int64_t> axes, steps;
+  if (ctx.hasInput(3)) {
+    auto a = ctx.getConstantInts(3);
+    if (failed(a))
+      return failure();
+    axes = *a;
+  }
+  if (ctx.hasInput(4)) {
+    auto st = ctx.getConstantInts(4);
+    if (failed(st))
+      return failure();
+    steps = *st;
+  }
+  if (!starts || !ends)
+    return ctx.fail("with dynamic dims the starts and ends must be known at "
+                    "compile time or computed from the input shapes" +
+                    ctx.getState().pinHint);
+  size_t count = starts->elements.size();
+  if (axes.empty())
+    for (size_t i = 0; i < count; ++i)
+      axes.push_back(i);
+  if (steps.empty())
+    steps.assign(count, 1);
+  if (ends->elements.size() != count || axes.size() != count ||
+      steps.size() != count)
+    return ctx.fail("starts, ends, axes and steps differ in length");
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value x = ctx.getInput(0);
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+      sizes = getDimSizes(b, loc, x), strides(rank, b.getIndexAttr(1));
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  // `bound` normalized against `dim` and clamped into [0, dim].
+  auto normalize = [&](OpFoldResult bound, Value dim) -> Value {
+    Value v = getValueOrCreateConstantIndexOp(b, loc, bound);
+    Value negative =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, index(0));
+    v = arith::SelectOp::create(b, loc, negative,
+                                arith::AddIOp::create(b, loc, v, dim), v);
+    v = arith::MaxSIOp::create(b, loc, v, index(0));
+    return arith::MinSIOp::create(b, loc, v, dim);
+  };
+  for (size_t i = 0; i < count; ++i) {
+    FailureOr<int64_t> axis = ctx.getAxis(axes[i], rank);
+    if (failed(axis))
+      return failure();
+    if (steps[i] < 1)
+      return ctx.fail("with dynamic dims only positive steps are supported" +
+                      ctx.getState().pinHint);
+    OpFoldResult startBound = starts->elements[i], endBound = ends->elements[i];
+    // Ends past any size (INT64_MAX, as exporters write `x[a:]`) are the
+    // dim's end; not normalized, they would overflow.
+    std::optional<int64_t> knownEnd = getConstantIntValue(endBound);
+    Value dim = getValueOrCreateConstantIndexOp(b, loc, sizes[*axis]);
+    Value start = normalize(startBound, dim);
+    Value end = knownEnd && *knownEnd >= (int64_t(1) << 62)
+                    ? dim
+                    : normalize(endBound, dim);
+    Value span = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, end, start), index(0));
+    Value size = arith::CeilDivSIOp::create(b, loc, span, index(steps[i]));
+    offsets[*axis] = getAsOpFoldResult(start);
+    sizes[*axis] = getAsOpFoldResult(size);
+    strides[*axis] = b.getIndexAttr(steps[i]);
+  }
+  SmallVector<int64_t> shape;
+  for (OpFoldResult size : sizes)
+    shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  auto resultType = RankedTensorType::get(shape, inputType.getElementType());
+  return ctx.setOutput(0, tensor::ExtractSliceOp::create(
+                              b, loc, resultType, x, offsets, sizes, strides));
+}
+
 LogicalResult lowerSlice(NodeContext &ctx) {
   RankedTensorType inputType = ctx.getInputType(0);
   int64_t rank = inputType.getRank();
   SmallVector<int64_t> starts, ends, axes, steps;
+  if (ctx.getOpset() >= 10 &&
+      (ctx.findSymbolicInput(1) || ctx.findSymbolicInput(2)))
+    return lowerDynamicSlice(ctx);
   if (ctx.getOpset() < 10) {
     starts = ctx.getIntsAttr("starts");
     ends = ctx.getIntsAttr("ends");
@@ -336,9 +424,7 @@ LogicalResult lowerSlice(NodeContext &ctx) {
       // All of a dynamic dim (`x[:, ...]`) stays as it is.
       if (starts[i] == 0 && step == 1 && ends[i] >= (int64_t(1) << 62))
         continue;
-      return ctx.fail("axis " + Twine(axis) +
-                      " is dynamic; slicing it is not supported yet" +
-                      ctx.getState().pinHint);
+      return lowerDynamicSlice(ctx);
     }
     int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
     int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];

@@ -25,7 +25,11 @@ OpFoldResult combine(OpBuilder &b, Location loc, StringRef op, OpFoldResult x,
       return b.getIndexAttr(*cx - *cy);
     if (op == "Mul")
       return b.getIndexAttr(*cx * *cy);
-    return b.getIndexAttr(*cy == 0 ? 0 : *cx / *cy);
+    if (*cy == 0)
+      return b.getIndexAttr(0);
+    if (op == "Mod") // the divisor's sign, as Python's %
+      return b.getIndexAttr(((*cx % *cy) + *cy) % *cy);
+    return b.getIndexAttr(*cx / *cy);
   }
   if (op == "Mul" && cx == 1)
     return y;
@@ -39,6 +43,12 @@ OpFoldResult combine(OpBuilder &b, Location loc, StringRef op, OpFoldResult x,
     return arith::SubIOp::create(b, loc, vx, vy).getResult();
   if (op == "Mul")
     return arith::MulIOp::create(b, loc, vx, vy).getResult();
+  if (op == "Mod") {
+    Value quotient = arith::FloorDivSIOp::create(b, loc, vx, vy);
+    return arith::SubIOp::create(b, loc, vx,
+                                 arith::MulIOp::create(b, loc, quotient, vy))
+        .getResult();
+  }
   return arith::DivSIOp::create(b, loc, vx, vy).getResult();
 }
 
@@ -97,6 +107,24 @@ std::optional<SymbolicShape> foldGather(NodeContext &ctx,
   return shape;
 }
 
+// The shape of a symbolic shape as a tensor.
+SmallVector<int64_t> getTensorShape(const SymbolicShape &shape) {
+  if (!shape.dims.empty())
+    return shape.dims;
+  if (shape.scalar)
+    return {};
+  return {static_cast<int64_t>(shape.elements.size())};
+}
+
+// `shape` given the tensor shape `dims` (rank 0 a scalar, rank 1 a list).
+SymbolicShape withTensorShape(SymbolicShape shape, ArrayRef<int64_t> dims) {
+  shape.scalar = dims.empty();
+  shape.dims.clear();
+  if (dims.size() > 1)
+    shape.dims.assign(dims.begin(), dims.end());
+  return shape;
+}
+
 std::optional<SymbolicShape> foldSlice(NodeContext &ctx,
                                        const SymbolicShape &data) {
   if (data.scalar)
@@ -117,11 +145,17 @@ std::optional<SymbolicShape> foldSlice(NodeContext &ctx,
     if ((ctx.hasInput(3) && !axes) || (ctx.hasInput(4) && !steps))
       return std::nullopt;
   }
+  // Along the first dim: of a list, its elements; of a rank-2 or higher
+  // shape, its rows.
+  SmallVector<int64_t> dims = getTensorShape(data);
+  int64_t rank = dims.size();
   if (!starts || !ends || starts->size() != 1 || ends->size() != 1 ||
-      (axes && (axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))) ||
+      (axes &&
+       (axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -rank))) ||
       (steps && steps->size() != 1))
     return std::nullopt;
-  int64_t size = data.elements.size();
+  int64_t size = dims[0];
+  int64_t row = data.elements.size() / std::max<int64_t>(size, 1);
   int64_t step = steps ? (*steps)[0] : 1;
   if (step == 0)
     return std::nullopt;
@@ -134,9 +168,12 @@ std::optional<SymbolicShape> foldSlice(NodeContext &ctx,
   int64_t start = clampIndex((*starts)[0], step > 0);
   int64_t end = clampIndex((*ends)[0], step > 0);
   SymbolicShape shape;
-  for (int64_t i = start; step > 0 ? i < end : i > end; i += step)
-    shape.elements.push_back(data.elements[i]);
-  return shape;
+  int64_t rows = 0;
+  for (int64_t i = start; step > 0 ? i < end : i > end; i += step, ++rows)
+    for (int64_t j = 0; j < row; ++j)
+      shape.elements.push_back(data.elements[i * row + j]);
+  dims[0] = rows;
+  return withTensorShape(shape, dims);
 }
 
 std::optional<SymbolicShape> foldConcat(NodeContext &ctx) {
@@ -191,6 +228,59 @@ std::optional<SymbolicShape> foldWhere(NodeContext &ctx) {
   return shape;
 }
 
+// Reshape to a constant shape (0 copies the input's dim, -1 takes the
+// rest): the same elements, another tensor shape.
+std::optional<SymbolicShape> foldReshape(NodeContext &ctx,
+                                         const SymbolicShape &input) {
+  std::optional<SmallVector<int64_t>> target = getInts(ctx, 1);
+  if (!target)
+    return std::nullopt;
+  SmallVector<int64_t> from = getTensorShape(input);
+  int64_t count = input.elements.size(), known = 1, inferred = -1;
+  SmallVector<int64_t> dims(*target);
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    if (d == 0 && ctx.getIntAttr("allowzero", 0) == 0) {
+      if (i >= from.size())
+        return std::nullopt;
+      d = from[i];
+    }
+    if (d == -1) {
+      if (inferred >= 0)
+        return std::nullopt;
+      inferred = i;
+      continue;
+    }
+    if (d < 0)
+      return std::nullopt;
+    known *= d;
+  }
+  if (inferred >= 0) {
+    if (known == 0 || count % known != 0)
+      return std::nullopt;
+    dims[inferred] = count / known;
+    known = count;
+  }
+  if (known != count)
+    return std::nullopt; // the lowering reports the mismatch
+  return withTensorShape(input, dims);
+}
+
+// Transpose of a rank-2 shape.
+std::optional<SymbolicShape> foldTranspose(NodeContext &ctx,
+                                           const SymbolicShape &input) {
+  SmallVector<int64_t> perm = ctx.getIntsAttr("perm");
+  if (input.dims.size() != 2 ||
+      !(perm.empty() || perm == SmallVector<int64_t>{1, 0}))
+    return std::nullopt;
+  int64_t rows = input.dims[0], cols = input.dims[1];
+  SymbolicShape shape;
+  shape.dims = {cols, rows};
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = 0; r < rows; ++r)
+      shape.elements.push_back(input.elements[r * cols + c]);
+  return shape;
+}
+
 std::optional<SymbolicShape> foldSymbolicNode(NodeContext &ctx) {
   StringRef op = ctx.getNode().op_type();
   if (op == "Shape" || op == "Size")
@@ -201,6 +291,17 @@ std::optional<SymbolicShape> foldSymbolicNode(NodeContext &ctx) {
     anySymbolic = anySymbolic || ctx.findSymbolicInput(i);
   if (!anySymbolic)
     return std::nullopt;
+  // Of a shape of rank 2 or more: only what reorders its elements.
+  if (input && !input->dims.empty()) {
+    if (op == "Reshape")
+      return foldReshape(ctx, *input);
+    if (op == "Transpose")
+      return foldTranspose(ctx, *input);
+    if (op == "Slice")
+      return foldSlice(ctx, *input);
+    if (op != "Identity" && op != "Cast")
+      return std::nullopt;
+  }
   if (op == "Identity")
     return *input;
   if (op == "Cast") {
@@ -226,22 +327,11 @@ std::optional<SymbolicShape> foldSymbolicNode(NodeContext &ctx) {
     shape.scalar = true;
     return shape;
   }
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
+      (op == "Mod" && ctx.getIntAttr("fmod", 0) == 0))
     return foldArithmetic(ctx);
-  if (op == "Reshape" && input && !input->scalar) {
-    // A 1-D shape reshaped to 1-D ([-1] or its length) or, of one element,
-    // to a scalar.
-    std::optional<SmallVector<int64_t>> target = getInts(ctx, 1);
-    size_t size = input->elements.size();
-    if (!target || target->size() > 1 ||
-        (target->size() == 1 && (*target)[0] != -1 &&
-         (*target)[0] != static_cast<int64_t>(size)) ||
-        (target->empty() && size != 1))
-      return std::nullopt;
-    SymbolicShape shape = *input;
-    shape.scalar = target->empty();
-    return shape;
-  }
+  if (op == "Reshape" && input && !input->scalar)
+    return foldReshape(ctx, *input);
   if (op == "Where")
     return foldWhere(ctx);
   return std::nullopt;
@@ -286,8 +376,11 @@ bool tryFoldSymbolicEqual(NodeContext &ctx, LogicalResult &result) {
 
 std::optional<SymbolicShape> getSymbolicInput(NodeContext &ctx,
                                               unsigned index) {
-  if (const SymbolicShape *shape = ctx.findSymbolicInput(index))
+  if (const SymbolicShape *shape = ctx.findSymbolicInput(index)) {
+    if (!shape->dims.empty())
+      return std::nullopt; // a list of sizes is 1-D
     return *shape;
+  }
   std::optional<DenseElementsAttr> value = ctx.getConstantInput(index);
   if (!value || !isa<IntegerType>(value->getElementType()) ||
       value->getType().getRank() > 1 || value->getNumElements() > 64)
