@@ -224,6 +224,59 @@ def resize_model():
     return model, reference
 
 
+def conv_transpose_reference(x, w, b, stride, pads, out_pad, group):
+    """ConvTranspose (2-D, dilation 1) as ONNX defines it, in float64: each
+    input pixel's weighted kernel added at stride * position, then the
+    pads cropped off."""
+    n, c, h, wd = x.shape
+    _, mg, kh, kw = w.shape
+    cg = c // group
+    canvas = np.zeros((n, mg * group, stride * (h - 1) + kh + out_pad,
+                       stride * (wd - 1) + kw + out_pad))
+    for g in range(group):
+        xs = x[:, g * cg:(g + 1) * cg].astype(np.float64)
+        for i in range(kh):
+            for j in range(kw):
+                canvas[:, g * mg:(g + 1) * mg,
+                       i:i + stride * (h - 1) + 1:stride,
+                       j:j + stride * (wd - 1) + 1:stride] += np.einsum(
+                    "nchw,cm->nmhw", xs, w[g * cg:(g + 1) * cg, :, i, j])
+    oh = stride * (h - 1) + out_pad + kh - pads[0] - pads[2]
+    ow = stride * (wd - 1) + out_pad + kw - pads[1] - pads[3]
+    y = canvas[:, :, pads[0]:pads[0] + oh, pads[1]:pads[1] + ow]
+    return y + (0 if b is None else b[None, :, None, None])
+
+
+def upsample_model(rng):
+    """X [batch, 4, height, width] -> ConvTranspose 3x3 stride 2 (pads 1,
+    output_padding 1, bias) -> depthwise ConvTranspose 2x2 stride 2: the
+    learned upsampling of segmentation and text-detection heads, over
+    image sizes known at the call."""
+    w1 = (rng.standard_normal((4, 4, 3, 3)) * 0.3).astype(np.float32)
+    b1 = rng.standard_normal(4).astype(np.float32)
+    w2 = (rng.standard_normal((4, 1, 2, 2)) * 0.5).astype(np.float32)
+    nodes = [
+        helper.make_node("ConvTranspose", ["X", "W1", "B1"], ["t"],
+                         strides=[2, 2], pads=[1, 1, 1, 1],
+                         output_padding=[1, 1]),
+        helper.make_node("ConvTranspose", ["t", "W2"], ["Y"], strides=[2, 2],
+                         group=4),
+    ]
+    model = make_model(
+        "upsample", nodes,
+        [helper.make_tensor_value_info("X", F, ["batch", 4, "height", "width"])],
+        [helper.make_tensor_value_info("Y", F, ["batch", 4, "oh", "ow"])],
+        [numpy_helper.from_array(w1, "W1"), numpy_helper.from_array(b1, "B1"),
+         numpy_helper.from_array(w2, "W2")])
+
+    def reference(x):
+        t = conv_transpose_reference(x, w1, b1, 2, [1, 1, 1, 1], 1, 1)
+        return conv_transpose_reference(t, w2, None, 2, [0, 0, 0, 0], 0,
+                                        4).astype(np.float32)
+
+    return model, reference
+
+
 def channels_model():
     """A Conv over X [batch, channels, 8, 8]: its channel count unknown."""
     w = np.ones((2, 3, 3, 3), np.float32)
@@ -323,6 +376,7 @@ def main():
     head, head_ref = segmentation_head_model()
     pools, pools_ref = pools_model()
     resize, resize_ref = resize_model()
+    upsample, upsample_ref = upsample_model(rng)
     h1 = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
     h2 = rng.standard_normal((3, 2, 4, 4)).astype(np.float32)
 
@@ -338,6 +392,8 @@ def main():
     p3 = rng.standard_normal((1, 3, 8, 16)).astype(np.float32)
     r1 = rng.standard_normal((1, 2, 3, 5)).astype(np.float32)
     r2 = rng.standard_normal((2, 2, 6, 4)).astype(np.float32)
+    v1 = rng.standard_normal((1, 4, 3, 5)).astype(np.float32)
+    v2 = rng.standard_normal((2, 4, 6, 2)).astype(np.float32)
     runs = [
         ("cnn_dims", cnn, ["--dim=batch=1", "--dim=height=8", "--dim=width=8"],
          [([x1], cnn_ref(x1))]),
@@ -364,6 +420,10 @@ def main():
          [([p], pools_ref(p)) for p in (p1, p2, p3)]),
         ("resize_dynamic_size", resize, [],
          [([r], resize_ref(r)) for r in (r1, r2)]),
+        ("upsample_static", upsample, ["--input-shape=X=1x4x3x5"],
+         [([v1], upsample_ref(v1))]),
+        ("upsample_dynamic_size", upsample, [],
+         [([v], upsample_ref(v)) for v in (v1, v2)]),
     ]
     refusals = []
     if "--target=vmvx" in args.compile_arg:

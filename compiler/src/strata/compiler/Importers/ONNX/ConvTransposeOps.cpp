@@ -12,14 +12,82 @@
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 
 namespace strata::onnx_importer {
 namespace {
+
+Value createTransposedConvGeneric(NodeContext &ctx, Value spreadX,
+                                  ArrayRef<OpFoldResult> outSizes,
+                                  RankedTensorType type,
+                                  ArrayRef<int64_t> dilations);
+
+// ConvTranspose over dynamic dims (explicit pads): the spread-out input and
+// the result sized at run time, as lowerConvTranspose sizes them here.
+LogicalResult lowerDynamicConvTranspose(NodeContext &ctx, RankedTensorType type,
+                                        ArrayRef<int64_t> strides,
+                                        ArrayRef<int64_t> dilations,
+                                        ArrayRef<int64_t> outputPadding,
+                                        ArrayRef<int64_t> pads, bool valid) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType xt = ctx.getInputType(0), wt = ctx.getInputType(1);
+  int64_t rank = xt.getRank(), spatial = rank - 2;
+  Type et = xt.getElementType();
+  Value x = ctx.getInput(0);
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  auto add = [&](Value l, int64_t r) {
+    return arith::AddIOp::create(b, loc, l, index(r)).getResult();
+  };
+  OpFoldResult n = getDimSize(b, loc, x, 0);
+  SmallVector<OpFoldResult> spreadSizes{n, b.getIndexAttr(xt.getDimSize(1))};
+  SmallVector<OpFoldResult> outSizes{n, b.getIndexAttr(type.getDimSize(1))};
+  SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0)),
+      firsts(2, b.getIndexAttr(0)), counts{n, spreadSizes[1]},
+      steps(2, b.getIndexAttr(1));
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t k = wt.getDimSize(2 + i), s = strides[i], d = dilations[i];
+    int64_t padBegin = valid || pads.empty() ? 0 : pads[i];
+    int64_t padEnd = valid || pads.empty() ? 0 : pads[spatial + i];
+    Value in =
+        getValueOrCreateConstantIndexOp(b, loc, getDimSize(b, loc, x, 2 + i));
+    // out = s (in - 1) + output_padding + (K - 1) d + 1 - pads.
+    Value out = add(arith::MulIOp::create(b, loc, add(in, -1), index(s)),
+                    outputPadding[i] + (k - 1) * d + 1 - padBegin - padEnd);
+    out = arith::MaxSIOp::create(b, loc, out, index(0));
+    int64_t low = (k - 1) * d - padBegin;
+    int64_t first = low >= 0 ? 0 : (-low + s - 1) / s;
+    // The last input element landing inside [0, out + (K - 1) d).
+    Value last = arith::MinSIOp::create(
+        b, loc, add(in, -1),
+        arith::FloorDivSIOp::create(b, loc, add(out, padBegin - 1), index(s)));
+    Value count =
+        arith::MaxSIOp::create(b, loc, add(last, 1 - first), index(0));
+    outSizes.push_back(out);
+    spreadSizes.push_back(add(out, (k - 1) * d));
+    offsets.push_back(b.getIndexAttr(low + first * s));
+    firsts.push_back(b.getIndexAttr(first));
+    counts.push_back(count);
+    steps.push_back(b.getIndexAttr(s));
+  }
+  Value spreadX =
+      createFilled(b, loc, spreadSizes, createScalar(b, loc, et, 0));
+  SmallVector<OpFoldResult> ones(rank, b.getIndexAttr(1));
+  Value taken = tensor::ExtractSliceOp::create(b, loc, x, firsts, counts, ones);
+  spreadX = tensor::InsertSliceOp::create(b, loc, taken, spreadX, offsets,
+                                          counts, steps);
+  return ctx.setOutput(
+      0, createTransposedConvGeneric(ctx, spreadX, outSizes, type, dilations));
+}
 
 LogicalResult lowerConvTranspose(NodeContext &ctx) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
@@ -36,11 +104,16 @@ LogicalResult lowerConvTranspose(NodeContext &ctx) {
   if (!isa<FloatType>(et))
     return ctx.fail("only floating-point ConvTranspose is supported");
   int64_t group = ctx.getIntAttr("group", 1);
-  int64_t n = xt.getDimSize(0), c = xt.getDimSize(1);
+  int64_t c = xt.getDimSize(1);
+  if (!wt.hasStaticShape() || xt.isDynamicDim(1))
+    return ctx.fail("the weight and the input's channels must be static" +
+                    ctx.getState().pinHint);
   if (group < 1 || c % group != 0 || wt.getDimSize(0) != c)
     return ctx.fail("weight channels do not match the input and group");
   int64_t cg = c / group, mg = wt.getDimSize(1), m = mg * group;
-  if (type->getDimSize(0) != n || type->getDimSize(1) != m)
+  if (type->getDimSize(1) != m ||
+      failed(verifyCompatibleShape(ArrayRef<int64_t>{xt.getDimSize(0)},
+                                   ArrayRef<int64_t>{type->getDimSize(0)})))
     return ctx.fail("result shape does not match the weight");
 
   auto attrOr = [&](StringRef name, int64_t value) {
@@ -68,6 +141,14 @@ LogicalResult lowerConvTranspose(NodeContext &ctx) {
     return ctx.fail("unknown auto_pad '" + autoPad + "'");
   bool splitPadding = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER" ||
                       ctx.hasAttr("output_shape");
+  if (!xt.hasStaticShape() && splitPadding)
+    return ctx.fail("with dynamic dims, auto_pad SAME_* and output_shape are "
+                    "not supported yet" +
+                    ctx.getState().pinHint);
+  if (!xt.hasStaticShape())
+    return lowerDynamicConvTranspose(ctx, *type, strides, dilations,
+                                     outputPadding, pads, autoPad == "VALID");
+  int64_t n = xt.getDimSize(0);
 
   // Per spatial dim: where the first input element lands in the spread-out
   // input (low), and its size (out + (K - 1) * d for a valid convolution to
@@ -122,6 +203,29 @@ LogicalResult lowerConvTranspose(NodeContext &ctx) {
         b.getDenseI64ArrayAttr(steps));
   }
 
+  SmallVector<OpFoldResult> outSizes;
+  for (int64_t size : type->getShape())
+    outSizes.push_back(b.getIndexAttr(size));
+  return ctx.setOutput(
+      0, createTransposedConvGeneric(ctx, spreadX, outSizes, *type, dilations));
+}
+
+// The stride-1 convolution of the spread-out input with the flipped
+// kernel, into `type` of `outSizes` (static where attributes), from the
+// bias when there is one.
+Value createTransposedConvGeneric(NodeContext &ctx, Value spreadX,
+                                  ArrayRef<OpFoldResult> outSizes,
+                                  RankedTensorType type,
+                                  ArrayRef<int64_t> dilations) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  RankedTensorType wt = ctx.getInputType(1);
+  int64_t rank = type.getRank(), spatial = rank - 2;
+  Type et = type.getElementType();
+  int64_t group = ctx.getIntAttr("group", 1);
+  int64_t c = wt.getDimSize(0), cg = c / group, mg = wt.getDimSize(1);
+  SmallVector<int64_t> kernel(wt.getShape().drop_front(2));
+  Value zero = createScalar(b, loc, et, 0);
   // Loops: n, g, m, o_1..o_s (parallel), c, k_1..k_s (reduction) over a
   // [N, G, M/G, out...] result and the weight as [G, C/G, M/G, K...], so
   // every loop appears alone in some map. The kernel flip is in the input's
@@ -149,23 +253,28 @@ LogicalResult lowerConvTranspose(NodeContext &ctx) {
   SmallVector<int64_t> groupedWeight{group, cg, mg};
   llvm::append_range(groupedWeight, kernel);
   Value w = createReshape(b, loc, ctx.getInput(1), groupedWeight);
-  SmallVector<int64_t> groupedShape{n, group, mg};
-  llvm::append_range(groupedShape, type->getShape().drop_front(2));
+  SmallVector<int64_t> groupedShape{type.getDimSize(0), group, mg};
+  llvm::append_range(groupedShape, type.getShape().drop_front(2));
   auto groupedType = RankedTensorType::get(groupedShape, et);
-  // The accumulator starts from the bias (broadcast over the spatial dims).
+  SmallVector<OpFoldResult> groupedSizes{outSizes[0], b.getIndexAttr(group),
+                                         b.getIndexAttr(mg)};
+  llvm::append_range(groupedSizes, outSizes.drop_front(2));
+  // The accumulator starts from the bias (broadcast over the spatial dims;
+  // a fresh tensor, never the bias itself, which the generic must not
+  // write). Over dynamic dims it starts from zeros and the bias is added
+  // after: an accumulator another dispatch computed would need a copy of
+  // run-time size.
+  bool dynamic = !groupedType.hasStaticShape();
+  SmallVector<int64_t> biasShape{group, mg};
+  biasShape.append(spatial, 1);
   Value init;
-  if (ctx.hasInput(2)) {
-    SmallVector<int64_t> biasShape{group, mg};
-    biasShape.append(spatial, 1);
-    // (A copy: the broadcast may be the bias itself, which the generic
-    // must not write.)
-    init = createCopy(
-        b, loc,
-        createBroadcast(b, loc,
-                        createReshape(b, loc, ctx.getInput(2), biasShape),
-                        groupedShape));
+  if (ctx.hasInput(2) && !dynamic) {
+    init = createElementwise(
+        b, loc, {createReshape(b, loc, ctx.getInput(2), biasShape)},
+        groupedType, [](OpBuilder &, Location, ValueRange a) { return a[0]; },
+        groupedSizes);
   } else {
-    init = createFilled(b, loc, groupedType, zero);
+    init = createFilled(b, loc, groupedSizes, zero);
   }
   Value result =
       linalg::GenericOp::create(
@@ -179,8 +288,13 @@ LogicalResult lowerConvTranspose(NodeContext &ctx) {
                     arith::AddFOp::create(nb, nl, a[2], product).getResult()});
           })
           .getResult(0);
-  result = createReshape(b, loc, result, type->getShape());
-  return ctx.setOutput(0, result);
+  if (ctx.hasInput(2) && dynamic)
+    result = createElementwise(
+        b, loc, {result, createReshape(b, loc, ctx.getInput(2), biasShape)},
+        groupedType, [](OpBuilder &nb, Location nl, ValueRange a) {
+          return arith::AddFOp::create(nb, nl, a[0], a[1]).getResult();
+        });
+  return createReshape(b, loc, result, type.getShape());
 }
 
 } // namespace

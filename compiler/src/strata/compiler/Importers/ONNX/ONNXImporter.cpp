@@ -250,6 +250,7 @@ std::optional<int> getDynamicDataInputs(StringRef opType) {
                                                "Cast",
                                                "Clip",
                                                "Conv",
+                                               "ConvTranspose",
                                                "Dropout",
                                                "Expand",
                                                "Flatten",
