@@ -159,8 +159,9 @@ MODELS["dynamic_conv_height"] = lambda: model(
     [value("y", F, ["batch", 1, None, 2])])
 # An op that takes no dynamic dims yet.
 MODELS["dynamic_unsupported"] = lambda: model(
-    helper.make_node("CumSum", ["x", "axis"], ["y"], name="cumsum"),
-    [value("x", F, ["n"]), value("axis", I64, [])], [value("y", F, ["n"])])
+    helper.make_node("Tile", ["x", "repeats"], ["y"], name="tile"),
+    [value("x", F, ["n"]), value("repeats", I64, [1])],
+    [value("y", F, [None])])
 
 if __name__ == "__main__":
     save(MODELS[sys.argv[1]](), sys.argv[2])

@@ -277,6 +277,30 @@ def upsample_model(rng):
     return model, reference
 
 
+def position_ids_model():
+    """Position ids as RoBERTa computes them from the attention mask [batch,
+    sequence]: cumsum(mask) * mask + 1, int64."""
+    nodes = [
+        helper.make_node("Cast", ["mask"], ["m"], to=I64),
+        helper.make_node("CumSum", ["m", "axis"], ["c"]),
+        helper.make_node("Mul", ["c", "m"], ["p"]),
+        helper.make_node("Add", ["p", "one"], ["Y"]),
+    ]
+    model = make_model(
+        "positions", nodes,
+        [helper.make_tensor_value_info("mask", TensorProto.INT32,
+                                       ["batch", "sequence"])],
+        [helper.make_tensor_value_info("Y", I64, ["batch", "sequence"])],
+        [numpy_helper.from_array(np.array(1, np.int64), "axis"),
+         numpy_helper.from_array(np.array(1, np.int64), "one")])
+
+    def reference(mask):
+        m = mask.astype(np.int64)
+        return np.cumsum(m, axis=1) * m + 1
+
+    return model, reference
+
+
 def channels_model():
     """A Conv over X [batch, channels, 8, 8]: its channel count unknown."""
     w = np.ones((2, 3, 3, 3), np.float32)
@@ -377,6 +401,9 @@ def main():
     pools, pools_ref = pools_model()
     resize, resize_ref = resize_model()
     upsample, upsample_ref = upsample_model(rng)
+    positions, positions_ref = position_ids_model()
+    m1 = (rng.random((2, 5)) > 0.3).astype(np.int32)
+    m2 = (rng.random((3, 9)) > 0.3).astype(np.int32)
     h1 = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
     h2 = rng.standard_normal((3, 2, 4, 4)).astype(np.float32)
 
@@ -422,6 +449,8 @@ def main():
          [([r], resize_ref(r)) for r in (r1, r2)]),
         ("upsample_static", upsample, ["--input-shape=X=1x4x3x5"],
          [([v1], upsample_ref(v1))]),
+        ("positions_dynamic", positions, [],
+         [([m1], positions_ref(m1)), ([m2], positions_ref(m2))]),
         ("upsample_dynamic_size", upsample, [],
          [([v], upsample_ref(v)) for v in (v1, v2)]),
     ]

@@ -251,6 +251,7 @@ std::optional<int> getDynamicDataInputs(StringRef opType) {
                                                "Clip",
                                                "Conv",
                                                "ConvTranspose",
+                                               "CumSum",
                                                "Dropout",
                                                "Expand",
                                                "Flatten",

@@ -79,7 +79,8 @@ Value createCumSum(OpBuilder &b, Location loc, Value x, int64_t axis,
   int64_t rank = type.getRank();
   Type et = type.getElementType();
   double identity = product ? 1 : 0;
-  Value init = createFilled(b, loc, type, createScalar(b, loc, et, identity));
+  Value init =
+      createFilled(b, loc, type, createScalar(b, loc, et, identity), x);
   using P = arith::CmpIPredicate;
   P pred =
       reverse ? (exclusive ? P::ugt : P::uge) : (exclusive ? P::ult : P::ule);
