@@ -159,9 +159,8 @@ MODELS["dynamic_conv_height"] = lambda: model(
     [value("y", F, ["batch", 1, None, 2])])
 # An op that takes no dynamic dims yet.
 MODELS["dynamic_unsupported"] = lambda: model(
-    helper.make_node("Tile", ["x", "repeats"], ["y"], name="tile"),
-    [value("x", F, ["n"]), value("repeats", I64, [1])],
-    [value("y", F, [None])])
+    helper.make_node("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=2),
+    [value("x", F, ["n", 4, 2, 2])], [value("y", F, ["n", 1, 4, 4])])
 
 if __name__ == "__main__":
     save(MODELS[sys.argv[1]](), sys.argv[2])

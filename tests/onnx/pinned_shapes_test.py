@@ -301,6 +301,16 @@ def position_ids_model():
     return model, reference
 
 
+def tile_model():
+    """X [batch, 3] tiled 2x3 times (as models repeat a token row)."""
+    model = make_model(
+        "tile", [helper.make_node("Tile", ["X", "repeats"], ["Y"])],
+        [helper.make_tensor_value_info("X", F, ["batch", 3])],
+        [helper.make_tensor_value_info("Y", F, ["rows", 9])],
+        [numpy_helper.from_array(np.array([2, 3], np.int64), "repeats")])
+    return model, lambda x: np.tile(x, (2, 3))
+
+
 def channels_model():
     """A Conv over X [batch, channels, 8, 8]: its channel count unknown."""
     w = np.ones((2, 3, 3, 3), np.float32)
@@ -402,6 +412,9 @@ def main():
     resize, resize_ref = resize_model()
     upsample, upsample_ref = upsample_model(rng)
     positions, positions_ref = position_ids_model()
+    tile, tile_ref = tile_model()
+    t1 = rng.standard_normal((1, 3)).astype(np.float32)
+    t2 = rng.standard_normal((4, 3)).astype(np.float32)
     m1 = (rng.random((2, 5)) > 0.3).astype(np.int32)
     m2 = (rng.random((3, 9)) > 0.3).astype(np.int32)
     h1 = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
@@ -449,6 +462,8 @@ def main():
          [([r], resize_ref(r)) for r in (r1, r2)]),
         ("upsample_static", upsample, ["--input-shape=X=1x4x3x5"],
          [([v1], upsample_ref(v1))]),
+        ("tile_dynamic", tile, [],
+         [([t1], tile_ref(t1)), ([t2], tile_ref(t2))]),
         ("positions_dynamic", positions, [],
          [([m1], positions_ref(m1)), ([m2], positions_ref(m2))]),
         ("upsample_dynamic_size", upsample, [],

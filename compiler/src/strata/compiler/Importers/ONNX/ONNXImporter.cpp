@@ -281,6 +281,7 @@ std::optional<int> getDynamicDataInputs(StringRef opType) {
                                                "Softmax",
                                                "Split",
                                                "Squeeze",
+                                               "Tile",
                                                "Transpose",
                                                "Trilu",
                                                "Unsqueeze"};

@@ -503,7 +503,58 @@ LogicalResult lowerExpand(NodeContext &ctx) {
                                           ctx.getInput(0), type->getShape()));
 }
 
+// Tile of a dynamically shaped input by constant repeats: each result dim
+// is the input's times its repeat, each element read at the index modulo
+// the input's dim.
+LogicalResult lowerDynamicTile(NodeContext &ctx) {
+  RankedTensorType inputType = ctx.getInputType(0);
+  int64_t rank = inputType.getRank();
+  std::optional<DenseElementsAttr> repeatsAttr = ctx.getConstantInput(1);
+  if (!repeatsAttr || repeatsAttr->getNumElements() != rank)
+    return ctx.fail("with dynamic dims the repeats must be constants, one "
+                    "per dim" +
+                    ctx.getState().pinHint);
+  SmallVector<int64_t> repeats;
+  for (const APInt &v : repeatsAttr->getValues<APInt>())
+    repeats.push_back(v.getSExtValue());
+  if (llvm::any_of(repeats, [](int64_t r) { return r < 0; }))
+    return ctx.fail("repeats must not be negative");
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value x = ctx.getInput(0);
+  SmallVector<OpFoldResult> inSizes = getDimSizes(b, loc, x), sizes;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::optional<int64_t> known = getConstantIntValue(inSizes[d])) {
+      sizes.push_back(b.getIndexAttr(*known * repeats[d]));
+      shape.push_back(*known * repeats[d]);
+      continue;
+    }
+    sizes.push_back(arith::MulIOp::create(
+                        b, loc, cast<Value>(inSizes[d]),
+                        arith::ConstantIndexOp::create(b, loc, repeats[d]))
+                        .getResult());
+    shape.push_back(ShapedType::kDynamic);
+  }
+  auto type = RankedTensorType::get(shape, inputType.getElementType());
+  Value result = createIndexedGeneric(
+      b, loc, {}, {}, type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        SmallVector<Value> coords(ivs);
+        for (int64_t d = 0; d < rank; ++d)
+          if (repeats[d] > 1)
+            coords[d] = arith::RemUIOp::create(
+                nb, nl, ivs[d],
+                getValueOrCreateConstantIndexOp(nb, nl, inSizes[d]));
+        return tensor::ExtractOp::create(nb, nl, x, coords).getResult();
+      },
+      sizes);
+  return ctx.setOutput(0, result);
+}
+
 LogicalResult lowerTile(NodeContext &ctx) {
+  if (!ctx.getInputType(0).hasStaticShape())
+    return lowerDynamicTile(ctx);
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
   if (failed(type))
     return failure();
