@@ -41,4 +41,4 @@
 
 // RUN: /usr/bin/python3 %S/onnx-make-model.py dynamic_unsupported %t.un.onnx
 // RUN: not strata-compile %t.un.onnx -o %t.smod 2>&1 | FileCheck %s --check-prefix=UN
-// UN: error: node 'd2s' (DepthToSpace): dynamic dims (input 'x' is ?x4x2x2xf32) are not supported by this op yet; pin the dynamic dims when compiling: --dim=n=SIZE
+// UN: error: node 'ge' (GatherElements): dynamic dims (input 'x' is ?x2xf32, input 'i' is ?x2xi64) are not supported by this op yet; pin the dynamic dims when compiling: --dim=n=SIZE

@@ -159,8 +159,9 @@ MODELS["dynamic_conv_height"] = lambda: model(
     [value("y", F, ["batch", 1, None, 2])])
 # An op that takes no dynamic dims yet.
 MODELS["dynamic_unsupported"] = lambda: model(
-    helper.make_node("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=2),
-    [value("x", F, ["n", 4, 2, 2])], [value("y", F, ["n", 1, 4, 4])])
+    helper.make_node("GatherElements", ["x", "i"], ["y"], name="ge"),
+    [value("x", F, ["n", 2]), value("i", I64, ["n", 2])],
+    [value("y", F, ["n", 2])])
 
 if __name__ == "__main__":
     save(MODELS[sys.argv[1]](), sys.argv[2])

@@ -311,6 +311,32 @@ def tile_model():
     return model, lambda x: np.tile(x, (2, 3))
 
 
+def depth_space_model():
+    """X [batch, 8, height, width] -> DepthToSpace 2 (CRD, as pixel
+    shuffles export) -> squared -> SpaceToDepth 2: sub-pixel layers over
+    image sizes known at the call."""
+    nodes = [
+        helper.make_node("DepthToSpace", ["X"], ["a"], blocksize=2,
+                         mode="CRD"),
+        helper.make_node("Mul", ["a", "a"], ["sq"]),
+        helper.make_node("SpaceToDepth", ["sq"], ["Y"], blocksize=2),
+    ]
+    model = make_model(
+        "depth_space", nodes,
+        [helper.make_tensor_value_info("X", F, ["batch", 8, "height", "width"])],
+        [helper.make_tensor_value_info("Y", F, ["batch", 8, "height", "width"])],
+        [])
+
+    def reference(x):
+        n, c, h, w = x.shape
+        a = x.reshape(n, c // 4, 2, 2, h, w).transpose(0, 1, 4, 2, 5, 3)
+        a = (a.reshape(n, c // 4, 2 * h, 2 * w)) ** 2
+        y = a.reshape(n, c // 4, h, 2, w, 2).transpose(0, 3, 5, 1, 2, 4)
+        return y.reshape(n, c, h, w)
+
+    return model, reference
+
+
 def channels_model():
     """A Conv over X [batch, channels, 8, 8]: its channel count unknown."""
     w = np.ones((2, 3, 3, 3), np.float32)
@@ -413,6 +439,9 @@ def main():
     upsample, upsample_ref = upsample_model(rng)
     positions, positions_ref = position_ids_model()
     tile, tile_ref = tile_model()
+    depth, depth_ref = depth_space_model()
+    d1 = rng.standard_normal((1, 8, 3, 2)).astype(np.float32)
+    d2 = rng.standard_normal((2, 8, 4, 5)).astype(np.float32)
     t1 = rng.standard_normal((1, 3)).astype(np.float32)
     t2 = rng.standard_normal((4, 3)).astype(np.float32)
     m1 = (rng.random((2, 5)) > 0.3).astype(np.int32)
@@ -462,6 +491,8 @@ def main():
          [([r], resize_ref(r)) for r in (r1, r2)]),
         ("upsample_static", upsample, ["--input-shape=X=1x4x3x5"],
          [([v1], upsample_ref(v1))]),
+        ("depth_space_dynamic", depth, [],
+         [([d1], depth_ref(d1)), ([d2], depth_ref(d2))]),
         ("tile_dynamic", tile, [],
          [([t1], tile_ref(t1)), ([t2], tile_ref(t2))]),
         ("positions_dynamic", positions, [],

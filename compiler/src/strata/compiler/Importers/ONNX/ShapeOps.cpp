@@ -626,6 +626,60 @@ LogicalResult lowerSplit(NodeContext &ctx) {
   return success();
 }
 
+// DepthToSpace and SpaceToDepth over a dynamic batch and image: the same
+// reshapes, sized at run time (a height or width that is not a multiple of
+// the block fails the host's reshape check); the channels stay static.
+LogicalResult lowerDynamicDepthSpace(NodeContext &ctx, bool toSpace,
+                                     int64_t bs) {
+  RankedTensorType xt = ctx.getInputType(0);
+  if (xt.isDynamicDim(1))
+    return ctx.fail("dim 1 (the channels) of input '" + ctx.getNode().input(0) +
+                    "' is dynamic" + ctx.getState().pinHint);
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value x = ctx.getInput(0);
+  SmallVector<OpFoldResult> dims = getDimSizes(b, loc, x);
+  OpFoldResult n = dims[0], h = dims[2], w = dims[3];
+  int64_t c = xt.getDimSize(1);
+  auto index = [&](int64_t v) { return b.getIndexAttr(v); };
+  auto scaled = [&](OpFoldResult size, int64_t factor,
+                    bool divide) -> OpFoldResult {
+    if (std::optional<int64_t> known = getConstantIntValue(size))
+      return index(divide ? *known / factor : *known * factor);
+    Value f = arith::ConstantIndexOp::create(b, loc, factor);
+    if (divide)
+      return arith::DivUIOp::create(b, loc, cast<Value>(size), f).getResult();
+    return arith::MulIOp::create(b, loc, cast<Value>(size), f).getResult();
+  };
+  SmallVector<OpFoldResult> split, result;
+  SmallVector<int64_t> perm;
+  if (toSpace) {
+    if (c % (bs * bs) != 0)
+      return ctx.fail("channels must be a multiple of blocksize^2");
+    std::string mode = ctx.getStringAttr("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD")
+      return ctx.fail("unknown mode '" + mode + "'");
+    split = mode == "DCR"
+                ? SmallVector<OpFoldResult>{n,         index(bs),
+                                            index(bs), index(c / (bs * bs)),
+                                            h,         w}
+                : SmallVector<OpFoldResult>{
+                      n, index(c / (bs * bs)), index(bs), index(bs), h, w};
+    perm = mode == "DCR" ? SmallVector<int64_t>{0, 3, 4, 1, 5, 2}
+                         : SmallVector<int64_t>{0, 1, 4, 2, 5, 3};
+    result = {n, index(c / (bs * bs)), scaled(h, bs, false),
+              scaled(w, bs, false)};
+  } else {
+    OpFoldResult hb = scaled(h, bs, true), wb = scaled(w, bs, true);
+    split = {n, index(c), hb, index(bs), wb, index(bs)};
+    perm = {0, 3, 5, 1, 2, 4};
+    result = {n, index(c * bs * bs), hb, wb};
+  }
+  x = createDynamicReshape(b, loc, x, split);
+  x = createTranspose(b, loc, x, perm);
+  return ctx.setOutput(0, createDynamicReshape(b, loc, x, result));
+}
+
 // DepthToSpace and SpaceToDepth are a reshape, a transpose and a reshape.
 LogicalResult lowerDepthSpace(NodeContext &ctx, bool toSpace) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
@@ -637,6 +691,8 @@ LogicalResult lowerDepthSpace(NodeContext &ctx, bool toSpace) {
   int64_t bs = ctx.getIntAttr("blocksize", 0);
   if (bs <= 0)
     return ctx.fail("blocksize must be positive");
+  if (!xt.hasStaticShape())
+    return lowerDynamicDepthSpace(ctx, toSpace, bs);
   int64_t n = xt.getDimSize(0), c = xt.getDimSize(1), h = xt.getDimSize(2),
           w = xt.getDimSize(3);
   SmallVector<int64_t> split, perm;
