@@ -337,6 +337,28 @@ def depth_space_model():
     return model, reference
 
 
+def top_k_model():
+    """The 3 best scores of each row of X [batch, classes] and their indices
+    (cast to float and added, one output), over any batch and class count."""
+    nodes = [
+        helper.make_node("TopK", ["X", "k"], ["values", "indices"], axis=1),
+        helper.make_node("Cast", ["indices"], ["fi"], to=F),
+        helper.make_node("Add", ["values", "fi"], ["Y"]),
+    ]
+    model = make_model(
+        "top_k", nodes,
+        [helper.make_tensor_value_info("X", F, ["batch", "classes"])],
+        [helper.make_tensor_value_info("Y", F, ["batch", 3])],
+        [numpy_helper.from_array(np.array([3], np.int64), "k")])
+
+    def reference(x):
+        order = np.argsort(-x, axis=1, kind="stable")[:, :3]
+        return (np.take_along_axis(x, order, axis=1) + order).astype(
+            np.float32)
+
+    return model, reference
+
+
 def channels_model():
     """A Conv over X [batch, channels, 8, 8]: its channel count unknown."""
     w = np.ones((2, 3, 3, 3), np.float32)
@@ -439,6 +461,9 @@ def main():
     upsample, upsample_ref = upsample_model(rng)
     positions, positions_ref = position_ids_model()
     tile, tile_ref = tile_model()
+    top_k, top_k_ref = top_k_model()
+    k1 = rng.standard_normal((2, 5)).astype(np.float32)
+    k2 = rng.standard_normal((3, 11)).astype(np.float32)
     depth, depth_ref = depth_space_model()
     d1 = rng.standard_normal((1, 8, 3, 2)).astype(np.float32)
     d2 = rng.standard_normal((2, 8, 4, 5)).astype(np.float32)
@@ -493,6 +518,8 @@ def main():
          [([v1], upsample_ref(v1))]),
         ("depth_space_dynamic", depth, [],
          [([d1], depth_ref(d1)), ([d2], depth_ref(d2))]),
+        ("top_k_dynamic", top_k, [],
+         [([k1], top_k_ref(k1)), ([k2], top_k_ref(k2))]),
         ("tile_dynamic", tile, [],
          [([t1], tile_ref(t1)), ([t2], tile_ref(t2))]),
         ("positions_dynamic", positions, [],

@@ -284,6 +284,7 @@ std::optional<int> getDynamicDataInputs(StringRef opType) {
                                                "Split",
                                                "Squeeze",
                                                "Tile",
+                                               "TopK",
                                                "Transpose",
                                                "Trilu",
                                                "Unsqueeze"};

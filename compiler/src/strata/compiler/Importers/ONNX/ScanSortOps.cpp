@@ -169,8 +169,8 @@ Value createRanks(OpBuilder &b, Location loc, Value x, int64_t axis,
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
   auto rankType = RankedTensorType::get(type.getShape(), b.getI64Type());
-  Value init =
-      createFilled(b, loc, rankType, createScalar(b, loc, b.getI64Type(), 0));
+  Value init = createFilled(b, loc, rankType,
+                            createScalar(b, loc, b.getI64Type(), 0), x);
   return createPairwise(
       b, loc, rank, axis, {x, x},
       {identityMap(b, rank), alongAxisMap(b, rank, axis)}, {init},
@@ -197,12 +197,29 @@ LogicalResult lowerTopK(NodeContext &ctx) {
     return ctx.fail("axis " + Twine(axis) + " is out of range");
   axis = normalizeAxis(axis, rank);
   // K may arrive at run time; the result shape (inferred or declared) fixes
-  // it at compile time.
-  if (std::optional<DenseElementsAttr> k = ctx.getConstantInput(1);
-      k && k->getNumElements() == 1 &&
-      k->getValues<APInt>()[0].getSExtValue() != valuesType->getDimSize(axis))
+  // it at compile time. Over dynamic dims K is a constant and the results
+  // take the input's other dims.
+  std::optional<DenseElementsAttr> k = ctx.getConstantInput(1);
+  SmallVector<OpFoldResult> resultSizes;
+  if (!xt.hasStaticShape()) {
+    if (!k || k->getNumElements() != 1)
+      return ctx.fail("with dynamic dims K must be a constant" +
+                      ctx.getState().pinHint);
+    int64_t count = k->getValues<APInt>()[0].getSExtValue();
+    if (count < 0 || (!xt.isDynamicDim(axis) && count > xt.getDimSize(axis)))
+      return ctx.fail("K " + Twine(count) + " is out of range");
+    resultSizes = getDimSizes(b, loc, ctx.getInput(0));
+    resultSizes[axis] = b.getIndexAttr(count);
+    SmallVector<int64_t> shape(xt.getShape());
+    shape[axis] = count;
+    valuesType = RankedTensorType::get(shape, valuesType->getElementType());
+    indicesType = RankedTensorType::get(shape, indicesType->getElementType());
+  } else if (k && k->getNumElements() == 1 &&
+             k->getValues<APInt>()[0].getSExtValue() !=
+                 valuesType->getDimSize(axis)) {
     return ctx.fail("K differs from the result shape");
-  if (valuesType->getNumElements() == 0) {
+  }
+  if (valuesType->hasStaticShape() && valuesType->getNumElements() == 0) {
     if (failed(ctx.setOutput(0, createZeroElements(b, loc, *valuesType))))
       return failure();
     return ctx.setOutput(1, createZeroElements(b, loc, *indicesType));
@@ -212,9 +229,16 @@ LogicalResult lowerTopK(NodeContext &ctx) {
   Value ranks = createRanks(b, loc, x, axis, largest, ctx.isInputUnsigned(0));
   // Output position r along the axis takes the element whose rank is r.
   Type et = xt.getElementType();
-  Value values = createFilled(b, loc, *valuesType, createScalar(b, loc, et, 0));
-  Value indices = createFilled(b, loc, *indicesType,
-                               createScalar(b, loc, b.getI64Type(), 0));
+  Value values, indices;
+  if (resultSizes.empty()) {
+    values = createFilled(b, loc, *valuesType, createScalar(b, loc, et, 0));
+    indices = createFilled(b, loc, *indicesType,
+                           createScalar(b, loc, b.getI64Type(), 0));
+  } else {
+    values = createFilled(b, loc, resultSizes, createScalar(b, loc, et, 0));
+    indices = createFilled(b, loc, resultSizes,
+                           createScalar(b, loc, b.getI64Type(), 0));
+  }
   SmallVector<Value> results = createPairwise(
       b, loc, rank, axis, {x, ranks},
       {alongAxisMap(b, rank, axis), alongAxisMap(b, rank, axis)},
