@@ -71,20 +71,17 @@ struct RegionBuilder {
 
 } // namespace
 
-// initial_h or initial_c of one direction as [1, batch, hidden]; null when
-// absent.
-Value RecurrentLowering::getDynamicInitialState(unsigned index, int64_t dir) {
+// initial_h or initial_c as [directions, batch, hidden] (layout 1
+// transposed); null when absent. Its dims are its own: the region reads it
+// at clamped indices, so a caller's state of another batch cannot make it
+// read past the buffer.
+Value RecurrentLowering::getDynamicInitialState(unsigned index) {
   if (!ctx.hasInput(index))
     return {};
   Value state = ctx.getInput(index);
   if (batchFirst)
     state = createTranspose(b, loc, state, {1, 0, 2});
-  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(dir), b.getIndexAttr(0),
-                                       b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), batchSize,
-                                     b.getIndexAttr(hidden)};
-  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-  return tensor::ExtractSliceOp::create(b, loc, state, offsets, sizes, strides);
+  return state;
 }
 
 LogicalResult
@@ -127,9 +124,8 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
                          ? getRecurrentHiddenBias(dir)
                          : Value();
   Value peepholes = getPeepholes(dir);
-  Value initialH = getDynamicInitialState(5, dir);
-  Value initialC =
-      kind == CellKind::LSTM ? getDynamicInitialState(6, dir) : Value();
+  Value initialH = getDynamicInitialState(5);
+  Value initialC = kind == CellKind::LSTM ? getDynamicInitialState(6) : Value();
   int64_t slots = kind == CellKind::LSTM ? 2 : 1;
 
   Value seq = getValueOrCreateConstantIndexOp(b, loc, seqSize);
@@ -143,6 +139,18 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
     b.createBlock(&region.getRegion());
     RegionBuilder r{b, loc};
     Value c0 = r.index(0), c1 = r.index(1), hiddenCount = r.index(hidden);
+    // An element of an input whose dims are the caller's (initial states,
+    // sequence lengths), each index clamped into its dim.
+    auto readClamped = [&](Value tensor, ArrayRef<Value> indices) {
+      SmallVector<Value> clamped;
+      for (auto [d, i] : llvm::enumerate(indices)) {
+        Value last = r.subIndex(tensor::DimOp::create(b, loc, tensor, d), c1);
+        clamped.push_back(arith::MaxSIOp::create(
+            b, loc, arith::MinSIOp::create(b, loc, i, last), c0));
+      }
+      return r.read(tensor, clamped);
+    };
+    Value dirIndex = r.index(dir);
     // The state rows follow Y's.
     Value hSlot = seq, cSlot = r.addIndex(seq, c1);
     Value zero = createScalar(b, loc, elementType, 0);
@@ -188,11 +196,12 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
         elementType);
     rows = r.loop(batchCount, rows, [&](Value bi, ValueRange outer) {
       return r.loop(hiddenCount, outer, [&](Value j, ValueRange a) {
-        Value h = initialH ? r.read(initialH, {c0, bi, j}) : zero;
+        Value h = initialH ? readClamped(initialH, {dirIndex, bi, j}) : zero;
         Value next = r.write(h, a[0], {hSlot, bi, j});
         if (kind == CellKind::LSTM)
-          next = r.write(initialC ? r.read(initialC, {c0, bi, j}) : zero, next,
-                         {cSlot, bi, j});
+          next = r.write(initialC ? readClamped(initialC, {dirIndex, bi, j})
+                                  : zero,
+                         next, {cSlot, bi, j});
         return SmallVector<Value>{next};
       });
     })[0];
@@ -205,7 +214,7 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
     auto isValid = [&](Value t, Value bi) -> Value {
       if (!sequenceLens)
         return {};
-      Value len = r.read(sequenceLens, {bi});
+      Value len = readClamped(sequenceLens, {bi});
       Value step = arith::IndexCastOp::create(b, loc, lenType, t);
       return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, step,
                                    len);

@@ -74,7 +74,7 @@ private:
   // each direction's steps run in one sequential region.
   mlir::LogicalResult lowerDirectionAsLoop(int64_t dir, bool reverse,
                                            DirectionOutputs &outputs);
-  mlir::Value getDynamicInitialState(unsigned index, int64_t dir);
+  mlir::Value getDynamicInitialState(unsigned index);
 
   NodeContext &ctx;
   mlir::OpBuilder &b;
