@@ -277,6 +277,19 @@ Value createReverse(OpBuilder &b, Location loc, Value input, int64_t axis) {
       .getResult(0);
 }
 
+// The constant integers of optional input `index` into `values` (left as
+// they are when the input is absent).
+LogicalResult getOptionalInts(NodeContext &ctx, unsigned index,
+                              SmallVector<int64_t> &values) {
+  if (!ctx.hasInput(index))
+    return success();
+  FailureOr<SmallVector<int64_t>> ints = ctx.getConstantInts(index);
+  if (failed(ints))
+    return failure();
+  values = std::move(*ints);
+  return success();
+}
+
 // Slice with sizes known at run time: of dynamic dims, or with starts and
 // ends computed from dynamic dims (torch's `x[:, :h]` after a pad). Axes
 // and steps are constants, steps positive; each sliced dim's start and end
@@ -287,18 +300,9 @@ LogicalResult lowerDynamicSlice(NodeContext &ctx) {
   std::optional<SymbolicShape> starts = getSymbolicInput(ctx, 1);
   std::optional<SymbolicShape> ends = getSymbolicInput(ctx, 2);
   SmallVector<int64_t> axes, steps;
-  if (ctx.hasInput(3)) {
-    auto a = ctx.getConstantInts(3);
-    if (failed(a))
-      return failure();
-    axes = *a;
-  }
-  if (ctx.hasInput(4)) {
-    auto st = ctx.getConstantInts(4);
-    if (failed(st))
-      return failure();
-    steps = *st;
-  }
+  if (failed(getOptionalInts(ctx, 3, axes)) ||
+      failed(getOptionalInts(ctx, 4, steps)))
+    return failure();
   if (!starts || !ends)
     return ctx.fail("with dynamic dims the starts and ends must be known at "
                     "compile time or computed from the input shapes" +
@@ -387,18 +391,9 @@ LogicalResult lowerSlice(NodeContext &ctx) {
       return failure();
     starts = *s;
     ends = *e;
-    if (ctx.hasInput(3)) {
-      auto a = ctx.getConstantInts(3);
-      if (failed(a))
-        return failure();
-      axes = *a;
-    }
-    if (ctx.hasInput(4)) {
-      auto st = ctx.getConstantInts(4);
-      if (failed(st))
-        return failure();
-      steps = *st;
-    }
+    if (failed(getOptionalInts(ctx, 3, axes)) ||
+        failed(getOptionalInts(ctx, 4, steps)))
+      return failure();
   }
   if (axes.empty())
     for (size_t i = 0; i < starts.size(); ++i)
