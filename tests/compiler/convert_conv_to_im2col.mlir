@@ -155,3 +155,22 @@ func.func @matmul_epilogue_below_expansion(%x: tensor<16x8xf32>, %w: tensor<8x32
   } -> tensor<1x4x4x32xf32>
   return %r : tensor<1x4x4x32xf32>
 }
+
+// -----
+
+// A convolution over a dynamic batch and image: the patches are sized from
+// the output's dims, and the product's result is expanded back with them.
+// CHECK-LABEL: func.func @dynamic_image
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<?x3x?x?xf32>
+// CHECK:         %[[N:.+]] = tensor.dim %[[OUT:.+]], %c0
+// CHECK:         %[[OH:.+]] = tensor.dim %[[OUT]], %c2
+// CHECK:         %[[OW:.+]] = tensor.dim %[[OUT]], %c3
+// CHECK:         %[[E:.+]] = tensor.empty(%[[N]], %[[OH]], %[[OW]]) : tensor<?x3x3x3x?x?xf32>
+// CHECK:         linalg.generic {{.+}} ins(%[[X]] : tensor<?x3x?x?xf32>) outs(%[[E]] : tensor<?x3x3x3x?x?xf32>)
+// CHECK:         tensor.collapse_shape {{.+}} into tensor<?x27x?xf32>
+// CHECK:         %[[P:.+]] = linalg.generic
+// CHECK:         tensor.expand_shape %[[P]] {{\[}}[0], [1], [2, 3]] output_shape [%{{.+}}, 8, %{{.+}}, %{{.+}}] : tensor<?x8x?xf32> into tensor<?x8x?x?xf32>
+func.func @dynamic_image(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>, %init: tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) outs(%init : tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
+  return %r : tensor<?x8x?x?xf32>
+}

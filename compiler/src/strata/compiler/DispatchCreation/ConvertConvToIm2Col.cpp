@@ -47,23 +47,19 @@ using namespace mlir;
 namespace strata {
 namespace {
 
-// Whether `type` is static but for its batch (dim 0): the patches and the
-// product then have a dynamic batch too, as the convolution's result.
-bool isStaticButBatch(RankedTensorType type) {
-  if (!type)
-    return false;
-  for (int64_t i = 1; i < type.getRank(); ++i)
-    if (type.isDynamicDim(i))
-      return false;
-  return true;
+// Whether an NCHW `type` has static channels: its batch and image may be
+// dynamic, the patches and the product then sized like the convolution's
+// result.
+bool hasStaticChannels(RankedTensorType type) {
+  return type && type.getRank() == 4 && !type.isDynamicDim(1);
 }
 
 bool hasStaticShapes(linalg::Conv2DNchwFchwOp conv) {
   auto inputType = dyn_cast<RankedTensorType>(conv.getInputs()[0].getType());
   auto filterType = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());
   auto outputType = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
-  return isStaticButBatch(inputType) && filterType &&
-         filterType.hasStaticShape() && isStaticButBatch(outputType) &&
+  return hasStaticChannels(inputType) && filterType &&
+         filterType.hasStaticShape() && hasStaticChannels(outputType) &&
          isa<FloatType>(outputType.getElementType());
 }
 
@@ -96,19 +92,14 @@ linalg::GenericOp createProduct(RewriterBase &rewriter, Location loc,
 }
 
 // The patches of `input` gathered through `gather` into a new tensor of
-// `shape` (loops all parallel), collapsed by `reassociation` into the
+// `sizes` (loops all parallel), collapsed by `reassociation` into the
 // product's right operand.
 Value gatherPatches(RewriterBase &rewriter, Location loc, Value input,
-                    AffineMap gather, ArrayRef<int64_t> shape,
+                    AffineMap gather, ArrayRef<OpFoldResult> sizes,
                     ArrayRef<ReassociationIndices> reassociation) {
   Type et = cast<RankedTensorType>(input.getType()).getElementType();
-  // A dynamic batch is the input's.
-  SmallVector<Value> dynamicSizes;
-  if (ShapedType::isDynamic(shape[0]))
-    dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, input, 0));
-  Value empty = tensor::EmptyOp::create(
-      rewriter, loc, RankedTensorType::get(shape, et), dynamicSizes);
-  unsigned rank = shape.size();
+  Value empty = tensor::EmptyOp::create(rewriter, loc, sizes, et);
+  unsigned rank = sizes.size();
   auto patches = linalg::GenericOp::create(
       rewriter, loc, TypeRange{empty.getType()}, ValueRange{input},
       ValueRange{empty},
@@ -154,8 +145,9 @@ Value buildProduct(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
                                                conv.getOutputs()[0], spatial);
   linalg::GenericOp product =
       createProduct(rewriter, loc, filter, patches, init, maps);
-  return tensor::ExpandShapeOp::create(rewriter, loc, outputType,
-                                       product.getResult(0), spatial);
+  return tensor::ExpandShapeOp::create(
+      rewriter, loc, outputType, product.getResult(0), spatial,
+      tensor::getMixedSizes(rewriter, loc, conv.getOutputs()[0]));
 }
 
 // The filter [F, C, Kh, Kw] as the [F, C*Kh*Kw] left operand.
@@ -223,11 +215,16 @@ LogicalResult rewriteWithPatches(RewriterBase &rewriter,
                       dx * strides[1] + ds * dilations[1]},
                      context);
   Location loc = conv.getLoc();
-  SmallVector<int64_t> patchesShape{
-      outputType.getDimSize(0), filterType.getDimSize(1), kh, kw,
-      outputType.getDimSize(2), outputType.getDimSize(3)};
+  Value output = conv.getOutputs()[0];
+  SmallVector<OpFoldResult> patchesSizes{
+      tensor::getMixedSize(rewriter, loc, output, 0),
+      rewriter.getIndexAttr(filterType.getDimSize(1)),
+      rewriter.getIndexAttr(kh),
+      rewriter.getIndexAttr(kw),
+      tensor::getMixedSize(rewriter, loc, output, 2),
+      tensor::getMixedSize(rewriter, loc, output, 3)};
   Value patchMatrix =
-      gatherPatches(rewriter, loc, conv.getInputs()[0], gather, patchesShape,
+      gatherPatches(rewriter, loc, conv.getInputs()[0], gather, patchesSizes,
                     SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
   Value product =
       buildProduct(rewriter, conv, collapseFilter(rewriter, conv), patchMatrix);
@@ -270,15 +267,12 @@ LogicalResult rewriteGroupedWithPatches(RewriterBase &rewriter,
                      {d[0], d[1], d[2], d[5] * strides[0] + d[3] * dilations[0],
                       d[6] * strides[1] + d[4] * dilations[1]},
                      context);
-  SmallVector<int64_t> patchesShape{outputType.getDimSize(0),
-                                    filterType.getDimSize(0),
-                                    filterType.getDimSize(2),
-                                    kh,
-                                    kw,
-                                    outputType.getDimSize(3),
-                                    outputType.getDimSize(4)};
+  SmallVector<OpFoldResult> patchesSizes = getAsIndexOpFoldResult(
+      context, {outputType.getDimSize(0), filterType.getDimSize(0),
+                filterType.getDimSize(2), kh, kw, outputType.getDimSize(3),
+                outputType.getDimSize(4)});
   Value patchMatrix = gatherPatches(
-      rewriter, loc, conv.getInputs()[0], gather, patchesShape,
+      rewriter, loc, conv.getInputs()[0], gather, patchesSizes,
       SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4}, {5, 6}});
   Value filter = tensor::CollapseShapeOp::create(
       rewriter, loc, conv.getInputs()[1],
