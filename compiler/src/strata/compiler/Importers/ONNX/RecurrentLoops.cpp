@@ -84,19 +84,17 @@ Value RecurrentLowering::getDynamicInitialState(unsigned index) {
   return state;
 }
 
-LogicalResult
-RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
-                                        DirectionOutputs &outputs) {
+// The input projection of every step of one direction, with the biases:
+// [seq * batch, gates * hidden]. Accumulated from zeros and the bias added
+// after: an accumulator read from another dispatch's result would need a
+// copy of run-time size.
+Value RecurrentLowering::createLoopInputProjection(int64_t dir) {
   int64_t gatesSize = numGates * hidden;
   OpFoldResult steps = getSizeProduct(b, loc, {seqSize, batchSize});
-  // The input projection of every step, with the biases: [seq * batch,
-  // gates * hidden].
   auto projectionType =
       RankedTensorType::get({ShapedType::kDynamic, gatesSize}, elementType);
   SmallVector<OpFoldResult> projectionSizes = {steps,
                                                b.getIndexAttr(gatesSize)};
-  // Accumulated from zeros and the bias added after: an accumulator read
-  // from another dispatch's result would need a copy of run-time size.
   Value projection =
       linalg::MatmulOp::create(
           b, loc, TypeRange{projectionType},
@@ -104,12 +102,73 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
           ValueRange{createFilled(b, loc, projectionSizes,
                                   createScalar(b, loc, elementType, 0))})
           .getResult(0);
-  if (Value bias = getInputBias(dir))
-    projection = createElementwise(
-        b, loc, {projection, bias}, projectionType,
-        [](OpBuilder &nb, Location nl, ValueRange a) {
-          return arith::AddFOp::create(nb, nl, a[0], a[1]).getResult();
-        });
+  Value bias = getInputBias(dir);
+  if (!bias)
+    return projection;
+  return createElementwise(
+      b, loc, {projection, bias}, projectionType,
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        return arith::AddFOp::create(nb, nl, a[0], a[1]).getResult();
+      });
+}
+
+// One element's cell update from its gates' terms: H_t, and C_t for LSTM.
+std::pair<Value, Value>
+RecurrentLowering::createLoopCellUpdate(int64_t dir, const CellTerms &terms) {
+  auto mul = [&](Value l, Value v) {
+    return arith::MulFOp::create(b, loc, l, v).getResult();
+  };
+  auto add = [&](Value l, Value v) {
+    return arith::AddFOp::create(b, loc, l, v).getResult();
+  };
+  auto sub = [&](Value l, Value v) {
+    return arith::SubFOp::create(b, loc, l, v).getResult();
+  };
+  Value one = createScalar(b, loc, elementType, 1);
+  auto pre = [&](int64_t gate) {
+    return add(terms.projected[gate], terms.recurrent[gate]);
+  };
+  switch (kind) {
+  case CellKind::RNN:
+    return {activate(b, loc, dir, 0, pre(0)), Value()};
+  case CellKind::GRU: {
+    Value z = activate(b, loc, dir, 0, pre(0)), hCand;
+    if (terms.resetTerm) {
+      hCand =
+          activate(b, loc, dir, 1, add(terms.projected[2], terms.resetTerm));
+    } else {
+      Value gate = activate(b, loc, dir, 0, pre(1));
+      Value term = add(terms.recurrent[2], terms.hiddenBias);
+      hCand =
+          activate(b, loc, dir, 1, add(terms.projected[2], mul(gate, term)));
+    }
+    // (1 - z) * h~ + z * H_{t-1}
+    return {add(mul(sub(one, z), hCand), mul(z, terms.hPrev)), Value()};
+  }
+  case CellKind::LSTM: {
+    Value iPre = pre(0), oPre = pre(1), fPre = pre(2);
+    if (terms.peepholes[0]) {
+      iPre = add(iPre, mul(terms.peepholes[0], terms.cPrev));
+      fPre = add(fPre, mul(terms.peepholes[2], terms.cPrev));
+    }
+    Value i = activate(b, loc, dir, 0, iPre);
+    Value f = inputForget ? sub(one, i) : activate(b, loc, dir, 0, fPre);
+    Value g = activate(b, loc, dir, 1, pre(3));
+    Value cNew = add(mul(f, terms.cPrev), mul(i, g));
+    if (terms.peepholes[1])
+      oPre = add(oPre, mul(terms.peepholes[1], cNew));
+    Value o = activate(b, loc, dir, 0, oPre);
+    return {mul(o, activate(b, loc, dir, 2, cNew)), cNew};
+  }
+  }
+  llvm_unreachable("unknown cell kind");
+}
+
+LogicalResult
+RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
+                                        DirectionOutputs &outputs) {
+  int64_t gatesSize = numGates * hidden;
+  Value projection = createLoopInputProjection(dir);
 
   // Rᵀ of this direction, [hidden, gates * hidden] (for GRU without
   // linear_before_reset, the z and r gates' and the h gate's apart): the
@@ -154,15 +213,11 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
     // The state rows follow Y's.
     Value hSlot = seq, cSlot = r.addIndex(seq, c1);
     Value zero = createScalar(b, loc, elementType, 0);
-    Value one = createScalar(b, loc, elementType, 1);
     auto mul = [&](Value l, Value v) {
       return arith::MulFOp::create(b, loc, l, v).getResult();
     };
     auto add = [&](Value l, Value v) {
       return arith::AddFOp::create(b, loc, l, v).getResult();
-    };
-    auto sub = [&](Value l, Value v) {
-      return arith::SubFOp::create(b, loc, l, v).getResult();
     };
     // scratch[offset + j] = Σ_k input(k) · weightT[k, j] over j < columns:
     // rows of weightT scaled and added, each a loop over contiguous columns.
@@ -279,54 +334,27 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
             rowsNow = r.loop(hiddenCount, rowsNow, [&](Value j, ValueRange a) {
               Value rowsJ = a[0];
               Value hPrev = hPrevOf(rowsJ, j);
-              auto pre = [&](int64_t gate) {
-                return add(projected(gate, j), recurrentTerm(gate, j));
-              };
-              Value hNew, cNew, cPrev;
-              switch (kind) {
-              case CellKind::RNN:
-                hNew = activate(b, loc, dir, 0, pre(0));
-                break;
-              case CellKind::GRU: {
-                Value z = activate(b, loc, dir, 0, pre(0)), hCand;
-                if (gruReset) {
-                  hCand =
-                      activate(b, loc, dir, 1,
-                               add(projected(2, j), termAt(resetTermAt, j)));
-                } else {
-                  Value gate = activate(b, loc, dir, 0, pre(1));
-                  Value term =
-                      add(recurrentTerm(2, j), r.read(hiddenBias, {j}));
-                  hCand = activate(b, loc, dir, 1,
-                                   add(projected(2, j), mul(gate, term)));
-                }
-                // (1 - z) * h~ + z * H_{t-1}
-                hNew = add(mul(sub(one, z), hCand), mul(z, hPrev));
-                break;
+              CellTerms cell;
+              cell.hPrev = hPrev;
+              int64_t recurrentGates = gruReset ? 2 : numGates;
+              for (int64_t gate = 0; gate < numGates; ++gate) {
+                cell.projected.push_back(projected(gate, j));
+                if (gate < recurrentGates)
+                  cell.recurrent.push_back(recurrentTerm(gate, j));
               }
-              case CellKind::LSTM: {
-                Value iPre = pre(0), oPre = pre(1), fPre = pre(2);
+              if (gruReset)
+                cell.resetTerm = termAt(resetTermAt, j);
+              if (hiddenBias)
+                cell.hiddenBias = r.read(hiddenBias, {j});
+              Value cPrev;
+              if (kind == CellKind::LSTM) {
                 cPrev = r.read(rowsJ, {cSlot, bi, j});
-                auto peephole = [&](int64_t which) {
-                  return r.read(peepholes,
-                                {r.addIndex(r.index(which * hidden), j)});
-                };
-                if (peepholes) {
-                  iPre = add(iPre, mul(peephole(0), cPrev));
-                  fPre = add(fPre, mul(peephole(2), cPrev));
-                }
-                Value i = activate(b, loc, dir, 0, iPre);
-                Value f =
-                    inputForget ? sub(one, i) : activate(b, loc, dir, 0, fPre);
-                Value g = activate(b, loc, dir, 1, pre(3));
-                cNew = add(mul(f, cPrev), mul(i, g));
-                if (peepholes)
-                  oPre = add(oPre, mul(peephole(1), cNew));
-                Value o = activate(b, loc, dir, 0, oPre);
-                hNew = mul(o, activate(b, loc, dir, 2, cNew));
-                break;
+                cell.cPrev = cPrev;
+                for (int64_t which = 0; which < 3 && peepholes; ++which)
+                  cell.peepholes[which] = r.read(
+                      peepholes, {r.addIndex(r.index(which * hidden), j)});
               }
-              }
+              auto [hNew, cNew] = createLoopCellUpdate(dir, cell);
               rowsJ = r.write(select(valid, hNew, zero), rowsJ, {t, bi, j});
               rowsJ =
                   r.write(select(valid, hNew, hPrev), rowsJ, {hSlot, bi, j});

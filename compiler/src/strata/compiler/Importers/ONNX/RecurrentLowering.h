@@ -75,6 +75,18 @@ private:
   mlir::LogicalResult lowerDirectionAsLoop(int64_t dir, bool reverse,
                                            DirectionOutputs &outputs);
   mlir::Value getDynamicInitialState(unsigned index);
+  mlir::Value createLoopInputProjection(int64_t dir);
+  // One element's operands of a cell update in the loop lowering: its
+  // gates' input projections and recurrent terms, H_{t-1}, and where the
+  // cell has them C_{t-1}, the peepholes (i, o, f), GRU's h-gate term of
+  // r ⊙ H_{t-1} (without linear_before_reset) or its recurrent h bias.
+  struct CellTerms {
+    llvm::SmallVector<mlir::Value, 4> projected, recurrent;
+    mlir::Value hPrev, cPrev, resetTerm, hiddenBias;
+    mlir::Value peepholes[3];
+  };
+  std::pair<mlir::Value, mlir::Value>
+  createLoopCellUpdate(int64_t dir, const CellTerms &terms);
 
   NodeContext &ctx;
   mlir::OpBuilder &b;
