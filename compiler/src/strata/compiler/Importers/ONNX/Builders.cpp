@@ -332,12 +332,17 @@ bool isSameSize(OpFoldResult a, OpFoldResult b) {
   return va && vb && traceSize(va) == traceSize(vb);
 }
 
-Value createDynamicReshape(OpBuilder &b, Location loc, Value input,
-                           ArrayRef<OpFoldResult> sizes) {
-  auto type = cast<RankedTensorType>(input.getType());
+SmallVector<int64_t> getStaticShape(ArrayRef<OpFoldResult> sizes) {
   SmallVector<int64_t> shape;
   for (OpFoldResult size : sizes)
     shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  return shape;
+}
+
+Value createDynamicReshape(OpBuilder &b, Location loc, Value input,
+                           ArrayRef<OpFoldResult> sizes) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape = getStaticShape(sizes);
   auto resultType = RankedTensorType::get(shape, type.getElementType());
   if (type.hasStaticShape() && resultType.hasStaticShape())
     return createReshape(b, loc, input, shape);

@@ -88,6 +88,10 @@ llvm::SmallVector<int64_t> broadcastShapes(llvm::ArrayRef<int64_t> a,
 mlir::Value createSizeScalar(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::OpFoldResult size, mlir::Type type);
 
+// The static shape of `sizes`: constants stay, the rest is dynamic.
+llvm::SmallVector<int64_t>
+getStaticShape(llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
 // The product of `sizes`, folded where known.
 mlir::OpFoldResult getSizeProduct(mlir::OpBuilder &b, mlir::Location loc,
                                   llvm::ArrayRef<mlir::OpFoldResult> sizes);

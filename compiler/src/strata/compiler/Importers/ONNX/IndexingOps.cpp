@@ -249,10 +249,7 @@ LogicalResult lowerPad(NodeContext &ctx) {
   // handles negative pads, i.e. cropping).
   // The result is as static as its sizes (inference may not have seen
   // through pads computed from shapes).
-  SmallVector<int64_t> resultShape;
-  for (OpFoldResult size : resultSizes)
-    resultShape.push_back(
-        getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  SmallVector<int64_t> resultShape = getStaticShape(resultSizes);
   *type = RankedTensorType::get(resultShape, type->getElementType());
   Value data = ctx.getInput(0);
   auto indexValue = [](OpBuilder &nb, Location nl, OpFoldResult size) {

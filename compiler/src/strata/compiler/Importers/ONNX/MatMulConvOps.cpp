@@ -504,9 +504,7 @@ LogicalResult lowerConv(NodeContext &ctx) {
     return sizes;
   };
   auto typeOf = [&](ArrayRef<OpFoldResult> sizes) {
-    SmallVector<int64_t> shape;
-    for (OpFoldResult size : sizes)
-      shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+    SmallVector<int64_t> shape = getStaticShape(sizes);
     return RankedTensorType::get(shape, et);
   };
   auto strides = getI64VectorAttr(b, p->strides);

@@ -22,9 +22,7 @@ enum class PoolKind { Max, Average };
 Value createPool2D(OpBuilder &b, Location loc, PoolKind kind, Value x,
                    ArrayRef<OpFoldResult> sizes, const WindowParams &p) {
   Type et = cast<RankedTensorType>(x.getType()).getElementType();
-  SmallVector<int64_t> shape;
-  for (OpFoldResult size : sizes)
-    shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  SmallVector<int64_t> shape = getStaticShape(sizes);
   auto resultType = RankedTensorType::get(shape, et);
   Value window = createEmpty(
       b, loc, RankedTensorType::get({p.kernel[0], p.kernel[1]}, et));
@@ -311,10 +309,7 @@ LogicalResult lowerPool(NodeContext &ctx, PoolKind kind, bool lpPool = false) {
     extra.push_back(windows.extra);
     high.push_back(windows.high);
   }
-  SmallVector<int64_t> outStatic;
-  for (OpFoldResult size : outSizes)
-    outStatic.push_back(
-        getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  SmallVector<int64_t> outStatic = getStaticShape(outSizes);
   auto outType = RankedTensorType::get(outStatic, et);
   bool isUnsigned = ctx.isInputUnsigned(0);
   double lowest =
@@ -328,9 +323,7 @@ LogicalResult lowerPool(NodeContext &ctx, PoolKind kind, bool lpPool = false) {
                   ArrayRef<OpFoldResult> sizes) -> SmallVector<Value> {
     if (named)
       return {createPool2D(b, loc, kind, input, sizes, *p)};
-    SmallVector<int64_t> shape;
-    for (OpFoldResult size : sizes)
-      shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+    SmallVector<int64_t> shape = getStaticShape(sizes);
     return createPoolGeneric(
         b, loc, kind, input, RankedTensorType::get(shape, et), *p, isUnsigned,
         withIndices, inShape, ctx.getIntAttr("storage_order", 0) != 0);

@@ -247,9 +247,7 @@ LogicalResult lowerResize(NodeContext &ctx) {
     if (failed(sizes))
       return failure();
     outSizes = std::move(*sizes);
-    SmallVector<int64_t> shape;
-    for (OpFoldResult size : outSizes)
-      shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+    SmallVector<int64_t> shape = getStaticShape(outSizes);
     type = RankedTensorType::get(shape, ctx.getInputType(0).getElementType());
   } else {
     type = ctx.getOutputType(0);

@@ -357,9 +357,7 @@ LogicalResult lowerDynamicSlice(NodeContext &ctx) {
     sizes[*axis] = getAsOpFoldResult(size);
     strides[*axis] = b.getIndexAttr(steps[i]);
   }
-  SmallVector<int64_t> shape;
-  for (OpFoldResult size : sizes)
-    shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  SmallVector<int64_t> shape = getStaticShape(sizes);
   auto resultType = RankedTensorType::get(shape, inputType.getElementType());
   return ctx.setOutput(0, tensor::ExtractSliceOp::create(
                               b, loc, resultType, x, offsets, sizes, strides));

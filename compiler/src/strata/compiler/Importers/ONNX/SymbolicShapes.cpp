@@ -538,18 +538,6 @@ LogicalResult lowerDynamicReshapeLike(NodeContext &ctx) {
   return ctx.setOutput(0, createDynamicReshape(b, loc, input, *sizes));
 }
 
-namespace {
-
-// The static shape of `sizes`: constants stay, the rest is dynamic.
-SmallVector<int64_t> getStaticShape(ArrayRef<OpFoldResult> sizes) {
-  SmallVector<int64_t> shape;
-  for (OpFoldResult size : sizes)
-    shape.push_back(getConstantIntValue(size).value_or(ShapedType::kDynamic));
-  return shape;
-}
-
-} // namespace
-
 LogicalResult lowerSymbolicConstantOfShape(NodeContext &ctx,
                                            const SymbolicShape &shape,
                                            TypedAttr value) {
