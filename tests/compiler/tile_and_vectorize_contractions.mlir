@@ -532,16 +532,20 @@ func.func @rows_not_dividing_the_cache_tile(%a: memref<197x64xf32>, %b: memref<6
 // A reduction of one input along lanes (a global average pool's sum over
 // the pixels of a blocked map): a broadcast kernel whose register tile
 // holds one vector of lanes per channel block, carried in registers over
-// the 7x7 pixels (unrolled: 49 steps), each step one load and one vector
-// add per block.
+// the 7x7 pixels, each step one load and one vector add per block. The
+// taps are unrolled up to 25 steps: a row's 7 pixels, in a loop over the
+// 7 rows that carries the accumulators.
 // CHECK-LABEL: func.func @lane_wise_sum
 // CHECK-COUNT-2: vector.transfer_read {{.*}} vector<16xf32>
+// CHECK:       scf.for %{{.+}} = %c0 to %c7 step %c1 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (vector<16xf32>, vector<16xf32>)
 // CHECK-NOT:   scf.for
 // CHECK:       %[[X0:.+]] = vector.transfer_read {{.*}} vector<16xf32>
 // CHECK-NEXT:  arith.addf %[[X0]], %{{.+}} : vector<16xf32>
 // CHECK:       %[[X1:.+]] = vector.transfer_read {{.*}} vector<16xf32>
 // CHECK-NEXT:  arith.addf %[[X1]], %{{.+}} : vector<16xf32>
-// CHECK-COUNT-96: arith.addf
+// CHECK-COUNT-12: arith.addf
+// CHECK-NOT:   arith.addf
+// CHECK:       scf.yield
 // CHECK-NOT:   scf.for
 // CHECK:       vector.transfer_write
 // CHECK:       vector.transfer_write

@@ -820,19 +820,23 @@ void unrollTapLoops(func::FuncOp func) {
       nests.push_back(loop);
   });
   for (scf::ForOp nest : nests) {
-    SmallVector<scf::ForOp> loops;
+    // Innermost first (the walk is post-order), up to the first loop that
+    // would take the steps past the limit: the loops around it stay loops.
+    SmallVector<scf::ForOp> unrolled;
     int64_t steps = 1;
+    bool full = false;
     nest->walk([&](scf::ForOp loop) {
-      loops.push_back(loop);
       std::optional<APInt> trips = loop.getStaticTripCount();
-      steps = trips && trips->getZExtValue() <= kMaxUnrolledTaps
-                  ? steps * std::max<int64_t>(trips->getZExtValue(), 1)
-                  : kMaxUnrolledTaps + 1;
+      if (full || !trips || trips->getZExtValue() > kMaxUnrolledTaps ||
+          steps * std::max<uint64_t>(trips->getZExtValue(), 1) >
+              kMaxUnrolledTaps) {
+        full = true;
+        return;
+      }
+      steps *= std::max<uint64_t>(trips->getZExtValue(), 1);
+      unrolled.push_back(loop);
     });
-    if (steps > kMaxUnrolledTaps)
-      continue;
-    // Innermost first (the walk is post-order).
-    for (scf::ForOp loop : loops)
+    for (scf::ForOp loop : unrolled)
       (void)loopUnrollFull(loop);
   }
   func.walk([](scf::ForOp loop) { loop->removeAttr(kRegisterTapLoopMarker); });

@@ -56,14 +56,20 @@ mlir::LogicalResult vectorizeBroadcastTile(mlir::RewriterBase &rewriter,
 // element at every step.
 bool readsTapsAsLanes(mlir::linalg::LinalgOp op, const ContractionTiles &tiles);
 
-// Steps of a nest of tap loops unrolled, at most (a 7x7 window's 49).
-inline constexpr int64_t kMaxUnrolledTaps = 64;
+// Steps of tap loops unrolled together, at most (a 5x5 window's 25). A 7x7
+// window's 49, unrolled whole, shared so many input vectors between the
+// tile's rows that LLVM spilled them in the loop, and those stores to the
+// stack stalled the input loads whose addresses matched them modulo 4 KiB
+// (the same module 0.38 or 0.62 ms per call from one process to the next,
+// as the stack moved).
+inline constexpr int64_t kMaxUnrolledTaps = 25;
 
-// Unrolls each nest of a broadcast kernel's tap loops (marked
-// kRegisterTapLoopMarker, unmarked after) of at most 64 steps in all: a
-// row's taps then share their input loads (CSE), and the steps need no
-// loop control. Loaded and stored once per tile, the accumulators stay in
-// registers either way.
+// Unrolls the tap loops of each nest of a broadcast kernel (marked
+// kRegisterTapLoopMarker, unmarked after), innermost first, as long as the
+// unrolled loops have at most kMaxUnrolledTaps steps in all; the outer ones
+// stay loops. A row's unrolled taps then share their input loads (CSE) and
+// need no loop control. Loaded and stored once per tile, the accumulators
+// stay in registers either way.
 void unrollTapLoops(mlir::func::FuncOp func);
 
 } // namespace strata

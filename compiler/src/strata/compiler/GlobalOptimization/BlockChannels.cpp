@@ -26,7 +26,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "strata/compiler/Codegen/BroadcastKernels.h"
 #include "strata/compiler/DispatchCreation/DispatchNames.h"
 #include "strata/compiler/GlobalOptimization/FoldPackOfConstant.h"
 #include "strata/compiler/Passes.h"
@@ -53,9 +52,9 @@ namespace strata {
 namespace {
 
 // The smallest filter (taps) for which a depthwise convolution with no
-// blockable neighbour is blocked anyway (isWorthBlockingAlone): past the
-// taps the NCHW kernel unrolls.
-constexpr int64_t kMinDepthwiseTapsAlone = kMaxUnrolledTaps + 1;
+// blockable neighbour is blocked anyway (isWorthBlockingAlone): past an 8x8
+// window (measured to 7x7, below).
+constexpr int64_t kMinDepthwiseTapsAlone = 65;
 
 // Marks the blocked (packed) ops with the kind a profile names them by.
 constexpr StringLiteral kBlockedKindConv = "conv2d";
