@@ -34,6 +34,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Dominance.h"
@@ -60,13 +61,40 @@ constexpr int64_t kMinDepthwiseTapsAlone = 65;
 constexpr StringLiteral kBlockedKindConv = "conv2d";
 constexpr StringLiteral kBlockedKindDepthwise = "depthwise_conv2d";
 
-bool isStaticF32(Value value) {
+// Whether `value` is an f32 tensor whose dimensions are static but for
+// the first, the batch of an NCHW value: blocking splits only the
+// channels, so a dynamic batch stays an outer dimension of every layout
+// (its size taken from an operand's, createEmptyLike). Blocked ops pass
+// the layout on to neighbours of any shape (the propagation's).
+bool isStaticPastBatchF32(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  return type && type.hasStaticShape() && type.getElementType().isF32();
+  return type && type.getElementType().isF32() &&
+         (type.getRank() == 0 ||
+          llvm::none_of(type.getShape().drop_front(), ShapedType::isDynamic));
 }
 
-bool allStaticF32(linalg::LinalgOp op) {
-  return llvm::all_of(op->getOperands(), isStaticF32);
+bool allStaticPastBatchF32(linalg::LinalgOp op) {
+  return llvm::all_of(op->getOperands(), isStaticPastBatchF32);
+}
+
+// An empty tensor of `shape` whose dynamic dimensions are `like`'s: those
+// in group `d` of `reassociation` (a split of `like`'s dimensions; one
+// group per dimension when empty) take `like`'s dimension `d`.
+Value createEmptyLike(OpBuilder &builder, Location loc, ArrayRef<int64_t> shape,
+                      Type elementType, Value like,
+                      ArrayRef<ReassociationIndices> reassociation = {}) {
+  SmallVector<Value> dynamicSizes;
+  for (auto [dim, size] : llvm::enumerate(shape)) {
+    if (!ShapedType::isDynamic(size))
+      continue;
+    int64_t likeDim = dim;
+    for (auto [group, indices] : llvm::enumerate(reassociation))
+      if (llvm::is_contained(indices, int64_t(dim)))
+        likeDim = group;
+    dynamicSizes.push_back(tensor::DimOp::create(builder, loc, like, likeDim));
+  }
+  return tensor::EmptyOp::create(builder, loc, shape, elementType,
+                                 dynamicSizes);
 }
 
 int64_t dimOf(Value value, unsigned dim) {
@@ -85,12 +113,18 @@ bool isIdentityPermutation(ArrayRef<int64_t> permutation) {
 // channels divisible by `block`.
 bool isBlockableConv(Operation *op, int64_t block) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  if (!linalgOp || !allStaticF32(linalgOp))
+  if (!linalgOp || !allStaticPastBatchF32(linalgOp))
     return false;
   // A grouped convolution, [N, G, C/G, H, W]: blocked per group, so both
-  // its channels per group divide.
+  // its channels per group divide. Static only: upstream's propagation of
+  // the packs through the group reshapes around it crashes on a dynamic
+  // batch (resnext50's, in MLIR 22).
   if (auto grouped = dyn_cast<linalg::Conv2DNgchwGfchwOp>(op))
-    return dimOf(grouped.getInputs()[0], 2) % block == 0 &&
+    return llvm::all_of(linalgOp->getOperandTypes(),
+                        [](Type type) {
+                          return cast<ShapedType>(type).hasStaticShape();
+                        }) &&
+           dimOf(grouped.getInputs()[0], 2) % block == 0 &&
            dimOf(grouped.getOutputs()[0], 2) % block == 0;
   if (!isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp>(op))
     return false;
@@ -116,8 +150,12 @@ bool isWorthBlockingAlone(linalg::LinalgOp op) {
 }
 
 // Whether `op` splits NCHW channels into groups or merges them back
-// ([N, C, H, W] <-> [N, G, C/G, H, W], around a grouped convolution).
+// ([N, C, H, W] <-> [N, G, C/G, H, W], around a grouped convolution), of
+// static shapes (as the grouped convolutions blocked).
 bool isChannelGroupReshape(Operation *op) {
+  if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op) ||
+      !cast<ShapedType>(op->getResult(0).getType()).hasStaticShape())
+    return false;
   SmallVector<ReassociationIndices> reassociation;
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
     reassociation = expand.getReassociationIndices();
@@ -137,7 +175,7 @@ bool isBlockableChannelConcat(Operation *op, int64_t block) {
   if (!concat || concat.getDim() != 1 || concat.getRank() != 4)
     return false;
   return llvm::all_of(concat.getInputs(), [&](Value input) {
-    return isStaticF32(input) && dimOf(input, 1) % block == 0;
+    return isStaticPastBatchF32(input) && dimOf(input, 1) % block == 0;
   });
 }
 
@@ -294,7 +332,7 @@ struct BlockConsumerOfBlocked : OpInterfaceRewritePattern<linalg::LinalgOp> {
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
     if (op->hasAttr(kOpKindAttr) || op.getNumDpsInits() != 1 ||
-        !allStaticF32(op))
+        !allStaticPastBatchF32(op))
       return failure();
     std::string kind;
     if (isa<linalg::PoolingNchwMaxOp>(op))
@@ -376,9 +414,9 @@ struct BlockConcatOfBlocked : OpRewritePattern<tensor::ConcatOp> {
               .getResult());
     }
     Value joined = tensor::ConcatOp::create(rewriter, loc, /*dim=*/1, blocked);
-    Value dest = tensor::EmptyOp::create(
+    Value dest = createEmptyLike(
         rewriter, loc, concat.getResultType().getShape(),
-        concat.getResultType().getElementType());
+        concat.getResultType().getElementType(), concat.getInputs().front());
     rewriter.replaceOpWithNewOp<linalg::UnPackOp>(concat, joined, dest,
                                                   innerDims, tiles);
     return success();
@@ -397,12 +435,13 @@ struct SplitTiles {
 };
 
 // The split of `unpacked` for a pack or unpack that keeps the outer order
-// and whose static tiles divide their dimensions; failure otherwise.
+// and whose static tiles divide their static dimensions (an untiled one
+// may be dynamic); failure otherwise.
 FailureOr<SplitTiles> splitTiledDims(RankedTensorType unpacked,
                                      ArrayRef<int64_t> outerPerm,
                                      ArrayRef<int64_t> innerPos,
                                      ArrayRef<int64_t> tiles) {
-  if (!isIdentityPermutation(outerPerm) || !unpacked.hasStaticShape())
+  if (!isIdentityPermutation(outerPerm))
     return failure();
   SplitTiles split;
   // Where each dimension's tile lands in the split shape.
@@ -416,7 +455,8 @@ FailureOr<SplitTiles> splitTiledDims(RankedTensorType unpacked,
       split.shape.push_back(size);
     } else {
       int64_t tileSize = tiles[tile - innerPos.begin()];
-      if (ShapedType::isDynamic(tileSize) || size % tileSize != 0)
+      if (ShapedType::isDynamic(tileSize) || ShapedType::isDynamic(size) ||
+          size % tileSize != 0)
         return failure();
       split.shape.push_back(size / tileSize);
       tilePosition[dim] = split.shape.size();
@@ -470,8 +510,9 @@ FailureOr<Value> lowerUnPackToTranspose(RewriterBase &rewriter,
   if (failed(split))
     return failure();
   Location loc = unpack.getLoc();
-  Value init = tensor::EmptyOp::create(rewriter, loc, split->shape,
-                                       destType.getElementType());
+  Value init =
+      createEmptyLike(rewriter, loc, split->shape, destType.getElementType(),
+                      unpack.getDest(), split->reassociation);
   auto transpose =
       linalg::TransposeOp::create(rewriter, loc, unpack.getSource(), init,
                                   invertPermutationVector(split->toPacked));
@@ -593,8 +634,8 @@ struct WriteUnpackedConvOutput : OpRewritePattern<linalg::UnPackOp> {
     Location loc = conv.getLoc();
     rewriter.setInsertionPoint(conv);
     Type elementType = unpack.getDestType().getElementType();
-    Value empty =
-        tensor::EmptyOp::create(rewriter, loc, split->shape, elementType);
+    Value empty = createEmptyLike(rewriter, loc, split->shape, elementType,
+                                  unpack.getDest(), split->reassociation);
     Value init = linalg::FillOp::create(rewriter, loc, fill.getInputs(), empty)
                      ->getResult(0);
     // The convolution writes the split layout by the same indices, placed.
@@ -653,8 +694,18 @@ struct BlockChannelsPass
     }
 
     RewritePatternSet patterns(context);
+    // An unpack is not pushed down through a pad or a reshape of a dynamic
+    // shape: upstream's patterns crash on those in MLIR 22 (resnext50's
+    // unpacked 1x1 convolution, padded and split into groups for the next
+    // one, over a dynamic batch). Packs still move up through them.
     linalg::populateDataLayoutPropagationPatterns(
-        patterns, [](OpOperand *) { return true; });
+        patterns, [](OpOperand *operand) {
+          Operation *owner = operand->getOwner();
+          return !isa<tensor::PadOp, tensor::ExpandShapeOp,
+                      tensor::CollapseShapeOp>(owner) ||
+                 cast<ShapedType>(owner->getResult(0).getType())
+                     .hasStaticShape();
+        });
     linalg::populateSimplifyPackAndUnpackPatterns(patterns);
     linalg::PackOp::getCanonicalizationPatterns(patterns, context);
     linalg::UnPackOp::getCanonicalizationPatterns(patterns, context);
@@ -691,6 +742,15 @@ struct BlockChannelsPass
         return signalPassFailure();
       }
       rewriter.replaceOp(op, *lowered);
+    }
+    // The sizes of a dynamic batch read off a relayout's result are read
+    // off its source, so that no relayout stays for its sizes alone.
+    {
+      RewritePatternSet dims(context);
+      memref::populateResolveRankedShapedTypeResultDimsPatterns(dims);
+      tensor::DimOp::getCanonicalizationPatterns(dims, context);
+      if (failed(applyPatternsGreedily(func, std::move(dims))))
+        return signalPassFailure();
     }
     // A value packed for several consumers is packed once.
     DominanceInfo dominance(func);
