@@ -233,9 +233,12 @@ chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits,
     consider(operand.getDefiningOp<linalg::LinalgOp>());
   if (!contraction)
     return std::nullopt;
+  // A dynamic loop (a batch, perhaps of one) counts as one iteration and
+  // is not split here (chooseDynamicWorkgroupTiling).
   SmallVector<int64_t> ranges = contraction.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return std::nullopt;
+  for (int64_t &range : ranges)
+    if (ShapedType::isDynamic(range))
+      range = 1;
   int64_t iterations = 1;
   for (int64_t range : ranges)
     iterations *= std::max<int64_t>(range, 1);
@@ -603,6 +606,16 @@ chooseDynamicWorkgroupTiling(Operation *terminator, unsigned vectorBits) {
       return tiles->cache[loop] > 0 ? tiles->cache[loop]
                                     : tiles->registers[loop];
     };
+    // A broadcast kernel (a blocked convolution over a dynamic batch)
+    // splits its static loops as it would at a batch of one: its output
+    // channel blocks or rows, which hold the work when the batch is small.
+    if (tiles->broadcast)
+      if (std::optional<WorkgroupTiling> tiling =
+              chooseContractionWorkgroupTiling(root, vectorBits,
+                                               WorkgroupGrid::cpuCores);
+          tiling && tiling->count >= 2)
+        return WorkgroupTiling{tiling->loop, tiling->tileSize,
+                               ShapedType::kDynamic};
     unsigned vectorLoop = tiles->vectorLoop;
     int64_t registerTile = tiles->registers[vectorLoop];
     if (tiles->rowLoop != vectorLoop &&

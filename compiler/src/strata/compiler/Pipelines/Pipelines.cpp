@@ -6,6 +6,7 @@
 #include "strata/compiler/Serialization/ModuleWriter.h"
 #include "strata_version.h"
 
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
@@ -111,6 +112,12 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     }
     pm.addNestedPass<func::FuncOp>(createConvertConvToIm2ColPass());
     pm.addNestedPass<func::FuncOp>(createSplitAccumulatorInitsPass());
+    // Dynamic sizes read off an op's operands rather than its result, so
+    // that no size keeps a value used (a pad read only by a convolution
+    // stays fusable into it).
+    pm.addNestedPass<func::FuncOp>(
+        memref::createResolveRankedShapeTypeResultDimsPass());
+    pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
     pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass());
     if (unsigned vectorBits = getTargetVectorBits(options)) {
       FusePadsIntoConsumersPassOptions padOptions;
