@@ -285,3 +285,62 @@ func.func @unpacked_conv_input_read_in_place(%x: tensor<1x2x16x28x28xf32>, %w: t
   } -> tensor<1x2x28x28x16xf32>
   return %r : tensor<1x2x28x28x16xf32>
 }
+
+// -----
+
+// Over a dynamic batch (not padded), a blocked direct convolution, which
+// broadcasts its input's elements, reads its padded argument in place as
+// over a static one.
+#bx = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>
+#bw = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>
+#by = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>
+// CHECK-LABEL: func.func @dynamic_batch_blocked_conv_reads_in_place
+// CHECK:         flow.dispatch.region
+// CHECK:           %[[P:.+]] = tensor.pad
+// CHECK:           } {strata.pad_read_in_place} : tensor<?x4x16x16x16xf32> to tensor<?x4x18x18x16xf32>
+// CHECK:           linalg.generic {{.*}} ins(%[[P]],
+// CHECK-NOT:     flow.dispatch.region
+func.func @dynamic_batch_blocked_conv_reads_in_place(%x: tensor<?x4x16x16x16xf32>, %w: tensor<4x4x3x3x16x16xf32>) -> tensor<?x4x16x16x16xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x4x16x16x16xf32>
+  %p = tensor.pad %x low[0, 0, 1, 1, 0] high[0, 0, 1, 1, 0] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %i4: index):
+    tensor.yield %zero : f32
+  } : tensor<?x4x16x16x16xf32> to tensor<?x4x18x18x16xf32>
+  %e = tensor.empty(%n) : tensor<?x4x16x16x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x4x16x16x16xf32>) -> tensor<?x4x16x16x16xf32>
+  %r = linalg.generic {indexing_maps = [#bx, #bw, #by], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%p, %w : tensor<?x4x18x18x16xf32>, tensor<4x4x3x3x16x16xf32>) outs(%f : tensor<?x4x16x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4x16x16x16xf32>
+  return %r : tensor<?x4x16x16x16xf32>
+}
+
+// -----
+
+// Lanes read through a padded window of a dynamic map (an NCHW depthwise
+// convolution's rows over a dynamic batch) are not read in place: the pad
+// keeps its own dispatch.
+// CHECK-LABEL: func.func @dynamic_batch_lanes_along_padded_rows
+// CHECK:         %[[P:.+]] = flow.dispatch.region
+// CHECK:           tensor.pad
+// CHECK-NOT:       pad_read_in_place
+// CHECK:         flow.dispatch.region
+// CHECK:           linalg.depthwise_conv_2d_nchw_chw {{.*}} ins(%[[P]],
+func.func @dynamic_batch_lanes_along_padded_rows(%x: tensor<?x32x56x56xf32>, %w: tensor<32x3x3xf32>) -> tensor<?x32x56x56xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x32x56x56xf32>
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %zero : f32
+  } : tensor<?x32x56x56xf32> to tensor<?x32x58x58xf32>
+  %e = tensor.empty(%n) : tensor<?x32x56x56xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32x56x56xf32>) -> tensor<?x32x56x56xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%p, %w : tensor<?x32x58x58xf32>, tensor<32x3x3xf32>) outs(%f : tensor<?x32x56x56xf32>) -> tensor<?x32x56x56xf32>
+  return %r : tensor<?x32x56x56xf32>
+}

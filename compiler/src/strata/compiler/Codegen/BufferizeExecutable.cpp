@@ -18,6 +18,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace strata {
@@ -90,9 +92,15 @@ LogicalResult moveTemporariesToStack(ModuleOp module,
       FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
           presburger::BoundType::UB, dynamicSize,
           /*stopCondition=*/nullptr, /*closedUB=*/true);
-      if (failed(bound))
+      // Unbounded (a dynamic batch) only as a padded input read in place,
+      // never built: checked with the oversized ones below.
+      if (failed(bound) && !readsPaddedSourcesInPlace)
         return alloc.emitOpError("has a size with no known upper bound; "
                                  "executables cannot allocate heap memory");
+      if (failed(bound)) {
+        bytes = std::numeric_limits<int64_t>::max();
+        break;
+      }
       bytes *= *bound;
     }
     if (bytes > kMaxStackTemporaryBytes && !readsPaddedSourcesInPlace)
@@ -114,6 +122,10 @@ LogicalResult moveTemporariesToStack(ModuleOp module,
     auto it = paddedPerFunction.find(func);
     if (it == paddedPerFunction.end())
       it = paddedPerFunction.try_emplace(func, findPaddedSources(func)).first;
+    if (!it->second.contains(alloca) &&
+        bytes == std::numeric_limits<int64_t>::max())
+      return alloca.emitOpError("has a size with no known upper bound; "
+                                "executables cannot allocate heap memory");
     if (!it->second.contains(alloca))
       return alloca.emitOpError("needs a ")
              << bytes << "-byte temporary inside an executable (limit "

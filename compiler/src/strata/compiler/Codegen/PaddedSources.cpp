@@ -103,7 +103,12 @@ LogicalResult collectViews(Value root, SmallVectorImpl<Value> &views,
 bool isOnlyRead(Value buffer) {
   while (auto subview = buffer.getDefiningOp<memref::SubViewOp>())
     buffer = subview.getSource();
-  if (!isa<BlockArgument>(buffer))
+  // A binding of dynamic shape is its argument viewed at its sizes
+  // (DynamicBindings.h): the view stands for the argument.
+  auto binding = buffer.getDefiningOp<memref::ReinterpretCastOp>();
+  bool isBindingView = binding && isa<BlockArgument>(binding.getSource()) &&
+                       binding.getSource().hasOneUse();
+  if (!isa<BlockArgument>(buffer) && !isBindingView)
     return false;
   SmallVector<Value> views;
   SmallVector<OpOperand *> uses;
@@ -112,8 +117,9 @@ bool isOnlyRead(Value buffer) {
   return llvm::all_of(uses, [](OpOperand *use) {
     if (isa<linalg::LinalgOp, memref::CopyOp>(use->getOwner()))
       return !isWrite(*use);
+    // (A size read, of a dynamic batch, reads no element.)
     return isa<memref::LoadOp, vector::TransferReadOp, vector::LoadOp,
-               vector::MaskedLoadOp>(use->getOwner());
+               vector::MaskedLoadOp, memref::DimOp>(use->getOwner());
   });
 }
 
@@ -586,11 +592,15 @@ LogicalResult verifyUnbuiltPaddedSources(func::FuncOp func) {
         }
     InFlightDiagnostic diag =
         (reader ? reader : alloca.getOperation())->emitOpError();
-    diag << "reads a padded input of "
-         << alloca.getType().getNumElements() *
-                (alloca.getType().getElementTypeBitWidth() / 8)
-         << " bytes that was to be read in place from its source, and "
-            "building it would not fit a workgroup's stack";
+    MemRefType type = alloca.getType();
+    diag << "reads a padded input of ";
+    if (type.hasStaticShape())
+      diag << type.getNumElements() * (type.getElementTypeBitWidth() / 8)
+           << " bytes";
+    else
+      diag << "a dynamic size";
+    diag << " that was to be read in place from its source, and building "
+            "it would not fit a workgroup's stack";
     return WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());

@@ -77,15 +77,30 @@ bool isPlainCopy(Operation *op) {
          yield.getOperand(0) == body->getArgument(0);
 }
 
-// The static constant pad `region` consists of (with, at most, a plain
-// copy of the pad's source and trivial ops) and returns alone, or null.
+// Whether `pad` pads by a constant, static amounts, and its dynamic
+// dimensions (a batch) not at all: a static constant pad, or one over a
+// dynamic batch, which a broadcast kernel reads in place the same way.
+bool isConstantPadOfStaticAmounts(tensor::PadOp pad) {
+  if (!pad.getConstantPaddingValue() || !pad.getLow().empty() ||
+      !pad.getHigh().empty())
+    return false;
+  RankedTensorType type = pad.getResultType();
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    if (type.isDynamicDim(dim) &&
+        (pad.getStaticLow()[dim] != 0 || pad.getStaticHigh()[dim] != 0))
+      return false;
+  return true;
+}
+
+// The constant pad `region` consists of (with, at most, a plain copy of
+// the pad's source and trivial ops) and returns alone, or null.
 tensor::PadOp getPadOnlyRegion(flow::DispatchRegionOp region) {
   Block &body = region.getBody().front();
   Operation *terminator = body.getTerminator();
   if (terminator->getNumOperands() != 1)
     return nullptr;
   auto pad = terminator->getOperand(0).getDefiningOp<tensor::PadOp>();
-  if (!pad || !isStaticConstantPad(pad))
+  if (!pad || !isConstantPadOfStaticAmounts(pad))
     return nullptr;
   Operation *copy = pad.getSource().getDefiningOp();
   for (Operation &op : body.without_terminator()) {
@@ -141,12 +156,18 @@ PadFusion choosePadFusion(tensor::PadOp pad, linalg::LinalgOp reader,
   std::optional<ContractionTiles> kernel =
       chooseContractionTiles(reader, vectorBits);
   AffineMap map = reader.getMatchingIndexingMap(&operand);
+  // Over a dynamic batch, only a kernel that broadcasts the padded input's
+  // elements (a blocked direct convolution): lanes read through a padded
+  // window of a dynamic map (an NCHW pooling's rows) would be masked by
+  // bounds codegen does not size (it fails: "no known upper bound").
+  bool dynamic = !pad.getResultType().hasStaticShape();
   if (kernel && kernel->broadcast &&
       pad.getSourceType().getElementType().isF32() &&
-      (map.isFunctionOfDim(kernel->vectorLoop) ||
+      ((!dynamic && map.isFunctionOfDim(kernel->vectorLoop)) ||
        hasChannelsInnermost(reader, *kernel, map)))
     return PadFusion::readInPlace;
-  if (!isRoot)
+  // A workgroup pads its own slice into a static temporary only.
+  if (!isRoot || !pad.getResultType().hasStaticShape())
     return PadFusion::none;
   RankedTensorType paddedType = pad.getResultType();
   int64_t bytes = getByteSize(paddedType);
