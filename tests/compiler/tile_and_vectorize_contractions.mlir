@@ -74,11 +74,14 @@ func.func @batch_matmul(%a: memref<3x16x8xf32>, %b: memref<3x8x64xf32>, %c: memr
 // -----
 
 // A workgroup's share of rows has a dynamic size: full register tiles are
-// vectorized, the rows past the last one stay a loop.
+// vectorized, and the rows past the last one run one at a time, each a
+// vectorized register tile of one row.
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK:       vector.contract {{.*}} into vector<6x64xf32>
-// CHECK:       linalg.generic
-// CHECK-SAME:  memref<?x1xf32
+// CHECK:       scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c6
+// CHECK:         scf.for %{{.+}} = %c0 to %{{.+}} step %c1
+// CHECK:           vector.contract {{.*}} into vector<1x64xf32>
+// CHECK-NOT:   linalg.generic
 func.func @dynamic_rows(%a: memref<?x64xf32>, %b: memref<64x64xf32>, %c: memref<?x64xf32>) {
   linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x64xf32>) outs(%c : memref<?x64xf32>)
   return
@@ -210,15 +213,18 @@ func.func @fill_folded_into_accumulators(%a: memref<13x64xf32>, %b: memref<64x32
 
 // -----
 
-// Dynamic rows: the remainder tile stays a loop and fills its own output
-// tile before its reduction loop; the full tiles start from the fill value
-// (here 1.0).
+// Dynamic rows: the remainder tile fills its own output tile before its
+// reduction loop, then runs a vectorized row at a time; the full tiles
+// start from the fill value (here 1.0).
 // CHECK-LABEL: func.func @fill_folded_dynamic
+// CHECK-NOT:   linalg.generic
 // CHECK:       %[[ONES:.+]] = arith.constant dense<1.000000e+00> : vector<6x32xf32>
 // CHECK:       scf.for {{.*}} iter_args(%{{.+}} = %[[ONES]]) -> (vector<6x32xf32>)
 // CHECK:       linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : memref<?x32xf32
 // CHECK-NEXT:  scf.for
-// CHECK:         linalg.generic
+// CHECK:         scf.for %{{.+}} = %c0 to %{{.+}} step %c1
+// CHECK:           vector.contract {{.*}} into vector<1x32xf32>
+// CHECK-NOT:   linalg.generic
 func.func @fill_folded_dynamic(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>) {
   %one = arith.constant 1.0 : f32
   linalg.fill ins(%one : f32) outs(%c : memref<?x32xf32>)

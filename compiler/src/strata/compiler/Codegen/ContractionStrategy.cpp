@@ -546,6 +546,76 @@ void foldStaticTileShapes(func::FuncOp func) {
   (void)applyPatternsGreedily(func, std::move(patterns));
 }
 
+// Runs register tiles of a dynamic row count (the remainder of a dynamic
+// row loop, fewer rows than a register tile's), left unvectorized, a row
+// at a time: each row a static register tile of one row, marked to be
+// vectorized like the main ones. As scalar loops, a product of one row
+// over a dynamic row count (a classifier at batch 1) ran at 2 GFLOP/s.
+// Returns whether it split any.
+FailureOr<bool> splitDynamicRowsToSingleRows(
+    RewriterBase &rewriter, ArrayRef<std::pair<linalg::LinalgOp, unsigned>> ops,
+    ArrayRef<ContractionTiles> kernels) {
+  bool split = false;
+  for (auto [op, kernel] : ops) {
+    const ContractionTiles &tiles = kernels[kernel];
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (!op.hasPureBufferSemantics() || tiles.broadcast ||
+        tiles.rowLoop == tiles.vectorLoop ||
+        !ShapedType::isDynamic(ranges[tiles.rowLoop]) ||
+        llvm::any_of(llvm::enumerate(ranges), [&](auto loopAndRange) {
+          return loopAndRange.index() != tiles.rowLoop &&
+                 ShapedType::isDynamic(loopAndRange.value());
+        }))
+      continue;
+    SmallVector<int64_t> sizes(op.getNumLoops(), 0);
+    sizes[tiles.rowLoop] = 1;
+    linalg::LinalgTilingOptions options;
+    options.setTileSizes(sizes);
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::TiledLinalgOp> tiled =
+        linalg::tileLinalgOp(rewriter, op, options);
+    if (failed(tiled))
+      return op.emitOpError("register tile could not be split into rows");
+    rewriter.eraseOp(op);
+    tiled->op->setAttr(kRegisterTileMarker, rewriter.getIndexAttr(kernel));
+    split = true;
+  }
+  return split;
+}
+
+// Vectorizes the register tiles marked kRegisterTileMarker (unmarking
+// them); those of a dynamic shape are left as loops, in `unvectorized`.
+LogicalResult vectorizeMarkedTiles(
+    RewriterBase &rewriter, func::FuncOp func,
+    ArrayRef<ContractionTiles> kernels, const PaddedSources &padded,
+    SmallVectorImpl<std::pair<linalg::LinalgOp, unsigned>> &unvectorized) {
+  SmallVector<linalg::LinalgOp> marked;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op->hasAttr(kRegisterTileMarker))
+      marked.push_back(op);
+  });
+  for (linalg::LinalgOp op : marked) {
+    auto kernel = op->getAttrOfType<IntegerAttr>(kRegisterTileMarker);
+    op->removeAttr(kRegisterTileMarker);
+    if (!op.hasPureBufferSemantics() ||
+        llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic)) {
+      unvectorized.push_back({op, unsigned(kernel.getInt())});
+      continue;
+    }
+    // The roles of the loops are those of the whole op; a register tile of
+    // one row has no row loop.
+    ContractionTiles roles = kernels[kernel.getInt()];
+    if (op.getStaticLoopRanges()[roles.rowLoop] == 1) {
+      roles.registers[roles.rowLoop] = 1;
+      roles.rowLoop = roles.vectorLoop;
+    }
+    if (failed(vectorizeRegisterTile(rewriter, op, roles, kernel.getInt(),
+                                     padded)))
+      return op.emitOpError("register tile could not be vectorized");
+  }
+  return success();
+}
+
 // Splits register tiles whose lane count is not a power of two (the 24
 // lanes left of a 56-pixel row) into power-of-two parts (16 + 8): LLVM
 // handles other vector widths poorly (that row ran 5x slower).
@@ -659,35 +729,13 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
   foldStaticTileShapes(func);
   SmallVector<ContractionTiles> kernels =
       llvm::to_vector(llvm::make_second_range(work));
-  if (failed(splitLanesToPowersOfTwo(rewriter, func, kernels,
-                                     std::max<unsigned>(vectorBits / 32, 4))))
+  int64_t laneCount = std::max<unsigned>(vectorBits / 32, 4);
+  if (failed(splitLanesToPowersOfTwo(rewriter, func, kernels, laneCount)))
     return failure();
-
-  SmallVector<linalg::LinalgOp> marked;
-  func.walk([&](linalg::LinalgOp op) {
-    if (op->hasAttr(kRegisterTileMarker))
-      marked.push_back(op);
-  });
   SmallVector<std::pair<linalg::LinalgOp, unsigned>> unvectorized;
-  for (linalg::LinalgOp op : marked) {
-    auto kernel = op->getAttrOfType<IntegerAttr>(kRegisterTileMarker);
-    op->removeAttr(kRegisterTileMarker);
-    if (!op.hasPureBufferSemantics() ||
-        llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic)) {
-      unvectorized.push_back({op, unsigned(kernel.getInt())});
-      continue;
-    }
-    // The roles of the loops are those of the whole op; a register tile of
-    // one row has no row loop.
-    ContractionTiles roles = kernels[kernel.getInt()];
-    if (op.getStaticLoopRanges()[roles.rowLoop] == 1) {
-      roles.registers[roles.rowLoop] = 1;
-      roles.rowLoop = roles.vectorLoop;
-    }
-    if (failed(vectorizeRegisterTile(rewriter, op, roles, kernel.getInt(),
-                                     padded)))
-      return op.emitOpError("register tile could not be vectorized");
-  }
+  if (failed(
+          vectorizeMarkedTiles(rewriter, func, kernels, padded, unvectorized)))
+    return failure();
   eraseUnreadPaddedSources(rewriter, padded);
   if (failed(verifyUnbuiltPaddedSources(func)))
     return failure();
@@ -701,6 +749,24 @@ LogicalResult tileAndVectorizeContractions(func::FuncOp func,
     return canReadAhead(memref, padded);
   });
   foldAccumulatorFills(func, fills, unvectorized);
+  // Once their tiles are filled before their reduction loops, the rows
+  // past the last register tile of a dynamic row count, a row at a time.
+  FailureOr<bool> splitRows =
+      splitDynamicRowsToSingleRows(rewriter, unvectorized, kernels);
+  if (failed(splitRows))
+    return failure();
+  if (*splitRows) {
+    foldStaticTileShapes(func);
+    if (failed(splitLanesToPowersOfTwo(rewriter, func, kernels, laneCount)))
+      return failure();
+    SmallVector<std::pair<linalg::LinalgOp, unsigned>> leftAsLoops;
+    if (failed(vectorizeMarkedTiles(rewriter, func, kernels, PaddedSources(),
+                                    leftAsLoops)))
+      return failure();
+    func.walk([](vector::TransferReadOp read) {
+      read->removeAttr(kAccumulatorReadMarker);
+    });
+  }
   transposeRowTransfers(func);
   if (lowerVectors)
     lowerContractions(func);
