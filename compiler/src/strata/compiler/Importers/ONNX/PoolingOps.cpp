@@ -172,39 +172,34 @@ DynamicWindows getDynamicWindows(OpBuilder &b, Location loc, OpFoldResult size,
   auto index = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
-  auto add = [&](Value l, Value r) {
-    return arith::AddIOp::create(b, loc, l, r).getResult();
-  };
-  auto sub = [&](Value l, Value r) {
-    return arith::SubIOp::create(b, loc, l, r).getResult();
-  };
-  auto mul = [&](Value l, Value r) {
-    return arith::MulIOp::create(b, loc, l, r).getResult();
-  };
+  ArithBuilder arithmetic(b, loc);
   auto max = [&](Value l, Value r) {
     return arith::MaxSIOp::create(b, loc, l, r).getResult();
   };
   Value in = getValueOrCreateConstantIndexOp(b, loc, size);
   Value stride = index(p.strides[i]);
-  Value padded = add(in, index(p.padsBegin[i] + p.padsEnd[i]));
+  Value padded = arithmetic.add(in, index(p.padsBegin[i] + p.padsEnd[i]));
   // Window starts 0, stride, ... while the window fits; with ceil_mode one
   // more where it starts inside the input or its low padding.
-  Value span = max(sub(padded, index(window)), index(0));
+  Value span = max(arithmetic.sub(padded, index(window)), index(0));
   Value count;
   if (ceilMode) {
-    count = add(arith::CeilDivSIOp::create(b, loc, span, stride), index(1));
-    Value lastStart = mul(sub(count, index(1)), stride);
+    count = arithmetic.add(arith::CeilDivSIOp::create(b, loc, span, stride),
+                           index(1));
+    Value lastStart = arithmetic.mul(arithmetic.sub(count, index(1)), stride);
     Value outside =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, lastStart,
-                              add(in, index(p.padsBegin[i])));
-    count =
-        arith::SelectOp::create(b, loc, outside, sub(count, index(1)), count);
+                              arithmetic.add(in, index(p.padsBegin[i])));
+    count = arith::SelectOp::create(b, loc, outside,
+                                    arithmetic.sub(count, index(1)), count);
   } else {
-    count = add(arith::DivSIOp::create(b, loc, span, stride), index(1));
+    count =
+        arithmetic.add(arith::DivSIOp::create(b, loc, span, stride), index(1));
   }
-  Value needed = add(mul(sub(count, index(1)), stride), index(window));
-  Value extra = max(sub(needed, padded), index(0));
-  return {count, extra, add(extra, index(p.padsEnd[i]))};
+  Value needed = arithmetic.add(
+      arithmetic.mul(arithmetic.sub(count, index(1)), stride), index(window));
+  Value extra = max(arithmetic.sub(needed, padded), index(0));
+  return {count, extra, arithmetic.add(extra, index(p.padsEnd[i]))};
 }
 
 // padSpatial with high pads that may be known only at run time.

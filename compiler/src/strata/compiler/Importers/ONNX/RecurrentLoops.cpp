@@ -115,18 +115,10 @@ Value RecurrentLowering::createLoopInputProjection(int64_t dir) {
 // One element's cell update from its gates' terms: H_t, and C_t for LSTM.
 std::pair<Value, Value>
 RecurrentLowering::createLoopCellUpdate(int64_t dir, const CellTerms &terms) {
-  auto mul = [&](Value l, Value v) {
-    return arith::MulFOp::create(b, loc, l, v).getResult();
-  };
-  auto add = [&](Value l, Value v) {
-    return arith::AddFOp::create(b, loc, l, v).getResult();
-  };
-  auto sub = [&](Value l, Value v) {
-    return arith::SubFOp::create(b, loc, l, v).getResult();
-  };
+  ArithBuilder arithmetic(b, loc);
   Value one = createScalar(b, loc, elementType, 1);
   auto pre = [&](int64_t gate) {
-    return add(terms.projected[gate], terms.recurrent[gate]);
+    return arithmetic.add(terms.projected[gate], terms.recurrent[gate]);
   };
   switch (kind) {
   case CellKind::RNN:
@@ -134,31 +126,38 @@ RecurrentLowering::createLoopCellUpdate(int64_t dir, const CellTerms &terms) {
   case CellKind::GRU: {
     Value z = activate(b, loc, dir, 0, pre(0)), hCand;
     if (terms.resetTerm) {
-      hCand =
-          activate(b, loc, dir, 1, add(terms.projected[2], terms.resetTerm));
+      hCand = activate(b, loc, dir, 1,
+                       arithmetic.add(terms.projected[2], terms.resetTerm));
     } else {
       Value gate = activate(b, loc, dir, 0, pre(1));
-      Value term = add(terms.recurrent[2], terms.hiddenBias);
-      hCand =
-          activate(b, loc, dir, 1, add(terms.projected[2], mul(gate, term)));
+      Value term = arithmetic.add(terms.recurrent[2], terms.hiddenBias);
+      hCand = activate(
+          b, loc, dir, 1,
+          arithmetic.add(terms.projected[2], arithmetic.mul(gate, term)));
     }
     // (1 - z) * h~ + z * H_{t-1}
-    return {add(mul(sub(one, z), hCand), mul(z, terms.hPrev)), Value()};
+    return {arithmetic.add(arithmetic.mul(arithmetic.sub(one, z), hCand),
+                           arithmetic.mul(z, terms.hPrev)),
+            Value()};
   }
   case CellKind::LSTM: {
     Value iPre = pre(0), oPre = pre(1), fPre = pre(2);
     if (terms.peepholes[0]) {
-      iPre = add(iPre, mul(terms.peepholes[0], terms.cPrev));
-      fPre = add(fPre, mul(terms.peepholes[2], terms.cPrev));
+      iPre =
+          arithmetic.add(iPre, arithmetic.mul(terms.peepholes[0], terms.cPrev));
+      fPre =
+          arithmetic.add(fPre, arithmetic.mul(terms.peepholes[2], terms.cPrev));
     }
     Value i = activate(b, loc, dir, 0, iPre);
-    Value f = inputForget ? sub(one, i) : activate(b, loc, dir, 0, fPre);
+    Value f =
+        inputForget ? arithmetic.sub(one, i) : activate(b, loc, dir, 0, fPre);
     Value g = activate(b, loc, dir, 1, pre(3));
-    Value cNew = add(mul(f, terms.cPrev), mul(i, g));
+    Value cNew =
+        arithmetic.add(arithmetic.mul(f, terms.cPrev), arithmetic.mul(i, g));
     if (terms.peepholes[1])
-      oPre = add(oPre, mul(terms.peepholes[1], cNew));
+      oPre = arithmetic.add(oPre, arithmetic.mul(terms.peepholes[1], cNew));
     Value o = activate(b, loc, dir, 0, oPre);
-    return {mul(o, activate(b, loc, dir, 2, cNew)), cNew};
+    return {arithmetic.mul(o, activate(b, loc, dir, 2, cNew)), cNew};
   }
   }
   llvm_unreachable("unknown cell kind");
@@ -213,12 +212,7 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
     // The state rows follow Y's.
     Value hSlot = seq, cSlot = r.addIndex(seq, c1);
     Value zero = createScalar(b, loc, elementType, 0);
-    auto mul = [&](Value l, Value v) {
-      return arith::MulFOp::create(b, loc, l, v).getResult();
-    };
-    auto add = [&](Value l, Value v) {
-      return arith::AddFOp::create(b, loc, l, v).getResult();
-    };
+    ArithBuilder arithmetic(b, loc);
     // scratch[offset + j] = Σ_k input(k) · weightT[k, j] over j < columns:
     // rows of weightT scaled and added, each a loop over contiguous columns.
     // `input` reads from the scratch as the loop carries it (reads of an
@@ -315,10 +309,10 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
               // r ⊙ H_{t-1}, then its product with the h gate's Rᵀ.
               terms = r.loop(hiddenCount, terms, [&](Value k, ValueRange a) {
                 Value term = r.read(a[0], {r.addIndex(r.index(hidden), k)});
-                Value gate =
-                    activate(b, loc, dir, 0, add(projected(1, k), term));
+                Value gate = activate(b, loc, dir, 0,
+                                      arithmetic.add(projected(1, k), term));
                 return SmallVector<Value>{
-                    r.write(mul(gate, hPrevOf(rowsNow, k)), a[0],
+                    r.write(arithmetic.mul(gate, hPrevOf(rowsNow, k)), a[0],
                             {r.addIndex(r.index(resetAt), k)})};
               })[0];
               terms = matvec(terms, resetTermAt, recurrentHT, hidden,

@@ -12,6 +12,7 @@
 #include "strata/compiler/Importers/ONNX/RecurrentLowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -49,12 +50,7 @@ Value applyActivation(OpBuilder &b, Location loc, const Activation &act,
                       Value x) {
   Type t = x.getType();
   auto cst = [&](double v) { return createScalar(b, loc, t, v); };
-  auto mul = [&](Value l, Value r) {
-    return arith::MulFOp::create(b, loc, l, r).getResult();
-  };
-  auto add = [&](Value l, Value r) {
-    return arith::AddFOp::create(b, loc, l, r).getResult();
-  };
+  ArithBuilder arithmetic(b, loc);
   switch (act.kind) {
   case Activation::Relu:
     return arith::MaximumFOp::create(b, loc, x, cst(0));
@@ -62,14 +58,15 @@ Value applyActivation(OpBuilder &b, Location loc, const Activation &act,
     return math::TanhOp::create(b, loc, x);
   case Activation::Sigmoid: {
     Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-    return arith::DivFOp::create(b, loc, cst(1), add(cst(1), e));
+    return arith::DivFOp::create(b, loc, cst(1), arithmetic.add(cst(1), e));
   }
   case Activation::Affine:
-    return add(mul(cst(act.alpha), x), cst(act.beta));
+    return arithmetic.add(arithmetic.mul(cst(act.alpha), x), cst(act.beta));
   case Activation::LeakyRelu: {
     Value isNeg =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, cst(0));
-    return arith::SelectOp::create(b, loc, isNeg, mul(cst(act.alpha), x), x);
+    return arith::SelectOp::create(b, loc, isNeg,
+                                   arithmetic.mul(cst(act.alpha), x), x);
   }
   case Activation::ThresholdedRelu: {
     Value above = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
@@ -77,28 +74,30 @@ Value applyActivation(OpBuilder &b, Location loc, const Activation &act,
     return arith::SelectOp::create(b, loc, above, x, cst(0));
   }
   case Activation::ScaledTanh:
-    return mul(cst(act.alpha),
-               math::TanhOp::create(b, loc, mul(cst(act.beta), x)));
+    return arithmetic.mul(
+        cst(act.alpha),
+        math::TanhOp::create(b, loc, arithmetic.mul(cst(act.beta), x)));
   case Activation::HardSigmoid: {
-    Value y = add(mul(cst(act.alpha), x), cst(act.beta));
+    Value y = arithmetic.add(arithmetic.mul(cst(act.alpha), x), cst(act.beta));
     y = arith::MinimumFOp::create(b, loc, y, cst(1));
     return arith::MaximumFOp::create(b, loc, y, cst(0));
   }
   case Activation::Elu: {
     Value isNeg =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, cst(0));
-    Value neg = mul(cst(act.alpha), math::ExpM1Op::create(b, loc, x));
+    Value neg =
+        arithmetic.mul(cst(act.alpha), math::ExpM1Op::create(b, loc, x));
     return arith::SelectOp::create(b, loc, isNeg, neg, x);
   }
   case Activation::Softsign:
-    return arith::DivFOp::create(b, loc, x,
-                                 add(cst(1), math::AbsFOp::create(b, loc, x)));
+    return arith::DivFOp::create(
+        b, loc, x, arithmetic.add(cst(1), math::AbsFOp::create(b, loc, x)));
   case Activation::Softplus: {
     // max(x, 0) + log1p(exp(-|x|)), stable for large |x|.
     Value e = math::ExpOp::create(
         b, loc, arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x)));
-    return add(arith::MaximumFOp::create(b, loc, x, cst(0)),
-               math::Log1pOp::create(b, loc, e));
+    return arithmetic.add(arith::MaximumFOp::create(b, loc, x, cst(0)),
+                          math::Log1pOp::create(b, loc, e));
   }
   }
   llvm_unreachable("unknown activation");
@@ -457,15 +456,7 @@ LogicalResult RecurrentLowering::lowerDirection(int64_t dir, bool reverse,
     SmallVector<Value> results = createCellGeneric(
         b, loc, operands, stateType, numResults,
         [&](OpBuilder &nb, Location nl, ValueRange a) {
-          auto mul = [&](Value l, Value r) {
-            return arith::MulFOp::create(nb, nl, l, r).getResult();
-          };
-          auto add = [&](Value l, Value r) {
-            return arith::AddFOp::create(nb, nl, l, r).getResult();
-          };
-          auto sub = [&](Value l, Value r) {
-            return arith::SubFOp::create(nb, nl, l, r).getResult();
-          };
+          ArithBuilder arithmetic(nb, nl);
           auto one = [&] { return createScalar(nb, nl, elementType, 1); };
           Value hPrev = a[numCellOperands];
           Value cPrev = c ? a[numCellOperands + 1] : Value();
@@ -480,30 +471,35 @@ LogicalResult RecurrentLowering::lowerDirection(int64_t dir, bool reverse,
               z = activate(nb, nl, dir, 0, a[0]);
               hCand = activate(nb, nl, dir, 1, a[1]);
             } else {
-              z = activate(nb, nl, dir, 0, add(a[0], a[3]));
-              Value r = activate(nb, nl, dir, 0, add(a[1], a[4]));
-              hCand =
-                  activate(nb, nl, dir, 1, add(a[2], mul(r, add(a[5], a[6]))));
+              z = activate(nb, nl, dir, 0, arithmetic.add(a[0], a[3]));
+              Value r = activate(nb, nl, dir, 0, arithmetic.add(a[1], a[4]));
+              hCand = activate(
+                  nb, nl, dir, 1,
+                  arithmetic.add(
+                      a[2], arithmetic.mul(r, arithmetic.add(a[5], a[6]))));
             }
             // (1 - z) * h~ + z * H_{t-1}
-            hNew = add(mul(sub(one(), z), hCand), mul(z, hPrev));
+            hNew =
+                arithmetic.add(arithmetic.mul(arithmetic.sub(one(), z), hCand),
+                               arithmetic.mul(z, hPrev));
             break;
           }
           case CellKind::LSTM: {
             Value iPre = a[0], oPre = a[1], fPre = a[2], cPre = a[3];
             if (peepholes) {
-              iPre = add(iPre, mul(a[4], cPrev));
-              fPre = add(fPre, mul(a[6], cPrev));
+              iPre = arithmetic.add(iPre, arithmetic.mul(a[4], cPrev));
+              fPre = arithmetic.add(fPre, arithmetic.mul(a[6], cPrev));
             }
             Value i = activate(nb, nl, dir, 0, iPre);
-            Value f =
-                inputForget ? sub(one(), i) : activate(nb, nl, dir, 0, fPre);
+            Value f = inputForget ? arithmetic.sub(one(), i)
+                                  : activate(nb, nl, dir, 0, fPre);
             Value g = activate(nb, nl, dir, 1, cPre);
-            cNew = add(mul(f, cPrev), mul(i, g));
+            cNew =
+                arithmetic.add(arithmetic.mul(f, cPrev), arithmetic.mul(i, g));
             if (peepholes)
-              oPre = add(oPre, mul(a[5], cNew));
+              oPre = arithmetic.add(oPre, arithmetic.mul(a[5], cNew));
             Value o = activate(nb, nl, dir, 0, oPre);
-            hNew = mul(o, activate(nb, nl, dir, 2, cNew));
+            hNew = arithmetic.mul(o, activate(nb, nl, dir, 2, cNew));
             break;
           }
           }
