@@ -38,10 +38,21 @@ static constexpr int64_t kMinVectorLoopTileSize = 64;
 // A pad split along its innermost dimension: elements per workgroup row.
 static constexpr int64_t kMinInnermostPadTile = 16;
 
+bool isConstantPadOfStaticAmounts(tensor::PadOp pad) {
+  if (!pad.getConstantPaddingValue() || !pad.getLow().empty() ||
+      !pad.getHigh().empty())
+    return false;
+  RankedTensorType type = pad.getResultType();
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    if (type.isDynamicDim(dim) &&
+        (pad.getStaticLow()[dim] != 0 || pad.getStaticHigh()[dim] != 0))
+      return false;
+  return true;
+}
+
 bool isStaticConstantPad(tensor::PadOp pad) {
-  return pad.getConstantPaddingValue() &&
-         pad.getResultType().hasStaticShape() && pad.getLow().empty() &&
-         pad.getHigh().empty();
+  return isConstantPadOfStaticAmounts(pad) &&
+         pad.getResultType().hasStaticShape();
 }
 
 tensor::PadOp findPaddedDispatchResult(Operation *terminator) {

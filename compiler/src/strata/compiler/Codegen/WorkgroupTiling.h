@@ -46,6 +46,11 @@ enum class WorkgroupGrid {
 // over several blocks: a GPU contraction's workgroups take this many rows.
 inline constexpr int64_t kGpuContractionRowTile = 64;
 
+// Whether `pad` pads by a constant with static amounts, its dynamic
+// dimensions (a batch) not at all: a broadcast kernel reads such a pad's
+// source in place (FusePadsIntoConsumers).
+bool isConstantPadOfStaticAmounts(mlir::tensor::PadOp pad);
+
 // Whether `pad` pads by a constant with static amounts to a static shape,
 // which a workgroup loop can write directly (fills plus an interior).
 bool isStaticConstantPad(mlir::tensor::PadOp pad);

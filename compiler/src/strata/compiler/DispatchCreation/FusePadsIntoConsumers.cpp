@@ -77,21 +77,6 @@ bool isPlainCopy(Operation *op) {
          yield.getOperand(0) == body->getArgument(0);
 }
 
-// Whether `pad` pads by a constant, static amounts, and its dynamic
-// dimensions (a batch) not at all: a static constant pad, or one over a
-// dynamic batch, which a broadcast kernel reads in place the same way.
-bool isConstantPadOfStaticAmounts(tensor::PadOp pad) {
-  if (!pad.getConstantPaddingValue() || !pad.getLow().empty() ||
-      !pad.getHigh().empty())
-    return false;
-  RankedTensorType type = pad.getResultType();
-  for (int64_t dim = 0; dim < type.getRank(); ++dim)
-    if (type.isDynamicDim(dim) &&
-        (pad.getStaticLow()[dim] != 0 || pad.getStaticHigh()[dim] != 0))
-      return false;
-  return true;
-}
-
 // The constant pad `region` consists of (with, at most, a plain copy of
 // the pad's source and trivial ops) and returns alone, or null.
 tensor::PadOp getPadOnlyRegion(flow::DispatchRegionOp region) {
