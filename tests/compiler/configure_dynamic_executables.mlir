@@ -117,3 +117,44 @@ func.func @blocked_conv(%x: tensor<?x32x4x4x16xf32>, %w: tensor<32x32x3x3x16x16x
 // CHECK:         flow.lowering_config = #flow.lowering_config<vector_bits = 512, workgroup_tile = [0, 4, 0, 0, 0, 0, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast"{{.*}}>], workload = [-1, 32, 2, 2, 32, 3, 3, 16, 16]>
 // CHECK-LABEL: func.func @blocked_conv(
 // CHECK:         flow.dispatch @blocked_conv_dispatch_0::@blocked_conv_dispatch_0{{\[}}[1, 1, 1]] (%{{.+}}, %{{.+}}) constants({{.+}}) dims({{.+}}) workgroups(%{{.+}})
+
+// -----
+
+// The same convolution under its ReLU epilogue (the root): the grid splits
+// the root's loop over the same output channel blocks, and the count
+// computed at run time weighs each root iteration by the convolution's
+// reduction under it (work_per_iteration = 32 * 3 * 3 * 16 multiply-adds
+// per output element), not by the root's few extents alone (which left a
+// batch of one in a single workgroup).
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d4, d2 + d5, d3 + d6, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d4, d5, d6, d8, d7)>
+#y = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d7)>
+#id = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @blocked_conv_relu(%x: tensor<?x32x4x4x16xf32>, %w: tensor<32x32x3x3x16x16xf32>, %n: index) -> tensor<?x32x2x2x16xf32> {
+  %0 = flow.dispatch.region -> (tensor<?x32x2x2x16xf32>) {
+    %e = tensor.empty(%n) : tensor<?x32x2x2x16xf32>
+    %zero = arith.constant 0.0 : f32
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32x2x2x16xf32>) -> tensor<?x32x2x2x16xf32>
+    %c = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]} ins(%x, %w : tensor<?x32x4x4x16xf32>, tensor<32x32x3x3x16x16xf32>) outs(%f : tensor<?x32x2x2x16xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %m = arith.mulf %a, %b : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<?x32x2x2x16xf32>
+    %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<?x32x2x2x16xf32>) outs(%e : tensor<?x32x2x2x16xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %m = arith.maximumf %a, %zero : f32
+      linalg.yield %m : f32
+    } -> tensor<?x32x2x2x16xf32>
+    flow.return %r : tensor<?x32x2x2x16xf32>
+  }
+  return %0 : tensor<?x32x2x2x16xf32>
+}
+// CHECK-LABEL: flow.executable @blocked_conv_relu_dispatch_0
+// CHECK:         flow.lowering_config = #flow.lowering_config<vector_bits = 512, workgroup_tile = [0, 4, 0, 0, 0], kernels = [#flow.kernel_config<strategy = "broadcast"{{.*}}>], workload = [{{-[0-9]+}}, 32, 2, 2, 16], work_per_iteration = 4608>
+// CHECK-LABEL: func.func @blocked_conv_relu(
+// CHECK:         %[[C4608:.+]] = arith.constant 4608 : index
+// CHECK-NEXT:    %[[WORK:.+]] = arith.muli %{{.+}}, %[[C4608]]
+// CHECK:         %[[C16K:.+]] = arith.constant 16384 : index
+// CHECK-NEXT:    arith.divui %[[WORK]], %[[C16K]]
+// CHECK:         flow.dispatch @blocked_conv_relu_dispatch_0::@blocked_conv_relu_dispatch_0{{\[}}[1, 1, 1]] (%{{.+}}, %{{.+}}) constants({{.+}}) dims({{.+}}) workgroups(%{{.+}})

@@ -353,3 +353,90 @@ func.func @softmax_exp_twice(%x: tensor<64x100xf32>, %max: tensor<64xf32>) -> te
 // CHECK-NOT:       math.exp
 // CHECK:           arith.addf
 // CHECK:           arith.divf
+
+// -----
+
+// Over a dynamic row count, a product and its elementwise epilogue are one
+// dispatch as they are over static shapes: the epilogue reads the product
+// element for element, so it overwrites it in the output binding and no
+// temporary spans the rows.
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @dynamic_matmul_bias_relu
+func.func @dynamic_matmul_bias_relu(%x: tensor<?x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<?x16xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %e = tensor.empty(%n) : tensor<?x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x16xf32>) -> tensor<?x16xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<?x8xf32>, tensor<8x16xf32>) outs(%f : tensor<?x16xf32>) -> tensor<?x16xf32>
+  %r = linalg.generic {indexing_maps = [#map, #bias, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %b : tensor<?x16xf32>, tensor<16xf32>) outs(%e : tensor<?x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<?x16xf32>
+  return %r : tensor<?x16xf32>
+}
+// CHECK:      %[[R:.+]] = flow.dispatch.region -> (tensor<?x16xf32>) {
+// CHECK:        %[[MM:.+]] = linalg.matmul
+// CHECK:        %[[G:.+]] = linalg.generic {{.*}} ins(%[[MM]], %{{.*}} : tensor<?x16xf32>, tensor<16xf32>)
+// CHECK:        flow.return %[[G]] : tensor<?x16xf32>
+// CHECK-NEXT: }
+// CHECK-NOT:  flow.dispatch.region
+// CHECK:      return %[[R]]
+
+// -----
+
+// Over a dynamic batch, a per-channel result read broadcast over the
+// pixels (a squeeze-excitation's scale) would have to be whole in a
+// temporary of the batch's size inside the executable: the reduction with
+// the sigmoid that overwrites it in place is one dispatch, the broadcast
+// product another.
+#nc = affine_map<(n, c, p) -> (n, c)>
+#ncp = affine_map<(n, c, p) -> (n, c, p)>
+#sum = affine_map<(n, c, p) -> (n, c)>
+#id2 = affine_map<(n, c) -> (n, c)>
+// CHECK-LABEL: func.func @dynamic_broadcast_scale
+func.func @dynamic_broadcast_scale(%x: tensor<?x16x64xf32>) -> tensor<?x16x64xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x16x64xf32>
+  %e2 = tensor.empty(%n) : tensor<?x16xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x16xf32>) -> tensor<?x16xf32>
+  %s = linalg.generic {indexing_maps = [#ncp, #sum], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<?x16x64xf32>) outs(%f2 : tensor<?x16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %t = arith.addf %a, %acc : f32
+    linalg.yield %t : f32
+  } -> tensor<?x16xf32>
+  %g = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<?x16xf32>) outs(%e2 : tensor<?x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %neg = arith.negf %a : f32
+    %ex = math.exp %neg : f32
+    %d = arith.addf %ex, %one : f32
+    %sig = arith.divf %one, %d : f32
+    linalg.yield %sig : f32
+  } -> tensor<?x16xf32>
+  %e3 = tensor.empty(%n) : tensor<?x16x64xf32>
+  %r = linalg.generic {indexing_maps = [#nc, #ncp, #ncp], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%g, %x : tensor<?x16xf32>, tensor<?x16x64xf32>) outs(%e3 : tensor<?x16x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<?x16x64xf32>
+  return %r : tensor<?x16x64xf32>
+}
+// CHECK:      flow.dispatch.region -> (tensor<?x16xf32>) {
+// CHECK:        linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:        math.exp
+// CHECK:        flow.return
+// CHECK-NEXT: }
+// CHECK:      flow.dispatch.region -> (tensor<?x16x64xf32>) {
+// CHECK-NOT:    math.exp
+// CHECK:        arith.mulf
+// CHECK:        flow.return
+// CHECK-NEXT: }

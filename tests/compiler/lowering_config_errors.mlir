@@ -70,3 +70,10 @@ func.func @unbuilt_padded_source_read(%x: memref<1x4x256x256x16xf32>, %y: memref
   linalg.copy ins(%window : memref<1x4x256x256x16xf32, strided<[4260096, 1065024, 4128, 16, 1]>>) outs(%y : memref<1x4x256x256x16xf32>)
   return
 }
+
+// -----
+
+// expected-error @+1 {{work_per_iteration must be at least 1, not 0}}
+func.func @no_work_per_iteration() attributes {flow.lowering_config = #flow.lowering_config<vector_bits = 512, workgroup_tile = [4, 0], kernels = [], workload = [-1, 256], work_per_iteration = 0>} {
+  return
+}

@@ -220,10 +220,14 @@ func.func @fill_folded_into_accumulators(%a: memref<13x64xf32>, %b: memref<64x32
 // CHECK-NOT:   linalg.generic
 // CHECK:       %[[ONES:.+]] = arith.constant dense<1.000000e+00> : vector<6x32xf32>
 // CHECK:       scf.for {{.*}} iter_args(%{{.+}} = %[[ONES]]) -> (vector<6x32xf32>)
+// The remainder rows, one at a time, each carrying its accumulator across
+// the whole reduction (the row loop outside the reduction loop):
 // CHECK:       linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : memref<?x32xf32
-// CHECK-NEXT:  scf.for
-// CHECK:         scf.for %{{.+}} = %c0 to %{{.+}} step %c1
+// CHECK-NEXT:  scf.for %{{.+}} = %c0 to %{{.+}} step %c1
+// CHECK:         %[[ACC:.+]] = vector.transfer_read {{.*}} vector<32xf32>
+// CHECK-NEXT:    scf.for %{{.+}} = %c0 to %c64 step %c1 iter_args(%{{.+}} = %[[ACC]]) -> (vector<32xf32>)
 // CHECK:           vector.contract {{.*}} into vector<1x32xf32>
+// CHECK:         vector.transfer_write
 // CHECK-NOT:   linalg.generic
 func.func @fill_folded_dynamic(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>) {
   %one = arith.constant 1.0 : f32

@@ -193,7 +193,8 @@ LogicalResult configureExecutable(flow::ExecutableOp executable,
                      ArrayAttr::get(context, kernels),
                      tiling && workload
                          ? DenseI64ArrayAttr::get(context, *workload)
-                         : DenseI64ArrayAttr()));
+                         : DenseI64ArrayAttr(),
+                     tiling && workload ? tiling->workPerIteration : 1));
   executable.setWorkgroupCountAttr(builder.getDenseI64ArrayAttr(
       {tiling && !dynamic ? tiling->count : 1, 1, 1}));
   return success();

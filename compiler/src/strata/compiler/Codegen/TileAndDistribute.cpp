@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -460,6 +461,17 @@ LogicalResult tileInPlace(func::FuncOp func, const WorkgroupTiling &tiling) {
           cast<scf::ForallOp>(result->loops.front().getOperation()))))
     return failure();
 
+  // A dynamic extent the tiling read off a fused producer's result (the
+  // batch of the convolution under an epilogue) is read off its operands
+  // instead, so that the producer does not stay outside the loop for its
+  // sizes alone.
+  {
+    RewritePatternSet dims(func.getContext());
+    memref::populateResolveRankedShapedTypeResultDimsPatterns(dims);
+    tensor::DimOp::getCanonicalizationPatterns(dims, func.getContext());
+    if (failed(applyPatternsGreedily(func, std::move(dims))))
+      return failure();
+  }
   // Drop what the fusion made dead (also the slices it left in the loop),
   // then require that nothing computing remains outside the loop.
   (void)runRegionDCE(rewriter, func.getBody());

@@ -228,20 +228,32 @@ static std::optional<unsigned> mapToRootLoop(linalg::LinalgOp root,
 // A contraction splits along whole cache tiles of its row or vector loop
 // (or one batch at a time), so each workgroup reuses what it loads: the
 // option that gives the most workgroups, at most kMaxWorkgroups.
+// The contraction of a dispatch rooted at `root`: root itself, or the
+// producer of one of its operands (a convolution under its elementwise
+// epilogue), with its tiles.
+static linalg::LinalgOp
+findRootContraction(linalg::LinalgOp root, unsigned vectorBits,
+                    std::optional<ContractionTiles> &tiles) {
+  auto consider = [&](linalg::LinalgOp op) {
+    if (!op || op->getNumResults() != 1)
+      return false;
+    tiles = chooseContractionTiles(op, vectorBits);
+    return tiles.has_value();
+  };
+  if (consider(root))
+    return root;
+  for (Value operand : root->getOperands())
+    if (auto producer = operand.getDefiningOp<linalg::LinalgOp>();
+        consider(producer))
+      return producer;
+  return nullptr;
+}
+
 static std::optional<WorkgroupTiling>
 chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits,
                                  WorkgroupGrid grid) {
-  linalg::LinalgOp contraction;
   std::optional<ContractionTiles> tiles;
-  auto consider = [&](linalg::LinalgOp op) {
-    if (!op || contraction || op->getNumResults() != 1)
-      return;
-    if ((tiles = chooseContractionTiles(op, vectorBits)))
-      contraction = op;
-  };
-  consider(root);
-  for (Value operand : root->getOperands())
-    consider(operand.getDefiningOp<linalg::LinalgOp>());
+  linalg::LinalgOp contraction = findRootContraction(root, vectorBits, tiles);
   if (!contraction)
     return std::nullopt;
   // A dynamic loop (a batch, perhaps of one) counts as one iteration and
@@ -601,21 +613,42 @@ chooseDynamicWorkgroupTiling(Operation *terminator, unsigned vectorBits) {
   linalg::LinalgOp root = findDispatchRoot(terminator);
   if (!root || findPaddedDispatchResult(terminator))
     return std::nullopt;
-  SmallVector<int64_t> ranges = root.getStaticLoopRanges();
-  SmallVector<utils::IteratorType> iterators = root.getIteratorTypesArray();
-  auto isSplittable = [&](unsigned loop) {
-    return ShapedType::isDynamic(ranges[loop]) &&
-           iterators[loop] == utils::IteratorType::parallel &&
-           !isUsedNonlinearly(root, loop);
-  };
   // A contraction splits along whole cache tiles: of its vector loop when
   // that is static and has a few of them (the grid then does not depend on
   // the rows, which may be few), else of its dynamic rows or vector loop.
-  if (std::optional<ContractionTiles> tiles =
-          chooseContractionTiles(root, vectorBits)) {
+  // Under an epilogue, the root's loop over the same result dimension
+  // splits.
+  std::optional<ContractionTiles> tiles;
+  if (linalg::LinalgOp contraction =
+          findRootContraction(root, vectorBits, tiles)) {
+    SmallVector<int64_t> ranges = contraction.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iterators =
+        contraction.getIteratorTypesArray();
+    auto isSplittable = [&](unsigned loop) {
+      return ShapedType::isDynamic(ranges[loop]) &&
+             iterators[loop] == utils::IteratorType::parallel &&
+             !isUsedNonlinearly(contraction, loop);
+    };
     auto tileOf = [&](unsigned loop) {
       return tiles->cache[loop] > 0 ? tiles->cache[loop]
                                     : tiles->registers[loop];
+    };
+    auto staticIterations = [](linalg::LinalgOp op) {
+      int64_t iterations = 1;
+      for (int64_t range : op.getStaticLoopRanges())
+        iterations *=
+            ShapedType::isDynamic(range) ? 1 : std::max<int64_t>(range, 1);
+      return iterations;
+    };
+    int64_t workPerIteration = std::max<int64_t>(
+        1, staticIterations(contraction) / staticIterations(root));
+    auto split = [&](unsigned loop,
+                     int64_t tile) -> std::optional<WorkgroupTiling> {
+      std::optional<unsigned> rootLoop = mapToRootLoop(root, contraction, loop);
+      if (!rootLoop || isUsedNonlinearly(root, *rootLoop))
+        return std::nullopt;
+      return WorkgroupTiling{*rootLoop, tile, ShapedType::kDynamic,
+                             workPerIteration};
     };
     // A broadcast kernel (a blocked convolution over a dynamic batch)
     // splits its static loops as it would at a batch of one: its output
@@ -626,20 +659,20 @@ chooseDynamicWorkgroupTiling(Operation *terminator, unsigned vectorBits) {
                                                WorkgroupGrid::cpuCores);
           tiling && tiling->count >= 2)
         return WorkgroupTiling{tiling->loop, tiling->tileSize,
-                               ShapedType::kDynamic};
+                               ShapedType::kDynamic, workPerIteration};
     unsigned vectorLoop = tiles->vectorLoop;
     int64_t registerTile = tiles->registers[vectorLoop];
     if (tiles->rowLoop != vectorLoop &&
         !ShapedType::isDynamic(ranges[vectorLoop]) &&
         iterators[vectorLoop] == utils::IteratorType::parallel &&
-        !isUsedNonlinearly(root, vectorLoop) && registerTile > 0 &&
+        !isUsedNonlinearly(contraction, vectorLoop) && registerTile > 0 &&
         ranges[vectorLoop] >= 2 * registerTile) {
       // About kMinStaticContractionTiles tiles of whole register tiles.
       int64_t tile = std::clamp<int64_t>(
           ranges[vectorLoop] / kMinStaticContractionTiles / registerTile *
               registerTile,
           registerTile, std::max(tileOf(vectorLoop), registerTile));
-      return WorkgroupTiling{vectorLoop, tile, ShapedType::kDynamic};
+      return split(vectorLoop, tile);
     }
     // Else of its static rows the same way (a convolution's filters, when
     // its pixels are few and its batch may be 1).
@@ -647,18 +680,39 @@ chooseDynamicWorkgroupTiling(Operation *terminator, unsigned vectorBits) {
     int64_t rowTile = tiles->registers[rowLoop];
     if (rowLoop != vectorLoop && !ShapedType::isDynamic(ranges[rowLoop]) &&
         iterators[rowLoop] == utils::IteratorType::parallel &&
-        !isUsedNonlinearly(root, rowLoop) && rowTile > 0 &&
+        !isUsedNonlinearly(contraction, rowLoop) && rowTile > 0 &&
         ranges[rowLoop] >= 2 * rowTile) {
       int64_t tile = std::clamp<int64_t>(
           ranges[rowLoop] / kMinStaticContractionTiles / rowTile * rowTile,
           rowTile, std::max(tileOf(rowLoop), rowTile));
-      return WorkgroupTiling{rowLoop, tile, ShapedType::kDynamic};
+      return split(rowLoop, tile);
+    }
+    // Else of another static parallel loop it tiles whole (the panels of a
+    // packed constant matrix, when the rows are a batch and the panel is
+    // one register tile wide).
+    for (unsigned loop = 0; loop < ranges.size(); ++loop) {
+      if (loop == rowLoop || loop == vectorLoop ||
+          ShapedType::isDynamic(ranges[loop]) ||
+          ranges[loop] < kMinStaticContractionTiles ||
+          iterators[loop] != utils::IteratorType::parallel ||
+          isUsedNonlinearly(contraction, loop) || tileOf(loop) != 1)
+        continue;
+      if (std::optional<WorkgroupTiling> tiling = split(
+              loop, llvm::divideCeil(ranges[loop], kMinStaticContractionTiles)))
+        return tiling;
     }
     for (unsigned loop : {tiles->rowLoop, vectorLoop})
       if (isSplittable(loop) && tileOf(loop) > 0)
-        return WorkgroupTiling{loop, tileOf(loop), ShapedType::kDynamic};
+        return split(loop, tileOf(loop));
     return std::nullopt;
   }
+  SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = root.getIteratorTypesArray();
+  auto isSplittable = [&](unsigned loop) {
+    return ShapedType::isDynamic(ranges[loop]) &&
+           iterators[loop] == utils::IteratorType::parallel &&
+           !isUsedNonlinearly(root, loop);
+  };
   // Where the static loops alone make enough work for several workgroups
   // (an image's channels and pixels, the batch being dynamic and perhaps
   // 1), along the outermost static parallel loop, in about

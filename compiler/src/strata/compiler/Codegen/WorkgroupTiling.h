@@ -29,6 +29,11 @@ struct WorkgroupTiling {
   unsigned loop = 0;
   int64_t tileSize = 0;
   int64_t count = 1;
+  // Over dynamic shapes: the work of one iteration of the root's loops, in
+  // its contraction's iterations (the multiply-adds of a convolution under
+  // an elementwise epilogue root, per output element), so that the grid
+  // computed at run time weighs the work and not the root's extents alone.
+  int64_t workPerIteration = 1;
 };
 
 // What the workgroups run on, which shapes the grid.

@@ -23,8 +23,8 @@ namespace {
 
 // The grid of a dispatch over dynamic shapes, from its push constants: one
 // workgroup per tile of the split loop, but no more than give each
-// workgroup a minimum of the root's iterations, nor than the maximum; at
-// least one.
+// workgroup a minimum of the root's iterations (weighed by the config's
+// work per iteration), nor than the maximum; at least one.
 Value computeWorkgroupCount(OpBuilder &builder, flow::DispatchOp dispatch,
                             flow::LoweringConfigAttr config) {
   Location loc = dispatch.getLoc();
@@ -53,6 +53,9 @@ Value computeWorkgroupCount(OpBuilder &builder, flow::DispatchOp dispatch,
         arith::MulIOp::create(builder, loc, iterations,
                               arith::MaxUIOp::create(builder, loc, value, one));
   }
+  if (config.getWorkPerIteration() > 1)
+    iterations = arith::MulIOp::create(builder, loc, iterations,
+                                       constant(config.getWorkPerIteration()));
   Value byWork =
       arith::DivUIOp::create(builder, loc, iterations,
                              constant(getDynamicMinIterationsPerWorkgroup()));

@@ -295,19 +295,72 @@ bool isTransposedInRegion(Operation *producer, flow::DispatchRegionOp region) {
   return false;
 }
 
+bool hasDynamicShape(TypeRange types) {
+  return llvm::any_of(types, [](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    return shaped && !shaped.hasStaticShape();
+  });
+}
+
+// Whether `value` reaches the region's result only through elementwise ops
+// of its own type that read it element for element (`EpiloguesInPlace`
+// then writes each over it, into the output binding). Anything else (a
+// broadcast of a squeeze-excitation's scale over the pixels, a second
+// reader) needs it whole in a temporary, which over a dynamic extent has
+// no size an executable can allocate.
+bool flowsInPlaceToResult(Value value, flow::DispatchRegionOp region) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<flow::ReturnOp>(user) && user->getParentOp() == region)
+      continue;
+    auto consumer = dyn_cast<linalg::LinalgOp>(user);
+    if (!consumer || !region->isProperAncestor(consumer) ||
+        !isElementwise(consumer) || consumer.getNumDpsInits() != 1 ||
+        consumer->getNumResults() != 1 ||
+        consumer->getResult(0).getType() != value.getType() ||
+        consumer.isDpsInit(&use) ||
+        consumer.getMatchingIndexingMap(&use) !=
+            consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0)) ||
+        !flowsInPlaceToResult(consumer->getResult(0), region))
+      return false;
+  }
+  return true;
+}
+
+// Whether `producer` may join `region` over dynamic shapes: where a tile
+// of a fused producer could need a temporary spanning a dynamic extent,
+// it stays a dispatch of its own. An elementwise producer fuses into
+// elementwise consumers that read it element for element (one loop nest;
+// one read broadcast, a sigmoid's scale over the pixels, is computed once
+// into a temporary instead); a contraction or reduction only as the
+// source of an in-place epilogue chain (`flowsInPlaceToResult`).
+bool isFusableOverDynamicShapes(Operation *producer,
+                                flow::DispatchRegionOp region) {
+  if (!isElementwise(producer))
+    return llvm::all_of(producer->getResults(), [&](Value result) {
+      return flowsInPlaceToResult(result, region);
+    });
+  return llvm::all_of(producer->getUses(), [&](OpOperand &use) {
+    auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    if (!region->isProperAncestor(use.getOwner()))
+      return true;
+    return consumer && isElementwise(consumer) &&
+           consumer.getNumDpsInits() == 1 && !consumer.isDpsInit(&use) &&
+           consumer.getMatchingIndexingMap(&use) ==
+               consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0));
+  });
+}
+
 // Pulls producers into `region` until none qualifies. Looks at every value
 // the region uses from above, including uses nested in op bodies (a scalar
 // constant used inside a linalg.generic). A region rooted at a tensor op
 // (concat, ...) only clones cheap producers; a pad of a linalg result
 // (`isPadOfLinalgResult`) takes producers as that linalg op would.
-// A dynamically shaped region, or producer, is not fused: executables over
-// dynamic shapes run whole in one workgroup, where a fused producer's
-// result would be a temporary of unbounded size.
+// Over dynamic shapes, producers fuse as `isFusableOverDynamicShapes`
+// allows.
 void fuseProducers(flow::DispatchRegionOp region, bool rootIsLinalg) {
   Block &body = region.getBody().front();
-  bool dynamic = llvm::any_of(region.getResultTypes(), [](Type type) {
-    return !cast<RankedTensorType>(type).hasStaticShape();
-  });
+  bool dynamic = hasDynamicShape(region.getResultTypes());
   bool hasNonElementwise = llvm::any_of(body, [](Operation &op) {
     return hasTensorSemantics(&op) && !isElementwise(&op);
   });
@@ -335,13 +388,11 @@ void fuseProducers(flow::DispatchRegionOp region, bool rootIsLinalg) {
         changed = true;
         break;
       }
-      bool dynamicProducer =
-          llvm::any_of(producer->getResultTypes(), [](Type type) {
-            auto shaped = dyn_cast<ShapedType>(type);
-            return shaped && !shaped.hasStaticShape();
-          });
-      if (dynamic || dynamicProducer || !rootIsLinalg ||
-          !isFusableProducer(producer) || !allUsesInside(producer, region))
+      if (!rootIsLinalg || !isFusableProducer(producer) ||
+          !allUsesInside(producer, region))
+        continue;
+      if ((dynamic || hasDynamicShape(producer->getResultTypes())) &&
+          !isFusableOverDynamicShapes(producer, region))
         continue;
       bool elementwise = isElementwise(producer) || isTensorComputeOp(producer);
       if (!elementwise && hasNonElementwise)

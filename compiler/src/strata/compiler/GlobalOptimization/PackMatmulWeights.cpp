@@ -45,15 +45,20 @@ constexpr int64_t kPanelVectors = 8;
 
 // The panel width for `matmul`, when it is an f32 product of a constant
 // [K, N] matrix that splits into two or more panels of its kernel's
-// register tile width; 0 otherwise.
+// register tile width; 0 otherwise. The rows may be dynamic (a batch): the
+// rows of the last register tile then run one at a time, each streaming
+// the panels.
 int64_t getPanelWidth(linalg::MatmulOp matmul, unsigned vectorBits) {
   if (!matmul.hasPureTensorSemantics() || matmul.hasUserDefinedMaps())
     return 0;
   auto lhsType = dyn_cast<RankedTensorType>(matmul.getInputs()[0].getType());
   auto rhsType = dyn_cast<RankedTensorType>(matmul.getInputs()[1].getType());
   auto outType = dyn_cast<RankedTensorType>(matmul.getOutputs()[0].getType());
-  if (!lhsType || !rhsType || !outType || !lhsType.hasStaticShape() ||
-      !rhsType.hasStaticShape() || !outType.hasStaticShape() ||
+  auto isStaticPastRows = [](RankedTensorType type) {
+    return type.getRank() == 2 && !type.isDynamicDim(1);
+  };
+  if (!lhsType || !rhsType || !outType || !isStaticPastRows(lhsType) ||
+      !rhsType.hasStaticShape() || !isStaticPastRows(outType) ||
       !lhsType.getElementType().isF32() || !rhsType.getElementType().isF32() ||
       !outType.getElementType().isF32())
     return 0;
@@ -125,12 +130,20 @@ linalg::GenericOp packMatmul(RewriterBase &rewriter, linalg::MatmulOp matmul,
   // last panel, a new one filled as the output is (getPanelWidth: a fill).
   SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
   int64_t m = cast<RankedTensorType>(out.getType()).getDimSize(0);
+  // (getPanelWidth: the output is a fill of an empty tensor, which holds
+  // the row count.)
+  OpFoldResult rows = out.getDefiningOp<linalg::FillOp>()
+                          .getOutputs()[0]
+                          .getDefiningOp<tensor::EmptyOp>()
+                          .getMixedSizes()[0];
   auto outPanelsType = RankedTensorType::get({m, panelCount, panel}, f32);
   Value outPanels;
   if (partial) {
     auto fill = out.getDefiningOp<linalg::FillOp>();
-    Value empty =
-        tensor::EmptyOp::create(rewriter, loc, outPanelsType.getShape(), f32);
+    Value empty = tensor::EmptyOp::create(
+        rewriter, loc,
+        {rows, rewriter.getIndexAttr(panelCount), rewriter.getIndexAttr(panel)},
+        f32);
     outPanels =
         linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
             .getResult(0);
@@ -167,9 +180,7 @@ linalg::GenericOp packMatmul(RewriterBase &rewriter, linalg::MatmulOp matmul,
   rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
       matmul, cast<RankedTensorType>(out.getType()), collapsed,
       /*offsets=*/ArrayRef<OpFoldResult>{zero, zero},
-      /*sizes=*/
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(m),
-                             rewriter.getIndexAttr(n)},
+      /*sizes=*/ArrayRef<OpFoldResult>{rows, rewriter.getIndexAttr(n)},
       /*strides=*/ArrayRef<OpFoldResult>{one, one});
   return product;
 }

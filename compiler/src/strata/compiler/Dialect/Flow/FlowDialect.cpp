@@ -62,11 +62,10 @@ LogicalResult KernelConfigAttr::verify(
   return success();
 }
 
-LogicalResult
-LoweringConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                           int64_t vectorBits,
-                           DenseI64ArrayAttr workgroupTileAttr,
-                           ArrayAttr kernels, DenseI64ArrayAttr workload) {
+LogicalResult LoweringConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t vectorBits,
+    DenseI64ArrayAttr workgroupTileAttr, ArrayAttr kernels,
+    DenseI64ArrayAttr workload, int64_t workPerIteration) {
   ArrayRef<int64_t> workgroupTile;
   if (workgroupTileAttr)
     workgroupTile = workgroupTileAttr.asArrayRef();
@@ -85,6 +84,9 @@ LoweringConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
        workload.size() != static_cast<int64_t>(workgroupTile.size())))
     return emitError() << "workload must give the extent of each loop of a "
                           "workgroup_tile";
+  if (workPerIteration < 1)
+    return emitError() << "work_per_iteration must be at least 1, not "
+                       << workPerIteration;
   return success();
 }
 

@@ -66,13 +66,17 @@ def Flow_LoweringConfigAttr : Flow_Attr<"LoweringConfig", "lowering_config"> {
     workgroups, is the extent of each loop of the root op: a static size
     (>= 0) or `-1 - k` for the entry's index argument k (a push constant);
     each dispatch computes its workgroup count from it at run time, and
-    each workgroup runs a contiguous range of the tiles.
+    each workgroup runs a contiguous range of the tiles. The count gives
+    each workgroup a minimum of work: the product of the extents times
+    `work_per_iteration`, the work of one root iteration (a contraction's
+    reduction under its elementwise epilogue root; 1 by default).
   }];
   let parameters = (ins
     "int64_t":$vector_bits,
     OptionalParameter<"::mlir::DenseI64ArrayAttr">:$workgroup_tile,
     "::mlir::ArrayAttr":$kernels,
-    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$workload);
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$workload,
+    DefaultValuedParameter<"int64_t", "1">:$work_per_iteration);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
