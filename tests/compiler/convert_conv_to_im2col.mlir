@@ -174,3 +174,32 @@ func.func @dynamic_image(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>, %init
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) outs(%init : tensor<?x8x?x?xf32>) -> tensor<?x8x?x?xf32>
   return %r : tensor<?x8x?x?xf32>
 }
+
+// -----
+
+// Over a dynamic batch, which the flattening leaves alone, the bias and
+// activation move above the expansion as over static shapes (and join the
+// product's dispatch); only a dynamic dim among those flattened together
+// keeps the expansion in place (@dynamic_image).
+#nchw = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#chan = affine_map<(n, c, h, w) -> (c)>
+// CHECK-LABEL: func.func @dynamic_batch_conv1x1_bias_relu
+// CHECK:       %[[MM:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<?x16x64xf32>) attrs = {strata.op_kind = "conv2d"}
+// CHECK:       %[[EPI:.+]] = linalg.generic {{.+}} ins(%[[MM]], %arg2 : tensor<?x16x64xf32>, tensor<16xf32>)
+// CHECK:       %[[OUT:.+]] = tensor.expand_shape %[[EPI]] {{\[}}[0], [1], [2, 3]] output_shape [%{{.+}}, 16, 8, 8]
+// CHECK:       return %[[OUT]]
+func.func @dynamic_batch_conv1x1_bias_relu(%x: tensor<?x8x8x8xf32>, %w: tensor<16x8x1x1xf32>, %b: tensor<16xf32>) -> tensor<?x16x8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x8x8x8xf32>
+  %e = tensor.empty(%n) : tensor<?x16x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x16x8x8xf32>) -> tensor<?x16x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<?x8x8x8xf32>, tensor<16x8x1x1xf32>) outs(%f : tensor<?x16x8x8xf32>) -> tensor<?x16x8x8xf32>
+  %y = linalg.generic {indexing_maps = [#nchw, #chan, #nchw], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %b : tensor<?x16x8x8xf32>, tensor<16xf32>) outs(%e : tensor<?x16x8x8xf32>) {
+  ^bb0(%in: f32, %bias: f32, %out: f32):
+    %s = arith.addf %in, %bias : f32
+    %m = arith.maximumf %s, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<?x16x8x8xf32>
+  return %y : tensor<?x16x8x8xf32>
+}

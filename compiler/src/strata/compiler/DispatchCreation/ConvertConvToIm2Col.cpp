@@ -320,6 +320,18 @@ bool isFedByProduct(Value value) {
                                       });
 }
 
+// Whether every group of two or more dims that `expand` splits one dim
+// into is static.
+bool collapsesStaticDimsOnly(tensor::ExpandShapeOp expand) {
+  RankedTensorType type = expand.getResultType();
+  return llvm::all_of(
+      expand.getReassociationIndices(), [&](const ReassociationIndices &group) {
+        return group.size() == 1 || llvm::none_of(group, [&](int64_t dim) {
+                 return type.isDynamicDim(dim);
+               });
+      });
+}
+
 struct ConvertConvToIm2ColPass
     : public impl::ConvertConvToIm2ColPassBase<ConvertConvToIm2ColPass> {
   void runOnOperation() override {
@@ -368,13 +380,16 @@ struct ConvertConvToIm2ColPass
     RewritePatternSet collapsing(&getContext());
     linalg::populateFoldReshapeOpsByCollapsingPatterns(
         collapsing, [](OpOperand *operand) {
-          // (Over dynamic shapes the collapsing and the expansion's
-          // folding undo each other; such products keep their expansion.)
+          // (Where a dynamic dim is among those collapsed together, the
+          // collapsing and the expansion's folding undo each other (convnext
+          // at any size); such products keep their expansion. A dynamic
+          // batch left alone by the collapse is no such dim.)
           auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
           return consumer &&
                  consumer.getNumParallelLoops() == consumer.getNumLoops() &&
-                 cast<ShapedType>(operand->get().getType()).hasStaticShape() &&
-                 isFedByProduct(operand->get());
+                 isFedByProduct(operand->get()) &&
+                 collapsesStaticDimsOnly(
+                     operand->get().getDefiningOp<tensor::ExpandShapeOp>());
         });
     if (failed(applyPatternsGreedily(getOperation(), std::move(collapsing)))) {
       getOperation()->emitError(
