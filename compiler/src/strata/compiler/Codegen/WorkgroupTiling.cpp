@@ -225,9 +225,6 @@ static std::optional<unsigned> mapToRootLoop(linalg::LinalgOp root,
   return std::nullopt;
 }
 
-// A contraction splits along whole cache tiles of its row or vector loop
-// (or one batch at a time), so each workgroup reuses what it loads: the
-// option that gives the most workgroups, at most kMaxWorkgroups.
 // The contraction of a dispatch rooted at `root`: root itself, or the
 // producer of one of its operands (a convolution under its elementwise
 // epilogue), with its tiles.
@@ -249,6 +246,9 @@ findRootContraction(linalg::LinalgOp root, unsigned vectorBits,
   return nullptr;
 }
 
+// A contraction splits along whole cache tiles of its row or vector loop
+// (or one batch at a time), so each workgroup reuses what it loads: the
+// option that gives the most workgroups, at most kMaxWorkgroups.
 static std::optional<WorkgroupTiling>
 chooseContractionWorkgroupTiling(linalg::LinalgOp root, unsigned vectorBits,
                                  WorkgroupGrid grid) {
@@ -608,104 +608,110 @@ chooseDispatchWorkgroupTiling(Operation *terminator, unsigned vectorBits,
 // tiles of it.
 static constexpr int64_t kMinStaticContractionTiles = 4;
 
+// A dynamic dispatch whose root is `contraction` or its epilogue splits
+// along whole cache tiles of the contraction: of its vector loop when that
+// is static and has a few of them (the grid then does not depend on the
+// rows, which may be few), else of its static rows, of another static loop
+// it tiles whole, or of its dynamic rows or vector loop. Under an
+// epilogue, the root's loop over the same result dimension splits.
+static std::optional<WorkgroupTiling> chooseDynamicContractionTiling(
+    linalg::LinalgOp root, linalg::LinalgOp contraction,
+    const ContractionTiles &tiles, unsigned vectorBits) {
+  SmallVector<int64_t> ranges = contraction.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators =
+      contraction.getIteratorTypesArray();
+  auto isSplittable = [&](unsigned loop) {
+    return ShapedType::isDynamic(ranges[loop]) &&
+           iterators[loop] == utils::IteratorType::parallel &&
+           !isUsedNonlinearly(contraction, loop);
+  };
+  auto tileOf = [&](unsigned loop) {
+    return tiles.cache[loop] > 0 ? tiles.cache[loop] : tiles.registers[loop];
+  };
+  auto staticIterations = [](linalg::LinalgOp op) {
+    int64_t iterations = 1;
+    for (int64_t range : op.getStaticLoopRanges())
+      iterations *=
+          ShapedType::isDynamic(range) ? 1 : std::max<int64_t>(range, 1);
+    return iterations;
+  };
+  int64_t workPerIteration = std::max<int64_t>(
+      1, staticIterations(contraction) / staticIterations(root));
+  auto split = [&](unsigned loop,
+                   int64_t tile) -> std::optional<WorkgroupTiling> {
+    std::optional<unsigned> rootLoop = mapToRootLoop(root, contraction, loop);
+    if (!rootLoop || isUsedNonlinearly(root, *rootLoop))
+      return std::nullopt;
+    return WorkgroupTiling{*rootLoop, tile, ShapedType::kDynamic,
+                           workPerIteration};
+  };
+  // A broadcast kernel (a blocked convolution over a dynamic batch)
+  // splits its static loops as it would at a batch of one: its output
+  // channel blocks or rows, which hold the work when the batch is small.
+  if (tiles.broadcast)
+    if (std::optional<WorkgroupTiling> tiling =
+            chooseContractionWorkgroupTiling(root, vectorBits,
+                                             WorkgroupGrid::cpuCores);
+        tiling && tiling->count >= 2)
+      return WorkgroupTiling{tiling->loop, tiling->tileSize,
+                             ShapedType::kDynamic, workPerIteration};
+  unsigned vectorLoop = tiles.vectorLoop;
+  int64_t registerTile = tiles.registers[vectorLoop];
+  if (tiles.rowLoop != vectorLoop &&
+      !ShapedType::isDynamic(ranges[vectorLoop]) &&
+      iterators[vectorLoop] == utils::IteratorType::parallel &&
+      !isUsedNonlinearly(contraction, vectorLoop) && registerTile > 0 &&
+      ranges[vectorLoop] >= 2 * registerTile) {
+    // About kMinStaticContractionTiles tiles of whole register tiles.
+    int64_t tile = std::clamp<int64_t>(
+        ranges[vectorLoop] / kMinStaticContractionTiles / registerTile *
+            registerTile,
+        registerTile, std::max(tileOf(vectorLoop), registerTile));
+    return split(vectorLoop, tile);
+  }
+  // Else of its static rows the same way (a convolution's filters, when
+  // its pixels are few and its batch may be 1).
+  unsigned rowLoop = tiles.rowLoop;
+  int64_t rowTile = tiles.registers[rowLoop];
+  if (rowLoop != vectorLoop && !ShapedType::isDynamic(ranges[rowLoop]) &&
+      iterators[rowLoop] == utils::IteratorType::parallel &&
+      !isUsedNonlinearly(contraction, rowLoop) && rowTile > 0 &&
+      ranges[rowLoop] >= 2 * rowTile) {
+    int64_t tile = std::clamp<int64_t>(
+        ranges[rowLoop] / kMinStaticContractionTiles / rowTile * rowTile,
+        rowTile, std::max(tileOf(rowLoop), rowTile));
+    return split(rowLoop, tile);
+  }
+  // Else of another static parallel loop it tiles whole (the panels of a
+  // packed constant matrix, when the rows are a batch and the panel is
+  // one register tile wide).
+  for (unsigned loop = 0; loop < ranges.size(); ++loop) {
+    if (loop == rowLoop || loop == vectorLoop ||
+        ShapedType::isDynamic(ranges[loop]) ||
+        ranges[loop] < kMinStaticContractionTiles ||
+        iterators[loop] != utils::IteratorType::parallel ||
+        isUsedNonlinearly(contraction, loop) || tileOf(loop) != 1)
+      continue;
+    if (std::optional<WorkgroupTiling> tiling = split(
+            loop, llvm::divideCeil(ranges[loop], kMinStaticContractionTiles)))
+      return tiling;
+  }
+  for (unsigned loop : {tiles.rowLoop, vectorLoop})
+    if (isSplittable(loop) && tileOf(loop) > 0)
+      return split(loop, tileOf(loop));
+  return std::nullopt;
+}
+
 std::optional<WorkgroupTiling>
 chooseDynamicWorkgroupTiling(Operation *terminator, unsigned vectorBits) {
   linalg::LinalgOp root = findDispatchRoot(terminator);
   if (!root || findPaddedDispatchResult(terminator))
     return std::nullopt;
-  // A contraction splits along whole cache tiles: of its vector loop when
-  // that is static and has a few of them (the grid then does not depend on
-  // the rows, which may be few), else of its dynamic rows or vector loop.
-  // Under an epilogue, the root's loop over the same result dimension
-  // splits.
   std::optional<ContractionTiles> tiles;
   if (linalg::LinalgOp contraction =
-          findRootContraction(root, vectorBits, tiles)) {
-    SmallVector<int64_t> ranges = contraction.getStaticLoopRanges();
-    SmallVector<utils::IteratorType> iterators =
-        contraction.getIteratorTypesArray();
-    auto isSplittable = [&](unsigned loop) {
-      return ShapedType::isDynamic(ranges[loop]) &&
-             iterators[loop] == utils::IteratorType::parallel &&
-             !isUsedNonlinearly(contraction, loop);
-    };
-    auto tileOf = [&](unsigned loop) {
-      return tiles->cache[loop] > 0 ? tiles->cache[loop]
-                                    : tiles->registers[loop];
-    };
-    auto staticIterations = [](linalg::LinalgOp op) {
-      int64_t iterations = 1;
-      for (int64_t range : op.getStaticLoopRanges())
-        iterations *=
-            ShapedType::isDynamic(range) ? 1 : std::max<int64_t>(range, 1);
-      return iterations;
-    };
-    int64_t workPerIteration = std::max<int64_t>(
-        1, staticIterations(contraction) / staticIterations(root));
-    auto split = [&](unsigned loop,
-                     int64_t tile) -> std::optional<WorkgroupTiling> {
-      std::optional<unsigned> rootLoop = mapToRootLoop(root, contraction, loop);
-      if (!rootLoop || isUsedNonlinearly(root, *rootLoop))
-        return std::nullopt;
-      return WorkgroupTiling{*rootLoop, tile, ShapedType::kDynamic,
-                             workPerIteration};
-    };
-    // A broadcast kernel (a blocked convolution over a dynamic batch)
-    // splits its static loops as it would at a batch of one: its output
-    // channel blocks or rows, which hold the work when the batch is small.
-    if (tiles->broadcast)
-      if (std::optional<WorkgroupTiling> tiling =
-              chooseContractionWorkgroupTiling(root, vectorBits,
-                                               WorkgroupGrid::cpuCores);
-          tiling && tiling->count >= 2)
-        return WorkgroupTiling{tiling->loop, tiling->tileSize,
-                               ShapedType::kDynamic, workPerIteration};
-    unsigned vectorLoop = tiles->vectorLoop;
-    int64_t registerTile = tiles->registers[vectorLoop];
-    if (tiles->rowLoop != vectorLoop &&
-        !ShapedType::isDynamic(ranges[vectorLoop]) &&
-        iterators[vectorLoop] == utils::IteratorType::parallel &&
-        !isUsedNonlinearly(contraction, vectorLoop) && registerTile > 0 &&
-        ranges[vectorLoop] >= 2 * registerTile) {
-      // About kMinStaticContractionTiles tiles of whole register tiles.
-      int64_t tile = std::clamp<int64_t>(
-          ranges[vectorLoop] / kMinStaticContractionTiles / registerTile *
-              registerTile,
-          registerTile, std::max(tileOf(vectorLoop), registerTile));
-      return split(vectorLoop, tile);
-    }
-    // Else of its static rows the same way (a convolution's filters, when
-    // its pixels are few and its batch may be 1).
-    unsigned rowLoop = tiles->rowLoop;
-    int64_t rowTile = tiles->registers[rowLoop];
-    if (rowLoop != vectorLoop && !ShapedType::isDynamic(ranges[rowLoop]) &&
-        iterators[rowLoop] == utils::IteratorType::parallel &&
-        !isUsedNonlinearly(contraction, rowLoop) && rowTile > 0 &&
-        ranges[rowLoop] >= 2 * rowTile) {
-      int64_t tile = std::clamp<int64_t>(
-          ranges[rowLoop] / kMinStaticContractionTiles / rowTile * rowTile,
-          rowTile, std::max(tileOf(rowLoop), rowTile));
-      return split(rowLoop, tile);
-    }
-    // Else of another static parallel loop it tiles whole (the panels of a
-    // packed constant matrix, when the rows are a batch and the panel is
-    // one register tile wide).
-    for (unsigned loop = 0; loop < ranges.size(); ++loop) {
-      if (loop == rowLoop || loop == vectorLoop ||
-          ShapedType::isDynamic(ranges[loop]) ||
-          ranges[loop] < kMinStaticContractionTiles ||
-          iterators[loop] != utils::IteratorType::parallel ||
-          isUsedNonlinearly(contraction, loop) || tileOf(loop) != 1)
-        continue;
-      if (std::optional<WorkgroupTiling> tiling = split(
-              loop, llvm::divideCeil(ranges[loop], kMinStaticContractionTiles)))
-        return tiling;
-    }
-    for (unsigned loop : {tiles->rowLoop, vectorLoop})
-      if (isSplittable(loop) && tileOf(loop) > 0)
-        return split(loop, tileOf(loop));
-    return std::nullopt;
-  }
+          findRootContraction(root, vectorBits, tiles))
+    return chooseDynamicContractionTiling(root, contraction, *tiles,
+                                          vectorBits);
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iterators = root.getIteratorTypesArray();
   auto isSplittable = [&](unsigned loop) {
