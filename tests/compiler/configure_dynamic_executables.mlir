@@ -158,3 +158,39 @@ func.func @blocked_conv_relu(%x: tensor<?x32x4x4x16xf32>, %w: tensor<32x32x3x3x1
 // CHECK:         %[[C16K:.+]] = arith.constant 16384 : index
 // CHECK-NEXT:    arith.divui %[[WORK]], %[[C16K]]
 // CHECK:         flow.dispatch @blocked_conv_relu_dispatch_0::@blocked_conv_relu_dispatch_0{{\[}}[1, 1, 1]] (%{{.+}}, %{{.+}}) constants({{.+}}) dims({{.+}}) workgroups(%{{.+}})
+
+// -----
+
+// A 1x1 convolution's product with its ReLU, whose output is the collapse
+// of an empty [N, F, H, W] tensor (im2col flattens the epilogue's output
+// like the product's): the batch is read through the collapse, which
+// leaves it whole, so the dispatch still gets its workload and splits the
+// output channels (it ran in one workgroup).
+#w = affine_map<(n, f, p, c) -> (f, c)>
+#x = affine_map<(n, f, p, c) -> (n, c, p)>
+#y = affine_map<(n, f, p, c) -> (n, f, p)>
+#id = affine_map<(n, f, p) -> (n, f, p)>
+func.func @collapsed_epilogue_output(%w: tensor<440x440xf32>, %x: tensor<?x440x4xf32>, %n: index) -> tensor<?x440x4xf32> {
+  %0 = flow.dispatch.region -> (tensor<?x440x4xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %e4 = tensor.empty(%n) : tensor<?x440x2x2xf32>
+    %out = tensor.collapse_shape %e4 [[0], [1], [2, 3]] : tensor<?x440x2x2xf32> into tensor<?x440x4xf32>
+    %e = tensor.empty(%n) : tensor<?x440x4xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x440x4xf32>) -> tensor<?x440x4xf32>
+    %c = linalg.generic {indexing_maps = [#w, #x, #y], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%w, %x : tensor<440x440xf32>, tensor<?x440x4xf32>) outs(%f : tensor<?x440x4xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %m = arith.mulf %a, %b : f32
+      %s = arith.addf %m, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<?x440x4xf32>
+    %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%c : tensor<?x440x4xf32>) outs(%out : tensor<?x440x4xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %m = arith.maximumf %a, %zero : f32
+      linalg.yield %m : f32
+    } -> tensor<?x440x4xf32>
+    flow.return %r : tensor<?x440x4xf32>
+  }
+  return %0 : tensor<?x440x4xf32>
+}
+// CHECK-LABEL: flow.executable @collapsed_epilogue_output_dispatch_0
+// CHECK:         flow.lowering_config = #flow.lowering_config<vector_bits = 512, workgroup_tile = [0, {{[1-9][0-9]*}}, 0], kernels = [#flow.kernel_config<strategy = "contraction"{{.*}}>], workload = [{{-[0-9]+}}, 440, 4], work_per_iteration = 440>

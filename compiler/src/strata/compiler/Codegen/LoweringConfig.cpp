@@ -109,6 +109,20 @@ resolveWorkload(func::FuncOp entry, linalg::LinalgOp root) {
       return constantOf(empty.getDynamicSize(dim));
     if (auto fill = tensor.getDefiningOp<linalg::FillOp>())
       return dimOf(fill.getOutputs()[0], dim);
+    // A dim a reshape leaves whole (a batch past a collapse of the pixels:
+    // an epilogue's output flattened like its product's).
+    if (auto collapse = tensor.getDefiningOp<tensor::CollapseShapeOp>()) {
+      ReassociationIndices group = collapse.getReassociationIndices()[dim];
+      if (group.size() == 1)
+        return dimOf(collapse.getSrc(), group.front());
+      return std::nullopt;
+    }
+    if (auto expand = tensor.getDefiningOp<tensor::ExpandShapeOp>()) {
+      OpFoldResult size = expand.getMixedOutputShape()[dim];
+      if (auto value = dyn_cast<Value>(size))
+        return constantOf(value);
+      return getConstantIntValue(size);
+    }
     return std::nullopt;
   };
   SmallVector<std::optional<int64_t>> extents(root.getNumLoops());
