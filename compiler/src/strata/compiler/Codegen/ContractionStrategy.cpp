@@ -613,9 +613,7 @@ FailureOr<bool> splitDynamicRowsToSingleRows(
                 getAffineDimExpr(tiles.rowLoop, op.getContext()));
     Value rowCount;
     if (step && step.getNumResults() == 0 && outputRowDim &&
-        !step->isAncestor(output.getParentBlock()->getParentOp()) &&
-        (!output.getDefiningOp() ||
-         !step->isAncestor(output.getDefiningOp()))) {
+        step.isDefinedOutsideOfLoop(output)) {
       rewriter.setInsertionPoint(step);
       rowCount =
           memref::DimOp::create(rewriter, op.getLoc(), output, *outputRowDim);

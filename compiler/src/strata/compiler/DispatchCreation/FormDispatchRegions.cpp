@@ -302,6 +302,16 @@ bool hasDynamicShape(TypeRange types) {
   });
 }
 
+// Whether `use` is an input of an elementwise op with one init that reads
+// it element for element (with the init's indexing map).
+bool isReadElementForElement(OpOperand &use) {
+  auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  return consumer && isElementwise(consumer) &&
+         consumer.getNumDpsInits() == 1 && !consumer.isDpsInit(&use) &&
+         consumer.getMatchingIndexingMap(&use) ==
+             consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0));
+}
+
 // Whether `value` reaches the region's result only through elementwise ops
 // of its own type that read it element for element (`EpiloguesInPlace`
 // then writes each over it, into the output binding). Anything else (a
@@ -313,15 +323,10 @@ bool flowsInPlaceToResult(Value value, flow::DispatchRegionOp region) {
     Operation *user = use.getOwner();
     if (isa<flow::ReturnOp>(user) && user->getParentOp() == region)
       continue;
-    auto consumer = dyn_cast<linalg::LinalgOp>(user);
-    if (!consumer || !region->isProperAncestor(consumer) ||
-        !isElementwise(consumer) || consumer.getNumDpsInits() != 1 ||
-        consumer->getNumResults() != 1 ||
-        consumer->getResult(0).getType() != value.getType() ||
-        consumer.isDpsInit(&use) ||
-        consumer.getMatchingIndexingMap(&use) !=
-            consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0)) ||
-        !flowsInPlaceToResult(consumer->getResult(0), region))
+    if (!region->isProperAncestor(user) || !isReadElementForElement(use) ||
+        user->getNumResults() != 1 ||
+        user->getResult(0).getType() != value.getType() ||
+        !flowsInPlaceToResult(user->getResult(0), region))
       return false;
   }
   return true;
@@ -341,13 +346,8 @@ bool isFusableOverDynamicShapes(Operation *producer,
       return flowsInPlaceToResult(result, region);
     });
   return llvm::all_of(producer->getUses(), [&](OpOperand &use) {
-    auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
-    if (!region->isProperAncestor(use.getOwner()))
-      return true;
-    return consumer && isElementwise(consumer) &&
-           consumer.getNumDpsInits() == 1 && !consumer.isDpsInit(&use) &&
-           consumer.getMatchingIndexingMap(&use) ==
-               consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0));
+    return !region->isProperAncestor(use.getOwner()) ||
+           isReadElementForElement(use);
   });
 }
 
