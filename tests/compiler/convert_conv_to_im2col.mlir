@@ -119,6 +119,26 @@ func.func @grouped_strided(%x: tensor<1x2x8x9x9xf32>, %w: tensor<2x8x8x3x3xf32>)
 
 // -----
 
+// The same over a dynamic batch: the patches and the product take the batch
+// from the convolution's result, and the expansion back keeps it.
+// CHECK-LABEL: func.func @dynamic_batch_grouped_strided
+// CHECK:       %[[P:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<?x2x8x3x3x4x4xf32>) attrs = {strata.op_kind = "im2col"}
+// CHECK:       %[[PM:.+]] = tensor.collapse_shape %[[P]] {{\[}}[0], [1], [2, 3, 4], [5, 6]] : tensor<?x2x8x3x3x4x4xf32> into tensor<?x2x72x16xf32>
+// CHECK:       %[[PROD:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %[[PM]] : tensor<2x8x72xf32>, tensor<?x2x72x16xf32>)
+// CHECK-SAME:  attrs = {strata.op_kind = "conv2d"}
+// CHECK:       tensor.expand_shape %[[PROD]] {{\[}}[0], [1], [2], [3, 4]] output_shape [%{{.+}}, 2, 8, 4, 4]
+func.func @dynamic_batch_grouped_strided(%x: tensor<?x2x8x9x9xf32>, %w: tensor<2x8x8x3x3xf32>) -> tensor<?x2x8x4x4xf32> {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x2x8x9x9xf32>
+  %e = tensor.empty(%n) : tensor<?x2x8x4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x2x8x4x4xf32>) -> tensor<?x2x8x4x4xf32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<?x2x8x9x9xf32>, tensor<2x8x8x3x3xf32>) outs(%f : tensor<?x2x8x4x4xf32>) -> tensor<?x2x8x4x4xf32>
+  return %c : tensor<?x2x8x4x4xf32>
+}
+
+// -----
+
 // A grouped convolution with unit strides and dilations keeps its own
 // kernel (its lanes run along output rows): not rewritten.
 // CHECK-LABEL: func.func @grouped_unit_stride

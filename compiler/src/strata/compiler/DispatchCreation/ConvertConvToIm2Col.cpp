@@ -244,8 +244,14 @@ LogicalResult rewriteGroupedWithPatches(RewriterBase &rewriter,
   auto inputType = dyn_cast<RankedTensorType>(conv.getInputs()[0].getType());
   auto filterType = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());
   auto outputType = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
-  if (!inputType || !filterType || !outputType || !inputType.hasStaticShape() ||
-      !filterType.hasStaticShape() || !outputType.hasStaticShape() ||
+  // The batch and the image may be dynamic (the patches and the product are
+  // then sized like the convolution's result); groups and channels may not.
+  auto hasStaticGroupsAndChannels = [](RankedTensorType type) {
+    return type && type.getRank() == 5 && !type.isDynamicDim(1) &&
+           !type.isDynamicDim(2);
+  };
+  if (!hasStaticGroupsAndChannels(inputType) || !filterType ||
+      !filterType.hasStaticShape() || !hasStaticGroupsAndChannels(outputType) ||
       !isa<FloatType>(outputType.getElementType()))
     return failure();
   SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
@@ -267,10 +273,15 @@ LogicalResult rewriteGroupedWithPatches(RewriterBase &rewriter,
                      {d[0], d[1], d[2], d[5] * strides[0] + d[3] * dilations[0],
                       d[6] * strides[1] + d[4] * dilations[1]},
                      context);
-  SmallVector<OpFoldResult> patchesSizes = getAsIndexOpFoldResult(
-      context, {outputType.getDimSize(0), filterType.getDimSize(0),
-                filterType.getDimSize(2), kh, kw, outputType.getDimSize(3),
-                outputType.getDimSize(4)});
+  Value output = conv.getOutputs()[0];
+  SmallVector<OpFoldResult> patchesSizes{
+      tensor::getMixedSize(rewriter, loc, output, 0),
+      rewriter.getIndexAttr(filterType.getDimSize(0)),
+      rewriter.getIndexAttr(filterType.getDimSize(2)),
+      rewriter.getIndexAttr(kh),
+      rewriter.getIndexAttr(kw),
+      tensor::getMixedSize(rewriter, loc, output, 3),
+      tensor::getMixedSize(rewriter, loc, output, 4)};
   Value patchMatrix = gatherPatches(
       rewriter, loc, conv.getInputs()[0], gather, patchesSizes,
       SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4}, {5, 6}});
@@ -289,13 +300,13 @@ LogicalResult rewriteGroupedWithPatches(RewriterBase &rewriter,
       AffineMap::get(loops, 0, {l[0], l[1], l[4], l[3]}, context),
       AffineMap::get(loops, 0, {l[0], l[1], l[2], l[3]}, context)};
   SmallVector<ReassociationIndices> spatial{{0}, {1}, {2}, {3, 4}};
-  Value init = tensor::CollapseShapeOp::create(rewriter, loc,
-                                               conv.getOutputs()[0], spatial);
+  Value init = tensor::CollapseShapeOp::create(rewriter, loc, output, spatial);
   linalg::GenericOp product =
       createProduct(rewriter, loc, filter, patchMatrix, init, maps);
-  rewriter.replaceOp(
-      conv, tensor::ExpandShapeOp::create(rewriter, loc, outputType,
-                                          product.getResult(0), spatial));
+  rewriter.replaceOp(conv, tensor::ExpandShapeOp::create(
+                               rewriter, loc, outputType, product.getResult(0),
+                               spatial,
+                               tensor::getMixedSizes(rewriter, loc, output)));
   return success();
 }
 
