@@ -5,8 +5,11 @@
 //     is asserted against its declared shape and element type so a wrong
 //     input is a clear error naming it;
 //   - intermediates live in one transient slab per call, at offsets the
-//     TransientPlanner chose (bytes reused when lifetimes do not overlap);
-//     results get their own buffers from the device allocator;
+//     TransientPlanner chose (bytes reused when lifetimes do not overlap),
+//     those of dynamic size in a slab per product of dims, its size and
+//     their offsets scaled by that product at run time (allocated where
+//     the first of them is made); results get their own buffers from the
+//     device allocator;
 //   - reshapes are views of the same bytes, tensor constants are read-only
 //     buffers over module rodata; a contiguous concatenation is a buffer
 //     its operands' dispatches write into (copies for the rest);
@@ -16,7 +19,7 @@
 //     call site (its number in the dispatch flags, for profiles) listed in
 //     the module's `strata.dispatch_sites` with its name and FLOP count.
 // The original tensor types are kept as `strata.abi.arguments/results` for
-// reflection in the module file, and the slab size as
+// reflection in the module file, and the static slab's size as
 // `strata.transient_bytes`.
 //
 //===----------------------------------------------------------------------===//
@@ -54,6 +57,9 @@ struct Storage {
   bool isConstant = false;
   // The values (i64) of the type's dynamic dims, in order.
   SmallVector<Value> dynamicDims = {};
+  // The offset (i64) where it is only known at run time (in a scaled slab);
+  // `offset` is then unused.
+  Value dynamicOffset = {};
 };
 
 class HostFunctionConverter {
@@ -98,8 +104,13 @@ private:
   Value allocate(Value bytes, bool hostVisible = true);
   Value createCommandBuffer();
   // Records a copy of `bytes` bytes (after a barrier, as every command).
-  void copyBytes(Value source, int64_t sourceOffset, Value target,
-                 int64_t targetOffset, int64_t bytes);
+  void copyBytes(Value source, Value sourceOffset, Value target,
+                 Value targetOffset, Value bytes);
+  // The byte offset (i64) of `storage` in its buffer.
+  Value getOffset(const Storage &storage);
+  // The scaled slab `index` of the plan, allocated at its first use: its
+  // buffer and the product of its dims (i64).
+  std::pair<Value, Value> getScaledSlab(unsigned index);
   // A new buffer. Only what the caller sees (results) must be host-visible;
   // intermediates may stay in device memory on devices that have it.
   Value allocate(int64_t bytes, bool hostVisible = true);
@@ -110,6 +121,8 @@ private:
   std::optional<Location> currentLoc;
   Value device, allocator, commandBuffer, slab;
   TransientPlan plan;
+  // getScaledSlab's slabs once allocated, by index.
+  DenseMap<unsigned, std::pair<Value, Value>> scaledSlabs;
   DenseMap<Value, Storage> storages;
   // The i64 values of the function's index values (dims, shape arithmetic).
   DenseMap<Value, Value> scalars;
@@ -420,13 +433,39 @@ Value HostFunctionConverter::createCommandBuffer() {
   return commandBuffer;
 }
 
-void HostFunctionConverter::copyBytes(Value source, int64_t sourceOffset,
-                                      Value target, int64_t targetOffset,
-                                      int64_t bytes) {
+void HostFunctionConverter::copyBytes(Value source, Value sourceOffset,
+                                      Value target, Value targetOffset,
+                                      Value bytes) {
   createCommandBuffer();
-  hal::CommandBufferCopyBufferOp::create(
-      builder, loc(), commandBuffer, source, constI64(sourceOffset), target,
-      constI64(targetOffset), constI64(bytes));
+  hal::CommandBufferCopyBufferOp::create(builder, loc(), commandBuffer, source,
+                                         sourceOffset, target, targetOffset,
+                                         bytes);
+}
+
+Value HostFunctionConverter::getOffset(const Storage &storage) {
+  return storage.dynamicOffset ? storage.dynamicOffset
+                               : constI64(storage.offset);
+}
+
+std::pair<Value, Value> HostFunctionConverter::getScaledSlab(unsigned index) {
+  auto known = scaledSlabs.find(index);
+  if (known != scaledSlabs.end())
+    return known->second;
+  // (The first result placed there is being converted: its dims, the
+  // product's factors, are held.)
+  const ScaledTransientSlab &planned = plan.scaledSlabs[index];
+  Value product;
+  for (Value factor : planned.factors)
+    product = product ? arith::MulIOp::create(builder, loc(), product,
+                                              getScalar(factor))
+                            .getResult()
+                      : getScalar(factor);
+  Value bytes = arith::MulIOp::create(builder, loc(), product,
+                                      constI64(planned.unitBytes));
+  std::pair<Value, Value> slab = {allocate(bytes, /*hostVisible=*/false),
+                                  product};
+  scaledSlabs[index] = slab;
+  return slab;
 }
 
 // Tensor constants live in the module's rodata; the buffer views them.
@@ -467,10 +506,11 @@ HostFunctionConverter::convertLargeSplat(arith::ConstantOp constant,
                                               value.resizeSplat(blockType));
   Value buffer = allocate(bytes);
   int64_t filled = blockElements * elementBytes;
-  copyBytes(block, 0, buffer, 0, filled);
+  copyBytes(block, constI64(0), buffer, constI64(0), constI64(filled));
   // (Each copy after a barrier: the next one reads what this one wrote.)
   for (; filled < bytes; filled *= 2)
-    copyBytes(buffer, 0, buffer, filled, std::min(filled, bytes - filled));
+    copyBytes(buffer, constI64(0), buffer, constI64(filled),
+              constI64(std::min(filled, bytes - filled)));
   storages[constant.getResult()] = {buffer, 0, type};
   deadOps.push_back(constant);
   return success();
@@ -575,8 +615,8 @@ LogicalResult HostFunctionConverter::convertConcat(tensor::ConcatOp concat) {
                                 "by a dispatch or a function argument");
     int64_t bytes = getStaticByteSize(it->second.type);
     if (!plan.inPlaceConcatOperands.contains(input))
-      copyBytes(it->second.buffer, it->second.offset, result.buffer, offset,
-                bytes);
+      copyBytes(it->second.buffer, getOffset(it->second), result.buffer,
+                constI64(offset), constI64(bytes));
     offset += bytes;
   }
   storages[concat.getResult()] = result;
@@ -602,7 +642,7 @@ HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
   SmallVector<Value> bindingBuffers, bindingOffsets, bindingLengths;
   auto bind = [&](const Storage &storage) {
     bindingBuffers.push_back(storage.buffer);
-    bindingOffsets.push_back(constI64(storage.offset));
+    bindingOffsets.push_back(getOffset(storage));
     bindingLengths.push_back(getByteLength(storage));
   };
   for (Value operand : dispatch.getArguments()) {
@@ -637,7 +677,19 @@ HostFunctionConverter::convertDispatch(flow::DispatchOp dispatch) {
         storage.dynamicDims.push_back(value);
       }
       resultDims = resultDims.drop_front(type.getNumDynamicDims());
-      storage.buffer = allocate(getByteLength(storage));
+      auto planned = plan.scaledOffsets.find(result);
+      if (planned != plan.scaledOffsets.end()) {
+        auto [buffer, product] = getScaledSlab(planned->second.slab);
+        storage.buffer = buffer;
+        storage.dynamicOffset =
+            planned->second.unitOffset == 0
+                ? constI64(0)
+                : arith::MulIOp::create(builder, loc(), product,
+                                        constI64(planned->second.unitOffset))
+                      .getResult();
+      } else {
+        storage.buffer = allocate(getByteLength(storage));
+      }
       storages[result] = storage;
       bind(storage);
       continue;
@@ -692,7 +744,8 @@ LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
         // (Constants have static shapes.)
         int64_t size = getStaticByteSize(storage.type);
         Storage target{allocate(size), 0, storage.type};
-        copyBytes(storage.buffer, storage.offset, target.buffer, 0, size);
+        copyBytes(storage.buffer, getOffset(storage), target.buffer,
+                  constI64(0), constI64(size));
         copy = copies.insert({operand, target}).first;
       }
       storage = copy->second;
@@ -718,7 +771,7 @@ LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
   for (auto [index, storage] : llvm::enumerate(results))
     views.push_back(hal::BufferViewCreateOp::create(
         builder, loc(), hal::BufferViewType::get(context()), storage.buffer,
-        constI64(storage.offset), getByteLength(storage),
+        getOffset(storage), getByteLength(storage),
         constI32(*getElementTypeValue(abiResults[index].getElementType())),
         constI32(STRATA_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR), getDims(storage)));
   func::ReturnOp::create(builder, ret.getLoc(), views);

@@ -25,6 +25,43 @@ bool isReshape(Operation *op) {
       op);
 }
 
+// Places `storages` first fit, in order of definition, among the intervals
+// still live; returns the bytes they span.
+int64_t placeFirstFit(ArrayRef<Value> storages,
+                      const DenseMap<Value, Interval> &intervals,
+                      function_ref<void(Value, int64_t)> setOffset) {
+  int64_t slabBytes = 0;
+  SmallVector<std::pair<Interval, int64_t>> placed;
+  for (Value storage : storages) {
+    Interval interval = intervals.lookup(storage);
+    SmallVector<std::pair<int64_t, int64_t>> busy;
+    for (auto &[other, offset] : placed)
+      if (other.end >= interval.begin && other.begin <= interval.end)
+        busy.push_back({offset, offset + other.bytes});
+    llvm::sort(busy);
+    int64_t offset = 0;
+    for (auto [begin, end] : busy) {
+      if (offset + interval.bytes <= begin)
+        break;
+      offset =
+          std::max<int64_t>(offset, llvm::alignTo(end, kTransientAlignment));
+    }
+    placed.push_back({interval, offset});
+    setOffset(storage, offset);
+    slabBytes = std::max(slabBytes, offset + interval.bytes);
+  }
+  return int64_t(llvm::alignTo(slabBytes, kTransientAlignment));
+}
+
+// The bytes of `type` with each dynamic dim taken as 1.
+int64_t getUnitByteSize(RankedTensorType type) {
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t &dim : shape)
+    if (ShapedType::isDynamic(dim))
+      dim = 1;
+  return getStaticByteSize(type.clone(shape));
+}
+
 } // namespace
 
 TransientPlan planTransients(func::FuncOp func) {
@@ -42,6 +79,9 @@ TransientPlan planTransients(func::FuncOp func) {
   // Storages written inside a contiguous concatenation: the concatenation's
   // result and the byte offset there.
   DenseMap<Value, std::pair<Value, int64_t>> placedIn;
+  // Dynamically sized storages and their scaled slabs.
+  SmallVector<Value> scaledOrder;
+  DenseMap<Value, unsigned> scaledSlabOf;
   int64_t index = 0;
   for (Operation &op : block) {
     for (Value operand : op.getOperands()) {
@@ -53,11 +93,30 @@ TransientPlan planTransients(func::FuncOp func) {
         escaping.insert(storage);
     }
     if (auto dispatch = dyn_cast<flow::DispatchOp>(op)) {
+      ValueRange resultDims = dispatch.getResultDims();
       for (Value result : dispatch.getResults()) {
         auto type = cast<RankedTensorType>(result.getType());
-        if (!type.hasStaticShape())
-          continue;
         storageOf[result] = result;
+        if (!type.hasStaticShape()) {
+          // Its slab: the one of the same product of dims.
+          SmallVector<Value> factors(
+              resultDims.take_front(type.getNumDynamicDims()));
+          resultDims = resultDims.drop_front(type.getNumDynamicDims());
+          llvm::sort(factors, [](Value a, Value b) {
+            return a.getAsOpaquePointer() < b.getAsOpaquePointer();
+          });
+          auto *slab = llvm::find_if(plan.scaledSlabs,
+                                     [&](const ScaledTransientSlab &candidate) {
+                                       return candidate.factors == factors;
+                                     });
+          unsigned slabIndex = slab - plan.scaledSlabs.begin();
+          if (slab == plan.scaledSlabs.end())
+            plan.scaledSlabs.push_back({factors, 0});
+          scaledSlabOf[result] = slabIndex;
+          intervals[result] = {result, index, index, getUnitByteSize(type)};
+          scaledOrder.push_back(result);
+          continue;
+        }
         intervals[result] = {result, index, index, getStaticByteSize(type)};
         order.push_back(result);
       }
@@ -100,27 +159,24 @@ TransientPlan planTransients(func::FuncOp func) {
     outer.begin = std::min(outer.begin, intervals[storage].begin);
   }
 
-  // First fit, in order of definition, among the intervals still live.
-  SmallVector<std::pair<Interval, int64_t>> placed;
-  for (Value storage : order) {
-    if (escaping.contains(storage) || placedIn.contains(storage))
-      continue;
-    Interval interval = intervals[storage];
-    SmallVector<std::pair<int64_t, int64_t>> busy;
-    for (auto &[other, offset] : placed)
-      if (other.end >= interval.begin && other.begin <= interval.end)
-        busy.push_back({offset, offset + other.bytes});
-    llvm::sort(busy);
-    int64_t offset = 0;
-    for (auto [begin, end] : busy) {
-      if (offset + interval.bytes <= begin)
-        break;
-      offset =
-          std::max<int64_t>(offset, llvm::alignTo(end, kTransientAlignment));
-    }
-    placed.push_back({interval, offset});
-    plan.offsets[storage] = offset;
-    plan.slabBytes = std::max(plan.slabBytes, offset + interval.bytes);
+  SmallVector<Value> planned;
+  for (Value storage : order)
+    if (!escaping.contains(storage) && !placedIn.contains(storage))
+      planned.push_back(storage);
+  plan.slabBytes =
+      placeFirstFit(planned, intervals, [&](Value storage, int64_t offset) {
+        plan.offsets[storage] = offset;
+      });
+  for (auto [slabIndex, slab] : llvm::enumerate(plan.scaledSlabs)) {
+    SmallVector<Value> inSlab;
+    for (Value storage : scaledOrder)
+      if (!escaping.contains(storage) &&
+          scaledSlabOf.lookup(storage) == slabIndex)
+        inSlab.push_back(storage);
+    slab.unitBytes =
+        placeFirstFit(inSlab, intervals, [&](Value storage, int64_t offset) {
+          plan.scaledOffsets[storage] = {unsigned(slabIndex), offset};
+        });
   }
   // In-place operands lie at their offset inside the concatenation (inner
   // concatenations resolved before their operands: definition order
@@ -133,7 +189,6 @@ TransientPlan planTransients(func::FuncOp func) {
         plan.offsets.lookup(it->second.first) + it->second.second;
     plan.inPlaceConcatOperands.insert(storage);
   }
-  plan.slabBytes = int64_t(llvm::alignTo(plan.slabBytes, kTransientAlignment));
   return plan;
 }
 

@@ -144,8 +144,13 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     return success();
   }
   if (phase == "host") {
-    // Shape arithmetic (dynamic dims) in plain integer ops.
-    if (failed(parsePassPipeline("func.func(lower-affine,arith-expand)", pm)))
+    // A dim of a dispatch's result is the dim the dispatch was given, and
+    // equal dims are one value (transients of the same size scale are
+    // planned together); shape arithmetic in plain integer ops.
+    if (failed(parsePassPipeline(
+            "func.func(resolve-ranked-shaped-type-result-dims,cse,"
+            "lower-affine,arith-expand)",
+            pm)))
       return failure();
     pm.addPass(createConvertToHostProgramPass());
     pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());

@@ -122,6 +122,25 @@ LogicalResult DispatchOp::verify() {
   return success();
 }
 
+LogicalResult
+DispatchOp::reifyResultShapes(OpBuilder &builder,
+                              ReifiedRankedShapedTypeDims &reifiedShapes) {
+  ValueRange dims = getResultDims();
+  for (Type type : getResultTypes()) {
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t size : cast<RankedTensorType>(type).getShape()) {
+      if (!ShapedType::isDynamic(size)) {
+        sizes.push_back(builder.getIndexAttr(size));
+        continue;
+      }
+      sizes.push_back(dims.front());
+      dims = dims.drop_front();
+    }
+    reifiedShapes.push_back(std::move(sizes));
+  }
+  return success();
+}
+
 ModuleOp ExecutableOp::getInnerModule() {
   for (Operation &op : getBody().front())
     if (auto module = dyn_cast<ModuleOp>(op))

@@ -15,6 +15,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Flow_Dialect : Dialect {
   let name = "flow";
@@ -130,7 +131,9 @@ def Flow_ExecutableOp : Flow_Op<"executable", [
   }];
 }
 
-def Flow_DispatchOp : Flow_Op<"dispatch", [AttrSizedOperandSegments]> {
+def Flow_DispatchOp : Flow_Op<"dispatch", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+                              ["reifyResultShapes"]>]> {
   let summary = "Runs an executable's export over its operands";
   let description = [{
     `arguments` are the tensors the export reads (its bindings, then one
@@ -141,6 +144,9 @@ def Flow_DispatchOp : Flow_Op<"dispatch", [AttrSizedOperandSegments]> {
     computes them to allocate the results. `workgroups_x`, when present,
     is the grid's size along x computed at run time (an executable over
     dynamic shapes; `workgroup_count` then holds the other two sizes).
+    A dim of a result reifies to its `result_dims` entry, so that every
+    size derived from one value is that value (the host plans transients
+    by it).
   }];
   let arguments = (ins SymbolRefAttr:$executable,
                        DenseI64ArrayAttr:$workgroup_count,
