@@ -141,14 +141,11 @@ PadFusion choosePadFusion(tensor::PadOp pad, linalg::LinalgOp reader,
   std::optional<ContractionTiles> kernel =
       chooseContractionTiles(reader, vectorBits);
   AffineMap map = reader.getMatchingIndexingMap(&operand);
-  // Over a dynamic batch, only a kernel that broadcasts the padded input's
-  // elements (a blocked direct convolution): lanes read through a padded
-  // window of a dynamic map (an NCHW pooling's rows) would be masked by
-  // bounds codegen does not size (it fails: "no known upper bound").
-  bool dynamic = !pad.getResultType().hasStaticShape();
+  // (Over a dynamic batch too: the padded dims are static, so are the
+  // masks of lanes read through them.)
   if (kernel && kernel->broadcast &&
       pad.getSourceType().getElementType().isF32() &&
-      ((!dynamic && map.isFunctionOfDim(kernel->vectorLoop)) ||
+      (map.isFunctionOfDim(kernel->vectorLoop) ||
        hasChannelsInnermost(reader, *kernel, map)))
     return PadFusion::readInPlace;
   // A workgroup pads its own slice into a static temporary only.
