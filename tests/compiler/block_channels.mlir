@@ -388,3 +388,35 @@ func.func @dynamic_batch_unpack_stops_at_pad(%x: tensor<?x8x12x12xf32>) -> tenso
   %c1 = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%g, %w1 : tensor<?x4x2x12x12xf32>, tensor<4x2x2x3x3xf32>) outs(%f1 : tensor<?x4x2x10x10xf32>) -> tensor<?x4x2x10x10xf32>
   return %c1 : tensor<?x4x2x10x10xf32>
 }
+
+// -----
+
+// A global average pool's view of a blocked map over a dynamic batch (the
+// channels split into [C, 1, 1], the batch left whole): the unpack moves
+// through the reshape and the reduction, which run blocked, and only the
+// pooled [N, C, 1, 1] values are unblocked.
+// CHECK-LABEL: func.func @dynamic_batch_unpack_through_pool_view
+// CHECK:         %[[C:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<?x2x8x8x4xf32>) attrs = {strata.op_kind = "conv2d"}
+// CHECK:         %[[V:.+]] = tensor.expand_shape %[[C]] {{.+}} into tensor<?x2x1x1x8x8x4xf32>
+// CHECK:         %[[S:.+]] = linalg.generic {{.+}} ins(%[[V]] : tensor<?x2x1x1x8x8x4xf32>) outs(%{{.+}} : tensor<?x2x1x1x4xf32>)
+// CHECK:         linalg.transpose ins(%[[S]] : tensor<?x2x1x1x4xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return
+func.func @dynamic_batch_unpack_through_pool_view(%x: tensor<?x8x10x10xf32>) -> tensor<?x8x1x1xf32> {
+  %c0 = arith.constant 0 : index
+  %w = arith.constant dense<0.5> : tensor<8x8x3x3xf32>
+  %z = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x8x10x10xf32>
+  %e = tensor.empty(%n) : tensor<?x8x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x8x8x8xf32>) -> tensor<?x8x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<?x8x10x10xf32>, tensor<8x8x3x3xf32>) outs(%f : tensor<?x8x8x8xf32>) -> tensor<?x8x8x8xf32>
+  %v = tensor.expand_shape %c [[0], [1, 2, 3], [4], [5]] output_shape [%n, 8, 1, 1, 8, 8] : tensor<?x8x8x8xf32> into tensor<?x8x1x1x8x8xf32>
+  %e2 = tensor.empty(%n) : tensor<?x8x1x1xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<?x8x1x1xf32>) -> tensor<?x8x1x1xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%v : tensor<?x8x1x1x8x8xf32>) outs(%f2 : tensor<?x8x1x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<?x8x1x1xf32>
+  return %s : tensor<?x8x1x1xf32>
+}

@@ -152,6 +152,18 @@ bool isWorthBlockingAlone(linalg::LinalgOp op) {
 // Whether `op` splits NCHW channels into groups or merges them back
 // ([N, C, H, W] <-> [N, G, C/G, H, W], around a grouped convolution), of
 // static shapes (as the grouped convolutions blocked).
+// Whether every dynamic dim of `expanded` (the larger-rank side of a
+// reshape by `reassociation`) is a group of its own, which the reshape
+// leaves whole (a dynamic batch).
+bool reshapesStaticDimsOnly(RankedTensorType expanded,
+                            ArrayRef<ReassociationIndices> reassociation) {
+  return llvm::all_of(reassociation, [&](const ReassociationIndices &group) {
+    return group.size() == 1 || llvm::none_of(group, [&](int64_t dim) {
+             return expanded.isDynamicDim(dim);
+           });
+  });
+}
+
 bool isChannelGroupReshape(Operation *op) {
   if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op) ||
       !cast<ShapedType>(op->getResult(0).getType()).hasStaticShape())
@@ -694,15 +706,22 @@ struct BlockChannelsPass
     }
 
     RewritePatternSet patterns(context);
-    // An unpack is not pushed down through a pad or a reshape of a dynamic
-    // shape: upstream's patterns crash on those in MLIR 22 (resnext50's
-    // unpacked 1x1 convolution, padded and split into groups for the next
-    // one, over a dynamic batch). Packs still move up through them.
+    // An unpack is not pushed down through a pad of a dynamic shape, nor a
+    // reshape that splits or joins a dynamic dim: upstream's patterns crash
+    // on those in MLIR 22 (resnext50's unpacked 1x1 convolution, padded and
+    // split into groups for the next one, over a dynamic batch). A reshape
+    // that leaves a dynamic batch whole is fine (an average pool's view of
+    // a blocked map over a dynamic batch). Packs still move up through all.
     linalg::populateDataLayoutPropagationPatterns(
         patterns, [](OpOperand *operand) {
           Operation *owner = operand->getOwner();
-          return !isa<tensor::PadOp, tensor::ExpandShapeOp,
-                      tensor::CollapseShapeOp>(owner) ||
+          if (auto expand = dyn_cast<tensor::ExpandShapeOp>(owner))
+            return reshapesStaticDimsOnly(expand.getResultType(),
+                                          expand.getReassociationIndices());
+          if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(owner))
+            return reshapesStaticDimsOnly(collapse.getSrcType(),
+                                          collapse.getReassociationIndices());
+          return !isa<tensor::PadOp>(owner) ||
                  cast<ShapedType>(owner->getResult(0).getType())
                      .hasStaticShape();
         });

@@ -101,6 +101,14 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
   if (phase == "input")
     return parsePassPipeline(kInputPipeline, pm);
   if (phase == "dispatch-regions") {
+    // Every dynamic size read off the value it comes from (a batch off the
+    // input), so that ops that differ only in which equal size they name
+    // are one: two reshapes of a value to one shape would keep a layout
+    // change in front of both (one use each is what moves it).
+    pm.addNestedPass<func::FuncOp>(
+        memref::createResolveRankedShapeTypeResultDimsPass());
+    pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+    pm.addNestedPass<func::FuncOp>(createCSEPass());
     if (isCpuOnly(options)) {
       // Blocks of one vector register's f32 lanes.
       BlockChannelsPassOptions blockOptions;
