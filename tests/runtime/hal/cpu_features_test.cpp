@@ -1,4 +1,5 @@
-// The CPU feature probe finds every feature the kernel reports in /proc/cpuinfo.
+// The CPU feature probe finds every feature the kernel reports in
+// /proc/cpuinfo.
 #include "strata/hal/local/cpu_features.h"
 
 #include <cstdio>

@@ -28,6 +28,7 @@
 #include "strata/compiler/DispatchCreation/DispatchNames.h"
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Utils/ElementwiseChains.h"
+#include "strata/compiler/Utils/Reshapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -331,18 +332,6 @@ bool isFedByProduct(Value value) {
                                       });
 }
 
-// Whether every group of two or more dims that `expand` splits one dim
-// into is static.
-bool collapsesStaticDimsOnly(tensor::ExpandShapeOp expand) {
-  RankedTensorType type = expand.getResultType();
-  return llvm::all_of(
-      expand.getReassociationIndices(), [&](const ReassociationIndices &group) {
-        return group.size() == 1 || llvm::none_of(group, [&](int64_t dim) {
-                 return type.isDynamicDim(dim);
-               });
-      });
-}
-
 struct ConvertConvToIm2ColPass
     : public impl::ConvertConvToIm2ColPassBase<ConvertConvToIm2ColPass> {
   void runOnOperation() override {
@@ -399,7 +388,7 @@ struct ConvertConvToIm2ColPass
           return consumer &&
                  consumer.getNumParallelLoops() == consumer.getNumLoops() &&
                  isFedByProduct(operand->get()) &&
-                 collapsesStaticDimsOnly(
+                 leavesDynamicDimsWhole(
                      operand->get().getDefiningOp<tensor::ExpandShapeOp>());
         });
     if (failed(applyPatternsGreedily(getOperation(), std::move(collapsing)))) {

@@ -29,6 +29,7 @@
 #include "strata/compiler/DispatchCreation/DispatchNames.h"
 #include "strata/compiler/GlobalOptimization/FoldPackOfConstant.h"
 #include "strata/compiler/Passes.h"
+#include "strata/compiler/Utils/Reshapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -152,18 +153,6 @@ bool isWorthBlockingAlone(linalg::LinalgOp op) {
 // Whether `op` splits NCHW channels into groups or merges them back
 // ([N, C, H, W] <-> [N, G, C/G, H, W], around a grouped convolution), of
 // static shapes (as the grouped convolutions blocked).
-// Whether every dynamic dim of `expanded` (the larger-rank side of a
-// reshape by `reassociation`) is a group of its own, which the reshape
-// leaves whole (a dynamic batch).
-bool reshapesStaticDimsOnly(RankedTensorType expanded,
-                            ArrayRef<ReassociationIndices> reassociation) {
-  return llvm::all_of(reassociation, [&](const ReassociationIndices &group) {
-    return group.size() == 1 || llvm::none_of(group, [&](int64_t dim) {
-             return expanded.isDynamicDim(dim);
-           });
-  });
-}
-
 bool isChannelGroupReshape(Operation *op) {
   if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op) ||
       !cast<ShapedType>(op->getResult(0).getType()).hasStaticShape())
@@ -716,11 +705,9 @@ struct BlockChannelsPass
         patterns, [](OpOperand *operand) {
           Operation *owner = operand->getOwner();
           if (auto expand = dyn_cast<tensor::ExpandShapeOp>(owner))
-            return reshapesStaticDimsOnly(expand.getResultType(),
-                                          expand.getReassociationIndices());
+            return leavesDynamicDimsWhole(expand);
           if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(owner))
-            return reshapesStaticDimsOnly(collapse.getSrcType(),
-                                          collapse.getReassociationIndices());
+            return leavesDynamicDimsWhole(collapse);
           return !isa<tensor::PadOp>(owner) ||
                  cast<ShapedType>(owner->getResult(0).getType())
                      .hasStaticShape();

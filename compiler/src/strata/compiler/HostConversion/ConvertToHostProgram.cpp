@@ -121,8 +121,8 @@ private:
   std::optional<Location> currentLoc;
   Value device, allocator, commandBuffer, slab;
   TransientPlan plan;
-  // getScaledSlab's slabs once allocated, by index.
-  DenseMap<unsigned, std::pair<Value, Value>> scaledSlabs;
+  // getScaledSlab's slabs once allocated, by index (null until then).
+  SmallVector<std::pair<Value, Value>> scaledSlabs;
   DenseMap<Value, Storage> storages;
   // The i64 values of the function's index values (dims, shape arithmetic).
   DenseMap<Value, Value> scalars;
@@ -339,6 +339,7 @@ LogicalResult HostFunctionConverter::convert() {
     abiResultNames.push_back(
         nameOf(func.getResultAttrOfType<StringAttr>(index, kAbiNameAttr)));
   plan = planTransients(func);
+  scaledSlabs.resize(plan.scaledSlabs.size());
 
   Block &entry = func.getBody().front();
   builder.setInsertionPointToStart(&entry);
@@ -448,9 +449,8 @@ Value HostFunctionConverter::getOffset(const Storage &storage) {
 }
 
 std::pair<Value, Value> HostFunctionConverter::getScaledSlab(unsigned index) {
-  auto known = scaledSlabs.find(index);
-  if (known != scaledSlabs.end())
-    return known->second;
+  if (scaledSlabs[index].first)
+    return scaledSlabs[index];
   // (The first result placed there is being converted: its dims, the
   // product's factors, are held.)
   const ScaledTransientSlab &planned = plan.scaledSlabs[index];

@@ -79,9 +79,8 @@ TransientPlan planTransients(func::FuncOp func) {
   // Storages written inside a contiguous concatenation: the concatenation's
   // result and the byte offset there.
   DenseMap<Value, std::pair<Value, int64_t>> placedIn;
-  // Dynamically sized storages and their scaled slabs.
-  SmallVector<Value> scaledOrder;
-  DenseMap<Value, unsigned> scaledSlabOf;
+  // Dynamically sized storages, per scaled slab, in order of definition.
+  SmallVector<SmallVector<Value>> scaledStorages;
   int64_t index = 0;
   for (Operation &op : block) {
     for (Value operand : op.getOperands()) {
@@ -110,11 +109,12 @@ TransientPlan planTransients(func::FuncOp func) {
                                        return candidate.factors == factors;
                                      });
           unsigned slabIndex = slab - plan.scaledSlabs.begin();
-          if (slab == plan.scaledSlabs.end())
+          if (slab == plan.scaledSlabs.end()) {
             plan.scaledSlabs.push_back({factors, 0});
-          scaledSlabOf[result] = slabIndex;
+            scaledStorages.emplace_back();
+          }
+          scaledStorages[slabIndex].push_back(result);
           intervals[result] = {result, index, index, getUnitByteSize(type)};
-          scaledOrder.push_back(result);
           continue;
         }
         intervals[result] = {result, index, index, getStaticByteSize(type)};
@@ -169,9 +169,8 @@ TransientPlan planTransients(func::FuncOp func) {
       });
   for (auto [slabIndex, slab] : llvm::enumerate(plan.scaledSlabs)) {
     SmallVector<Value> inSlab;
-    for (Value storage : scaledOrder)
-      if (!escaping.contains(storage) &&
-          scaledSlabOf.lookup(storage) == slabIndex)
+    for (Value storage : scaledStorages[slabIndex])
+      if (!escaping.contains(storage))
         inSlab.push_back(storage);
     slab.unitBytes =
         placeFirstFit(inSlab, intervals, [&](Value storage, int64_t offset) {
