@@ -440,3 +440,71 @@ func.func @dynamic_broadcast_scale(%x: tensor<?x16x64xf32>) -> tensor<?x16x64xf3
 // CHECK:        arith.mulf
 // CHECK:        flow.return
 // CHECK-NEXT: }
+
+// -----
+
+// Over a dynamic batch, cheap elementwise producers read through a
+// transposed or broadcast view join their reader: the executable's
+// elementwise fusion folds them into one loop nest (a hard-sigmoid scale
+// moved out of a blocked layout, broadcast over the pixels, the product
+// moved back), so no temporary spans the batch. A scale read by two ops
+// would be computed once into a temporary: it stays a dispatch of its own.
+#cn = affine_map<(n, c, p) -> (c, n)>
+#ncp = affine_map<(n, c, p) -> (n, c, p)>
+#id2 = affine_map<(c, n) -> (c, n)>
+// CHECK-LABEL: func.func @dynamic_transposed_broadcast_scale
+func.func @dynamic_transposed_broadcast_scale(%s: tensor<?x16xf32>, %x: tensor<?x16x64xf32>, %s2: tensor<16x?xf32>) -> (tensor<?x64x16xf32>, tensor<?x16x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %half = arith.constant 0.5 : f32
+  %n = tensor.dim %s, %c0 : tensor<?x16xf32>
+  %e1 = tensor.empty(%n) : tensor<16x?xf32>
+  %t = linalg.transpose ins(%s : tensor<?x16xf32>) outs(%e1 : tensor<16x?xf32>) permutation = [1, 0]
+  %hs = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<16x?xf32>) outs(%e1 : tensor<16x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %half : f32
+    %p = arith.addf %m, %half : f32
+    %lo = arith.maximumf %p, %zero : f32
+    %hi = arith.minimumf %lo, %one : f32
+    linalg.yield %hi : f32
+  } -> tensor<16x?xf32>
+  %e3 = tensor.empty(%n) : tensor<?x16x64xf32>
+  %m = linalg.generic {indexing_maps = [#cn, #ncp, #ncp], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%hs, %x : tensor<16x?xf32>, tensor<?x16x64xf32>) outs(%e3 : tensor<?x16x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    linalg.yield %p : f32
+  } -> tensor<?x16x64xf32>
+  %e4 = tensor.empty(%n) : tensor<?x64x16xf32>
+  %r = linalg.transpose ins(%m : tensor<?x16x64xf32>) outs(%e4 : tensor<?x64x16xf32>) permutation = [0, 2, 1]
+  // A scale read twice by the product below.
+  %hs2 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%s2 : tensor<16x?xf32>) outs(%e1 : tensor<16x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m2 = arith.mulf %a, %a : f32
+    linalg.yield %m2 : f32
+  } -> tensor<16x?xf32>
+  %m2 = linalg.generic {indexing_maps = [#cn, #cn, #ncp, #ncp], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%hs2, %hs2, %x : tensor<16x?xf32>, tensor<16x?xf32>, tensor<?x16x64xf32>) outs(%e3 : tensor<?x16x64xf32>) {
+  ^bb0(%a: f32, %a2: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %q = arith.addf %p, %a2 : f32
+    linalg.yield %q : f32
+  } -> tensor<?x16x64xf32>
+  return %r, %m2 : tensor<?x64x16xf32>, tensor<?x16x64xf32>
+}
+// CHECK:      %[[R:.+]] = flow.dispatch.region -> (tensor<?x64x16xf32>) {
+// CHECK:        linalg.transpose {{.*}} permutation = [1, 0]
+// CHECK:        arith.minimumf
+// CHECK:        arith.mulf
+// CHECK:        linalg.transpose {{.*}} permutation = [0, 2, 1]
+// CHECK:        flow.return
+// CHECK-NEXT: }
+// CHECK:      %[[S:.+]] = flow.dispatch.region -> (tensor<16x?xf32>) {
+// CHECK:        arith.mulf
+// CHECK:        flow.return
+// CHECK-NEXT: }
+// CHECK:      flow.dispatch.region -> (tensor<?x16x64xf32>) {
+// CHECK:        linalg.generic {{.*}} ins(%[[S]], %[[S]], %{{.*}} :

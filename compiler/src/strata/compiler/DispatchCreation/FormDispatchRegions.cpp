@@ -332,13 +332,42 @@ bool flowsInPlaceToResult(Value value, flow::DispatchRegionOp region) {
   return true;
 }
 
+// A producer read across a parallel loop of its reader, folded into it,
+// is computed again for every element of that loop: only a few scalar ops.
+constexpr int64_t kMaxRecomputedBodyOps = 16;
+
+// Whether the executable's elementwise fusion (FuseElementwiseOps) folds
+// the producer of `use` into the elementwise op reading it through a
+// transposed or broadcast view (a squeeze-excitation's scale moved out of
+// a blocked layout, then broadcast over the pixels): the producer's only
+// use, its one result written through a permutation of its loops, and
+// when read across a parallel loop, cheap math (no transcendental). One
+// loop nest then computes both, with no temporary.
+bool isFoldedIntoElementwiseReader(OpOperand &use) {
+  auto producer = use.get().getDefiningOp<linalg::LinalgOp>();
+  auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  if (!producer || !consumer || !producer->hasOneUse() ||
+      producer->getNumResults() != 1 || !isElementwise(producer) ||
+      !isElementwise(consumer) || consumer.isDpsInit(&use) ||
+      !producer.getMatchingIndexingMap(producer.getDpsInitOperand(0))
+           .isPermutation())
+    return false;
+  if (!isReadAcrossAParallelLoop(&use))
+    return true;
+  int64_t bodyOps = 0;
+  producer->walk([&](Operation *) { ++bodyOps; });
+  return !hasTranscendentalMath(producer) && bodyOps <= kMaxRecomputedBodyOps;
+}
+
 // Whether `producer` may join `region` over dynamic shapes: where a tile
 // of a fused producer could need a temporary spanning a dynamic extent,
 // it stays a dispatch of its own. An elementwise producer fuses into
-// elementwise consumers that read it element for element (one loop nest;
-// one read broadcast, a sigmoid's scale over the pixels, is computed once
-// into a temporary instead); a contraction or reduction only as the
-// source of an in-place epilogue chain (`flowsInPlaceToResult`).
+// elementwise consumers that read it element for element, or that the
+// executable's elementwise fusion folds it into
+// (`isFoldedIntoElementwiseReader`): one loop nest either way (a computed
+// scale read by two ops, or a sigmoid broadcast over the pixels, would be
+// computed once into a temporary instead); a contraction or reduction only
+// as the source of an in-place epilogue chain (`flowsInPlaceToResult`).
 bool isFusableOverDynamicShapes(Operation *producer,
                                 flow::DispatchRegionOp region) {
   if (!isElementwise(producer))
@@ -347,7 +376,7 @@ bool isFusableOverDynamicShapes(Operation *producer,
     });
   return llvm::all_of(producer->getUses(), [&](OpOperand &use) {
     return !region->isProperAncestor(use.getOwner()) ||
-           isReadElementForElement(use);
+           isReadElementForElement(use) || isFoldedIntoElementwiseReader(use);
   });
 }
 
