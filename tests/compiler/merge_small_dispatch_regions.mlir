@@ -91,6 +91,41 @@ func.func @reshape_between(%x: tensor<1x16xf32>, %w: tensor<16x16xf32>) -> tenso
 
 // -----
 
+// Through a chain of reshapes (a unit-dim transpose left as a collapse and
+// an expand): the merged region takes the whole chain, in order.
+func.func @reshape_chain_between(%x: tensor<1x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x1xf32> {
+  %s1 = flow.dispatch.region -> (tensor<1x16xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x16xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16xf32>) -> tensor<1x16xf32>
+    %m = linalg.matmul ins(%x, %w : tensor<1x16xf32>, tensor<16x16xf32>) outs(%f : tensor<1x16xf32>) -> tensor<1x16xf32>
+    flow.return %m : tensor<1x16xf32>
+  }
+  %c = tensor.collapse_shape %s1 [[0, 1]] : tensor<1x16xf32> into tensor<16xf32>
+  %x2 = tensor.expand_shape %c [[0, 1]] output_shape [16, 1] : tensor<16xf32> into tensor<16x1xf32>
+  %s2 = flow.dispatch.region -> (tensor<16x1xf32>) {
+    %e = tensor.empty() : tensor<16x1xf32>
+    %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x2 : tensor<16x1xf32>) outs(%e : tensor<16x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %v = arith.addf %in, %in : f32
+      linalg.yield %v : f32
+    } -> tensor<16x1xf32>
+    flow.return %m : tensor<16x1xf32>
+  }
+  return %s2 : tensor<16x1xf32>
+}
+// CHECK-LABEL: func.func @reshape_chain_between
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         %[[M:.+]] = flow.dispatch.region -> (tensor<16x1xf32>)
+// CHECK:           %[[MM:.+]] = linalg.matmul
+// CHECK:           %[[C:.+]] = tensor.collapse_shape %[[MM]]
+// CHECK:           %[[X:.+]] = tensor.expand_shape %[[C]]
+// CHECK:           linalg.generic {{.+}} ins(%[[X]] :
+// CHECK-NOT:     flow.dispatch.region
+// CHECK:         return %[[M]]
+
+// -----
+
 // A region large enough to split over workgroups stays on its own, and so
 // does a small one reading a value computed between the two.
 func.func @not_merged(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>, %v: tensor<1x256xf32>) -> (tensor<256x256xf32>, tensor<1x256xf32>) {

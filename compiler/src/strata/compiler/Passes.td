@@ -87,6 +87,13 @@ def SplitAccumulatorInitsPass : Pass<"strata-split-accumulator-inits",
                            "::mlir::arith::ArithDialect"];
 }
 
+def TransposesAsReshapesPass : Pass<"strata-transposes-as-reshapes",
+                                    "mlir::func::FuncOp"> {
+  let summary = "Rewrites transposes that move only dimensions of size 1 "
+                "as reshapes (views on the host)";
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def FormDispatchRegionsPass : Pass<"strata-form-dispatch-regions",
                                    "mlir::func::FuncOp"> {
   let summary = "Groups linalg ops and their fusable producers into "

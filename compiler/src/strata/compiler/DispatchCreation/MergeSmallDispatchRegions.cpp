@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace strata {
@@ -98,19 +99,48 @@ bool isAvailableBefore(Value value, Operation *first) {
          def->isBeforeInBlock(first);
 }
 
-// A host reshape of a result of `first` (or of a value available before
-// it) that `next` reads: the merged region reshapes the value itself.
+// The host reshapes (expand/collapse) `value` is made by, source first:
+// empty when it is not a reshape.
+SmallVector<Operation *> getReshapeChain(Value value) {
+  SmallVector<Operation *> chain;
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+      break;
+    chain.push_back(def);
+    value = def->getOperand(0);
+  }
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
+// Whether `value` is made by host reshapes (a chain: a unit-dim transpose
+// is a collapse and an expand) of a result of `first` or of a value
+// available before it, each reshape's other operands (dynamic sizes)
+// available before it too: the merged region reshapes the value itself.
 bool isReshapeOfFirst(Value value, flow::DispatchRegionOp first) {
-  Operation *def = value.getDefiningOp();
-  if (!isa_and_present<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+  SmallVector<Operation *> chain = getReshapeChain(value);
+  if (chain.empty())
     return false;
-  Value source = def->getOperand(0);
-  return source.getDefiningOp() == first.getOperation() ||
-         isAvailableBefore(source, first);
+  Value source = chain.front()->getOperand(0);
+  if (source.getDefiningOp() != first.getOperation() &&
+      !isAvailableBefore(source, first))
+    return false;
+  return llvm::all_of(chain, [&](Operation *reshape) {
+    return llvm::all_of(reshape->getOperands().drop_front(), [&](Value size) {
+      return isAvailableBefore(size, first);
+    });
+  });
+}
+
+// Whether `value` is made by reshapes of a result of `first`.
+bool reshapesAResultOf(Value value, flow::DispatchRegionOp first) {
+  SmallVector<Operation *> chain = getReshapeChain(value);
+  return !chain.empty() &&
+         chain.front()->getOperand(0).getDefiningOp() == first.getOperation();
 }
 
 // Whether `next` may join `first`: it reads a result of `first`, every
-// other value it reads is available before `first` (or a reshape of such
+// other value it reads is available before `first` (or reshapes of such
 // a value or of a result of `first`), the results only it reads are small,
 // and the merged region stays within bounds.
 bool canMerge(flow::DispatchRegionOp first, flow::DispatchRegionOp next) {
@@ -118,14 +148,15 @@ bool canMerge(flow::DispatchRegionOp first, flow::DispatchRegionOp next) {
   getUsedValuesDefinedAbove(next.getBody(), captured);
   bool readsFirst = false;
   for (Value value : captured) {
-    Operation *def = value.getDefiningOp();
-    if (def == first.getOperation() ||
-        (isReshapeOfFirst(value, first) &&
-         def->getOperand(0).getDefiningOp() == first.getOperation())) {
+    if (value.getDefiningOp() == first.getOperation()) {
       readsFirst = true;
       continue;
     }
-    if (!isAvailableBefore(value, first) && !isReshapeOfFirst(value, first))
+    if (isReshapeOfFirst(value, first)) {
+      readsFirst |= reshapesAResultOf(value, first);
+      continue;
+    }
+    if (!isAvailableBefore(value, first))
       return false;
   }
   if (!readsFirst ||
@@ -151,7 +182,8 @@ flow::DispatchRegionOp merge(flow::DispatchRegionOp first,
   Operation *firstReturn = firstBody.getTerminator();
   Operation *nextReturn = nextBody.getTerminator();
 
-  // Reshapes `next` reads from between the two regions: cloned into it.
+  // Reshapes `next` reads from between the two regions: cloned into it,
+  // source first.
   SetVector<Value> captured;
   getUsedValuesDefinedAbove(next.getBody(), captured);
   OpBuilder cloner(&nextBody, nextBody.begin());
@@ -159,14 +191,18 @@ flow::DispatchRegionOp merge(flow::DispatchRegionOp first,
     if (value.getDefiningOp() == first.getOperation() ||
         isAvailableBefore(value, first))
       continue;
-    Operation *reshape = value.getDefiningOp();
-    Operation *clone = cloner.clone(*reshape);
+    SmallVector<Operation *> chain = getReshapeChain(value);
+    IRMapping mapping;
+    Operation *clone = nullptr;
+    for (Operation *reshape : chain)
+      clone = cloner.clone(*reshape, mapping);
     value.replaceUsesWithIf(clone->getResult(0), [&](OpOperand &use) {
       return next->isProperAncestor(use.getOwner());
     });
-    // Read by nothing else, it no longer keeps `first`'s result live.
-    if (reshape->use_empty())
-      reshape->erase();
+    // Read by nothing else, they no longer keep `first`'s result live.
+    for (Operation *reshape : llvm::reverse(chain))
+      if (reshape->use_empty())
+        reshape->erase();
   }
 
   SmallVector<Value> returned;

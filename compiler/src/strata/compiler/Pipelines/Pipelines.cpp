@@ -125,6 +125,9 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     // stays fusable into it).
     pm.addNestedPass<func::FuncOp>(
         memref::createResolveRankedShapeTypeResultDimsPass());
+    // Layout changes of unit dims only (a pooled value moved out of a
+    // blocked layout) are views, not dispatches.
+    pm.addNestedPass<func::FuncOp>(createTransposesAsReshapesPass());
     pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
     pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass());
     if (unsigned vectorBits = getTargetVectorBits(options)) {
