@@ -120,6 +120,14 @@ MODELS = {
     "deeplabv3_mobilenet_v3_large": (
         lambda: torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
             weights_backbone=None, aux_loss=False), 64),
+    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(), 64),
+    "regnet_x_400mf": (lambda: torchvision.models.regnet_x_400mf(), 64),
+    "lraspp_mobilenet_v3_large": (
+        lambda: torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+            weights_backbone=None), 64),
+    "fcn_resnet50": (
+        lambda: torchvision.models.segmentation.fcn_resnet50(
+            weights_backbone=None, aux_loss=False), 64),
 }
 
 
