@@ -113,12 +113,11 @@ SmallVector<Operation *> getReshapeChain(Value value) {
   return chain;
 }
 
-// Whether `value` is made by host reshapes (a chain: a unit-dim transpose
-// is a collapse and an expand) of a result of `first` or of a value
-// available before it, each reshape's other operands (dynamic sizes)
+// Whether `chain` (getReshapeChain) reshapes a result of `first` or a
+// value available before it, each reshape's other operands (dynamic sizes)
 // available before it too: the merged region reshapes the value itself.
-bool isReshapeOfFirst(Value value, flow::DispatchRegionOp first) {
-  SmallVector<Operation *> chain = getReshapeChain(value);
+bool isReshapeOfFirst(ArrayRef<Operation *> chain,
+                      flow::DispatchRegionOp first) {
   if (chain.empty())
     return false;
   Value source = chain.front()->getOperand(0);
@@ -130,13 +129,6 @@ bool isReshapeOfFirst(Value value, flow::DispatchRegionOp first) {
       return isAvailableBefore(size, first);
     });
   });
-}
-
-// Whether `value` is made by reshapes of a result of `first`.
-bool reshapesAResultOf(Value value, flow::DispatchRegionOp first) {
-  SmallVector<Operation *> chain = getReshapeChain(value);
-  return !chain.empty() &&
-         chain.front()->getOperand(0).getDefiningOp() == first.getOperation();
 }
 
 // Whether `next` may join `first`: it reads a result of `first`, every
@@ -152,8 +144,10 @@ bool canMerge(flow::DispatchRegionOp first, flow::DispatchRegionOp next) {
       readsFirst = true;
       continue;
     }
-    if (isReshapeOfFirst(value, first)) {
-      readsFirst |= reshapesAResultOf(value, first);
+    SmallVector<Operation *> chain = getReshapeChain(value);
+    if (isReshapeOfFirst(chain, first)) {
+      readsFirst |=
+          chain.front()->getOperand(0).getDefiningOp() == first.getOperation();
       continue;
     }
     if (!isAvailableBefore(value, first))

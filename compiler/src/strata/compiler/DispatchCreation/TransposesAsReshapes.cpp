@@ -73,30 +73,17 @@ struct TransposeOfUnitDimsToReshape
     auto inputType = cast<RankedTensorType>(transpose.getInput().getType());
     auto resultType = cast<RankedTensorType>(transpose->getResult(0).getType());
     Location loc = transpose.getLoc();
-    SmallVector<ReassociationIndices> collapse =
-        getDropUnitDimsReassociation(inputType.getShape());
-    SmallVector<ReassociationIndices> expand =
-        getDropUnitDimsReassociation(resultType.getShape());
-    if (collapse.size() != expand.size())
-      return rewriter.notifyMatchFailure(transpose, "ranks do not match");
-    SmallVector<int64_t> collapsedShape;
-    for (const ReassociationIndices &group : collapse) {
-      int64_t size = 1;
-      for (int64_t dim : group)
-        size = ShapedType::isDynamic(inputType.getDimSize(dim))
-                   ? ShapedType::kDynamic
-                   : size * inputType.getDimSize(dim);
-      collapsedShape.push_back(size);
-    }
-    auto collapsedType =
-        RankedTensorType::get(collapsedShape, inputType.getElementType());
+    // Both sides keep the same dims not of size 1, so the two
+    // reassociations have as many groups.
     Value collapsed = tensor::CollapseShapeOp::create(
-        rewriter, loc, collapsedType, transpose.getInput(), collapse);
+        rewriter, loc, transpose.getInput(),
+        getDropUnitDimsReassociation(inputType.getShape()));
     // The result's sizes: those of the init (the dynamic ones included).
     SmallVector<OpFoldResult> outputShape =
         tensor::getMixedSizes(rewriter, loc, transpose.getInit());
     rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-        transpose, resultType, collapsed, expand, outputShape);
+        transpose, resultType, collapsed,
+        getDropUnitDimsReassociation(resultType.getShape()), outputShape);
     return success();
   }
 };
