@@ -186,6 +186,82 @@ def if_case(cond):
     return f"if_runtime_{str(cond).lower()}", model, [np.array(cond), x], [want]
 
 
+def if_on_dim_case(rng):
+    """As torch exports `if h.shape[0]:` (Silero VAD's state): the
+    condition is a dim cast to bool (2 is true, not its low bit), and a bool
+    cast to int64 is 1 (not -1); both fold at compile time."""
+    dim = helper.make_tensor("dim", I64, [1], [0])
+    nodes = [helper.make_node("Shape", ["h"], ["s"]),
+             helper.make_node("Gather", ["s", "dim"], ["d"], axis=0),
+             helper.make_node("Squeeze", ["d"], ["ds"]),
+             helper.make_node("Cast", ["ds"], ["c"], to=BOOL),
+             helper.make_node("Cast", ["c"], ["ci"], to=I64),
+             helper.make_node("Cast", ["ci"], ["cf"], to=F),
+             helper.make_node("If", ["c"], ["y"], then_branch=helper.make_graph(
+                 [helper.make_node("Add", ["x", "h"], ["t"])], "then", [],
+                 [value("t", F, [2, 3])]), else_branch=helper.make_graph(
+                 [helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                 [value("e", F, [2, 3])])),
+             helper.make_node("Mul", ["y", "cf"], ["z"])]
+    model = make_model(nodes, [value("x", F, [2, 3]), value("h", F, [2, 3])],
+                       [value("z", F, [2, 3])], initializers=[dim])
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    h = rng.standard_normal((2, 3)).astype(np.float32)
+    return "if_on_dim_cast_to_bool", model, [x, h], [x + h]
+
+
+def if_dead_branch_case(cond):
+    """A branch holding an If whose condition folds (the rank of a value the
+    model computes) and whose dead branch contradicts the types of this use
+    (its declared rank): the branch is typed without it."""
+    axes = helper.make_tensor("axes", I64, [1], [0])
+    rank_is_3 = [helper.make_node("Shape", ["v"], ["vs"]),
+                 helper.make_node("Size", ["vs"], ["vr"]),
+                 helper.make_node("Equal", ["vr", "three"], ["is3"])]
+    inner = helper.make_node(
+        "If", ["is3"], ["u"], name="inner",
+        then_branch=helper.make_graph(
+            [helper.make_node("Constant", [], ["zero"], value=axes),
+             helper.make_node("Unsqueeze", ["v", "zero"], ["dead"])], "dead",
+            [], [value("dead", F, [3, 4])]),
+        else_branch=helper.make_graph(
+            [helper.make_node("Identity", ["v"], ["live"])], "live", [],
+            [value("live", F, [3, 4])]))
+    then_branch = helper.make_graph(
+        rank_is_3 + [inner, helper.make_node("Mul", ["u", "u"], ["t"],
+                                             name="square")],
+        "then", [], [value("t", F, [3, 4])])
+    else_branch = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"])], "else", [],
+        [value("e", F, [3, 4])])
+    # v's rank is unknown to whole-model inference (the branches of the
+    # If that makes it differ in rank); the importer folds that If.
+    rank_is_2 = [helper.make_node("Shape", ["x"], ["xs"]),
+                 helper.make_node("Size", ["xs"], ["xr"]),
+                 helper.make_node("Equal", ["xr", "two"], ["is2"])]
+    make_v = helper.make_node(
+        "If", ["is2"], ["v"], name="make_v",
+        then_branch=helper.make_graph(
+            [helper.make_node("Identity", ["x"], ["v2"])], "v2", [],
+            [value("v2", F, [3, 4])]),
+        else_branch=helper.make_graph(
+            [helper.make_node("Unsqueeze", ["x", "axes"], ["v3"])], "v3", [],
+            [value("v3", F, [1, 3, 4])]))
+    model = make_model(
+        rank_is_2 + [make_v, helper.make_node(
+            "If", ["c"], ["y"], name="outer", then_branch=then_branch,
+            else_branch=else_branch)],
+        [value("c", BOOL, []), value("x", F, [3, 4])],
+        [value("y", F, [3, 4])],
+        initializers=[axes, helper.make_tensor("two", I64, [], [2]),
+                      helper.make_tensor("three", I64, [], [3])],
+        check=False)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 5 - 1
+    want = x * x if cond else -x
+    return (f"if_dead_branch_{str(cond).lower()}", model,
+            [np.array(cond), x], [want])
+
+
 def scan_case(rng):
     """Two states (running sum and running max), one input scanned
     backwards along axis 1, one forwards along axis 0; the scan output
@@ -581,6 +657,9 @@ def cases():
     yield growing_loop_case()
     yield if_case(True)
     yield if_case(False)
+    yield if_on_dim_case(np.random.default_rng(11))
+    yield if_dead_branch_case(True)
+    yield if_dead_branch_case(False)
     yield scan_case(rng)
     yield reduce_case(rng, 1)
     yield reduce_case(rng, 2)

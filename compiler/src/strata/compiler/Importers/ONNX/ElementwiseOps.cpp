@@ -386,10 +386,17 @@ LogicalResult lowerCast(NodeContext &ctx, unsigned targetInput) {
       isa<IntegerType>(known->getElementType()) &&
       isa<IntegerType>(type->getElementType())) {
     unsigned width = type->getElementType().getIntOrFloatBitWidth();
+    // As the run-time cast (createScalarCast): to bool is "not zero", and
+    // a bool extends as 0 or 1.
+    bool zeroExtend = fromUnsigned || known->getElementType().isInteger(1);
     SmallVector<APInt> values;
-    for (const APInt &v : known->getValues<APInt>())
-      values.push_back(fromUnsigned ? v.zextOrTrunc(width)
+    for (const APInt &v : known->getValues<APInt>()) {
+      if (width == 1)
+        values.push_back(APInt(1, v.isZero() ? 0 : 1));
+      else
+        values.push_back(zeroExtend ? v.zextOrTrunc(width)
                                     : v.sextOrTrunc(width));
+    }
     return ctx.setConstantOutput(
         0, DenseElementsAttr::get(
                RankedTensorType::get(

@@ -296,6 +296,88 @@ int64_t getDefaultDomainOpset(const onnx::ModelProto &model) {
   return 0;
 }
 
+// Whether a graph, or one nested in it, has a node whose outputs libonnx's
+// inference may leave without a type: an op of another domain (no schema)
+// or a node with subgraphs (an If whose branches differ in rank).
+bool mayLeaveValuesUntyped(const onnx::GraphProto &graph) {
+  for (const auto &node : graph.node()) {
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      return true;
+    for (const auto &attribute : node.attribute())
+      if (attribute.has_g() || attribute.graphs_size() > 0)
+        return true;
+  }
+  return false;
+}
+
+bool hasTensorType(const onnx::ValueInfoProto &info) {
+  return info.type().value_case() != onnx::TypeProto::VALUE_NOT_SET;
+}
+
+// Whether a node of `graph` (or of a graph nested in it) that libonnx
+// propagates data through reads a value that has no type after inference:
+// `typed` holds the typed names of the enclosing scopes.
+bool propagatesFromUntypedValue(const onnx::GraphProto &graph,
+                                std::set<std::string> typed,
+                                const std::map<std::string, int64_t> &opsets) {
+  for (const auto &input : graph.input())
+    if (hasTensorType(input))
+      typed.insert(input.name());
+  for (const auto &initializer : graph.initializer())
+    typed.insert(initializer.name());
+  for (const auto *values : {&graph.value_info(), &graph.output()})
+    for (const auto &value : *values)
+      if (hasTensorType(value))
+        typed.insert(value.name());
+  for (const auto &node : graph.node()) {
+    std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    auto opset = opsets.find(domain);
+    const onnx::OpSchema *schema =
+        opset == opsets.end() ? nullptr
+                              : onnx::OpSchemaRegistry::Schema(
+                                    node.op_type(), opset->second, domain);
+    if (schema && schema->has_data_propagation_function() &&
+        llvm::any_of(node.input(), [&](const std::string &name) {
+          return !name.empty() && !typed.count(name);
+        }))
+      return true;
+    for (const auto &attribute : node.attribute()) {
+      if (attribute.has_g() &&
+          propagatesFromUntypedValue(attribute.g(), typed, opsets))
+        return true;
+      for (const auto &subgraph : attribute.graphs())
+        if (propagatesFromUntypedValue(subgraph, typed, opsets))
+          return true;
+    }
+  }
+  return false;
+}
+
+// libonnx 1.12's data propagation (Shape, Size, Gather, Squeeze, ...)
+// dereferences its input's type unchecked, and crashes on a value that
+// inference left untyped (a custom op's result read by Shape, an If whose
+// branches differ in rank read by Squeeze). Where the model may have such
+// values, inference runs once without propagation on a copy, and
+// propagation stays off if a node that propagates data reads one of them.
+bool isDataPropagationSafe(const onnx::ModelProto &model) {
+  if (!mayLeaveValuesUntyped(model.graph()))
+    return true;
+  onnx::ModelProto copy = model;
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
+                                        /*strict_mode_val=*/0,
+                                        /*data_prop_val=*/false);
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                       options);
+  } catch (...) {
+    return false;
+  }
+  std::map<std::string, int64_t> opsets;
+  for (const auto &opset : copy.opset_import())
+    opsets[opset.domain() == "ai.onnx" ? "" : opset.domain()] = opset.version();
+  return !propagatesFromUntypedValue(copy.graph(), {}, opsets);
+}
+
 } // namespace
 
 LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
@@ -364,9 +446,9 @@ LoadedModel loadModel(const std::string &modelPath, const std::string &contents,
     // makes the model invalid. Otherwise libonnx keeps the declared type and
     // the lowerings, which trust the types of their results, would build
     // IR from types that contradict their operands.
-    onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
-                                        /*strict_mode_val=*/1,
-                                        /*data_prop_val=*/true);
+    onnx::ShapeInferenceOptions options(
+        /*check_type_val=*/false, /*strict_mode_val=*/1,
+        /*data_prop_val=*/isDataPropagationSafe(*model));
     onnx::shape_inference::InferShapes(
         *model, onnx::OpSchemaRegistry::Instance(), options);
     result.opset = opset;
@@ -393,9 +475,9 @@ bool inferGraphShapes(onnx::GraphProto &graph, int64_t opset,
   // Strict: an inference error (an axis or rank out of range) throws.
   // Either way a node inference cannot type keeps no type (its lowering then
   // computes one or says it needs one).
-  onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
-                                      /*strict_mode_val=*/strict ? 1 : 0,
-                                      /*data_prop_val=*/true);
+  onnx::ShapeInferenceOptions options(
+      /*check_type_val=*/false, /*strict_mode_val=*/strict ? 1 : 0,
+      /*data_prop_val=*/isDataPropagationSafe(model));
   bool inferred = true;
   try {
     onnx::shape_inference::InferShapes(

@@ -655,6 +655,38 @@ void collectOuterNames(const onnx::GraphProto &graph,
       outer.insert({info.name(), true});
 }
 
+// The nodes of a graph an error of libonnx's strict inference reports:
+// a line per failing node, "(op_type:T, node name: N): ..." (what follows
+// on the line is the node's own, such as the errors in its subgraphs). A
+// node whose only error is an untyped input fails because of another and
+// is typed again when imported (inferIncompleteOutputTypes). None where a
+// line names no node (an unnamed node).
+std::optional<llvm::StringSet<>> getNodesFailingInference(StringRef error) {
+  static constexpr StringRef kEntry = "(op_type:";
+  static constexpr StringRef kName = ", node name: ";
+  llvm::StringSet<> names;
+  SmallVector<StringRef> lines;
+  error.split(lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef line : lines) {
+    size_t entry = line.find(kEntry);
+    if (entry == StringRef::npos)
+      continue;
+    StringRef rest = line.substr(entry + kEntry.size());
+    size_t name = rest.find(kName), close = rest.find("): ");
+    if (name == StringRef::npos || close == StringRef::npos || close < name)
+      return std::nullopt;
+    StringRef message = rest.substr(close + 3);
+    if (message.starts_with("[TypeInferenceError] Input ") &&
+        message.ends_with(" expected to have type but instead is null") &&
+        !message.contains("(op_type:"))
+      continue;
+    names.insert(rest.slice(name + kName.size(), close));
+  }
+  if (names.empty())
+    return std::nullopt;
+  return names;
+}
+
 // A copy of `body` typed for this use: its inputs with the types of the
 // values bound to them, the outer values it reads as initializers (small
 // integer constants, so shape computations fold) or typed inputs, and the
@@ -703,8 +735,12 @@ onnx::GraphProto typeSubgraph(const onnx::GraphProto &body,
   // Strict, as for the main graph: a node whose inference fails (an axis
   // or operand rank out of range) is the subgraph's error, not a type left
   // for a lowering to trust.
-  if (!inferGraphShapes(typed, state.opset, error, /*strict=*/true))
-    return body;
+  if (!inferGraphShapes(typed, state.opset, error, /*strict=*/true)) {
+    // What non-strict inference types still serves the nodes the error
+    // does not name (importSubgraph decides whether it is fatal).
+    std::string ignored;
+    inferGraphShapes(typed, state.opset, ignored, /*strict=*/false);
+  }
   // What this inference could not type keeps the whole-model type.
   llvm::StringSet<> typedNames;
   for (const auto &info : typed.value_info())
@@ -738,11 +774,23 @@ LogicalResult importSubgraph(
   std::string inferenceError;
   onnx::GraphProto typed =
       typeSubgraph(body, inputs, known, inner, inferenceError);
+  // Strict inference also fails on a body holding an If whose dead branch
+  // contradicts this use's types (torch exports `if x.dim() == 3:` as
+  // one): the error is the named nodes', and an If whose condition folds
+  // imports only its live branch, which is typed again on its own.
+  llvm::StringSet<> failedNodes;
+  auto failInference = [&] {
+    return ctx.fail("subgraph '" + body.name() + "': " + inferenceError);
+  };
   if (!inferenceError.empty()) {
     while (!inferenceError.empty() &&
            (inferenceError.back() == '\n' || inferenceError.back() == ' '))
       inferenceError.pop_back();
-    return ctx.fail("subgraph '" + body.name() + "': " + inferenceError);
+    std::optional<llvm::StringSet<>> failing =
+        getNodesFailingInference(inferenceError);
+    if (!failing || failing->contains(""))
+      return failInference();
+    failedNodes = std::move(*failing);
   }
   for (const auto &info : typed.value_info())
     inner.types[info.name()] = &info.type();
@@ -767,9 +815,14 @@ LogicalResult importSubgraph(
     else
       inner.constants.erase(info.name());
   }
-  for (const auto &node : body.node())
+  for (const auto &node : body.node()) {
+    bool foldedIf = node.op_type() == "If" && node.input_size() > 0 &&
+                    inner.constants.contains(node.input(0));
+    if (failedNodes.contains(node.name()) && !foldedIf)
+      return failInference();
     if (failed(importNode(node, ctx.getBuilder(), inner)))
       return failure();
+  }
   for (const auto &info : body.output()) {
     Value value;
     auto c = inner.constants.find(info.name());
