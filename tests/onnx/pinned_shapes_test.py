@@ -3,7 +3,7 @@
 `batch` and `sequence`, an unnamed one, symbolic intermediate and output
 types, a Shape -> Gather -> Concat -> Reshape chain over them), compiled
 with their dimensions pinned by strata-compile's --dim and --input-shape at
-two sizes each, and compiled once unpinned (dims known only at run time)
+two sizes each (and an input's value by --input-value), and compiled once unpinned (dims known only at run time)
 and run at two sizes; each run with strata-run and checked against numpy.
 Then the pins a user can get wrong, and dynamic dims an op cannot take,
 each refused with a message that names the problem.
@@ -390,6 +390,44 @@ def unnamed_model():
     return model, lambda x: np.maximum(x, 0)
 
 
+def audio_model():
+    """Silero VAD's front, with its sample rate an input: audio [batch,
+    samples] -> Unsqueeze -> Pad (reflect, samples only) -> Slice (step -1)
+    -> If (rate == 16000: * 2, else: negated). Pinned with
+    --input-value=rate=16000 and --input-shape=audio=?xSAMPLES, the If
+    folds and the batch stays dynamic."""
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
+    branch = lambda name, node: helper.make_graph(
+        [node], name, [], [helper.make_tensor_value_info(
+            node.output[0], F, ["batch", 1, None])])
+    model = make_model(
+        "audio",
+        [helper.make_node("Unsqueeze", ["audio", "one"], ["a3"]),
+         helper.make_node("Pad", ["a3", "pads"], ["padded"], mode="reflect"),
+         helper.make_node("Slice", ["padded", "last", "before", "two",
+                                    "back"], ["reversed"]),
+         helper.make_node("Equal", ["rate", "sixteen_k"], ["is_16k"]),
+         helper.make_node(
+             "If", ["is_16k"], ["Y"],
+             then_branch=branch("then", helper.make_node(
+                 "Mul", ["reversed", "twice"], ["doubled"])),
+             else_branch=branch("else", helper.make_node(
+                 "Neg", ["reversed"], ["negated"])))],
+        [helper.make_tensor_value_info("audio", F, ["batch", "samples"]),
+         helper.make_tensor_value_info("rate", I64, [])],
+        [helper.make_tensor_value_info("Y", F, ["batch", 1, None])],
+        [i64("one", [1]), i64("pads", [0, 0, 2, 0, 0, 2]), i64("last", [-1]),
+         i64("before", [-(2 ** 62)]), i64("two", [2]), i64("back", [-1]),
+         i64("sixteen_k", 16000),
+         numpy_helper.from_array(np.array(2, np.float32), "twice")])
+
+    def reference(audio):
+        padded = np.pad(audio[:, None, :], ((0, 0), (0, 0), (2, 2)),
+                        mode="reflect")
+        return padded[:, :, ::-1] * 2
+    return model, reference
+
+
 def run_case(bin_dir, compile_args, tmp, name, model, pins, calls):
     """Compiles `model` once with `pins`, then runs each (inputs, want) of
     `calls` on that module."""
@@ -527,6 +565,17 @@ def main():
         ("upsample_dynamic_size", upsample, [],
          [([v], upsample_ref(v)) for v in (v1, v2)]),
     ]
+    audio, audio_ref = audio_model()
+    w1 = rng.standard_normal((1, 16)).astype(np.float32)
+    w2 = rng.standard_normal((3, 16)).astype(np.float32)
+    runs += [
+        ("audio_value_pinned", audio,
+         ["--input-value=rate=16000", "--input-shape=audio=2x16"],
+         [([w2[:2]], audio_ref(w2[:2]))]),
+        ("audio_value_pinned_dynamic_batch", audio,
+         ["--input-value=rate=16000", "--input-shape=audio=?x16"],
+         [([w1], audio_ref(w1)), ([w2], audio_ref(w2))]),
+    ]
     refusals = []
     if "--target=vmvx" in args.compile_arg:
         # VMVX executables are static: a model left dynamic is refused.
@@ -556,6 +605,19 @@ def main():
         ("malformed_dim", cnn, ["--dim=batch"], ["expected NAME=SIZE"]),
         ("zero_size", cnn, ["--input-shape=X=0x3x8x8"],
          ["expected NAME=D0xD1x"]),
+        ("reflect_pad_dynamic_samples", audio, ["--input-value=rate=16000"],
+         ["(Pad)", "mode 'reflect' pads only dims of static size",
+          "--dim=samples=SIZE"]),
+        ("value_count", audio, ["--input-value=rate=1,2"],
+         ["input 'rate' holds 1 elements, the pin gives 2"]),
+        ("value_type", audio, ["--input-value=rate=16k"],
+         ["'16k' is not a value of input 'rate'", "INT64"]),
+        ("value_unknown_input", audio, ["--input-value=sr=16000"],
+         ["the model has no input 'sr'"]),
+        ("value_dynamic_input", audio, ["--input-value=audio=1,2"],
+         ["input 'audio' has dynamic dimensions"]),
+        ("malformed_value", audio, ["--input-value=rate"],
+         ["expected NAME=V0,V1,..."]),
     ]
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="strata-pinned-") as tmp:

@@ -83,8 +83,14 @@ static cl::list<std::string>
 static cl::list<std::string> inputShapePins(
     "input-shape",
     cl::desc("ONNX: give input NAME this static shape (repeatable): "
-             "--input-shape=pixels=1x3x224x224"),
+             "--input-shape=pixels=1x3x224x224 (? leaves a dimension "
+             "dynamic: --input-shape=audio=?x512)"),
     cl::value_desc("NAME=D0xD1x..."), cl::cat(category));
+static cl::list<std::string> inputValuePins(
+    "input-value",
+    cl::desc("ONNX: make input NAME a constant with these elements, "
+             "row-major (repeatable): --input-value=sample_rate=16000"),
+    cl::value_desc("NAME=V0,V1,..."), cl::cat(category));
 
 // Import limits (ONNXImportLimits): what one model may ask for.
 static const strata::ONNXImportLimits defaultLimits;
@@ -173,12 +179,18 @@ int main(int argc, char **argv) {
         llvm::errs() << "strata-compile: " << error << "\n";
         return 2;
       }
+    for (const std::string &pin : inputValuePins)
+      if (!strata::parseInputValuePin(pin, importOptions.pins, error)) {
+        llvm::errs() << "strata-compile: " << error << "\n";
+        return 2;
+      }
     module =
         strata::importONNXModel(inputFile, contents, &context, importOptions);
   } else {
-    if (!dimPins.empty() || !inputShapePins.empty()) {
-      llvm::errs() << "strata-compile: --dim and --input-shape pin the "
-                      "dimensions of an ONNX model's inputs; '"
+    if (!dimPins.empty() || !inputShapePins.empty() ||
+        !inputValuePins.empty()) {
+      llvm::errs() << "strata-compile: --dim, --input-shape and --input-value "
+                      "pin an ONNX model's inputs; '"
                    << inputFile << "' is an MLIR program\n";
       return 2;
     }

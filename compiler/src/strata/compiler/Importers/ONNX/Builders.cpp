@@ -79,6 +79,19 @@ Value createEmpty(OpBuilder &b, Location loc, RankedTensorType type,
     if (likeType.isDynamicDim(i) &&
         static_cast<int64_t>(sizes.size()) < type.getNumDynamicDims())
       sizes.push_back(tensor::DimOp::create(b, loc, like, i));
+  // `like` of the same rank, static where `type` is not (a declared type
+  // less precise than the operand's): its sizes, dim for dim.
+  if (static_cast<int64_t>(sizes.size()) < type.getNumDynamicDims() &&
+      likeType.getRank() == type.getRank()) {
+    sizes.clear();
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (type.isDynamicDim(i))
+        sizes.push_back(
+            likeType.isDynamicDim(i)
+                ? tensor::DimOp::create(b, loc, like, i).getResult()
+                : arith::ConstantIndexOp::create(b, loc, likeType.getDimSize(i))
+                      .getResult());
+  }
   return tensor::EmptyOp::create(b, loc, type, sizes);
 }
 
@@ -277,9 +290,17 @@ SizeOrigin traceSize(Value size);
 SizeOrigin traceDim(Value tensor, int64_t dim) {
   // Bounded: import-time chains are short, and a cycle cannot occur.
   for (int step = 0; step < 256; ++step) {
+    // A static size (a cast may hide it: a dynamic dim of the cast's
+    // result) ends the trace here.
+    if (!cast<RankedTensorType>(tensor.getType()).isDynamicDim(dim))
+      return {tensor, dim};
     Operation *def = tensor.getDefiningOp();
+    // (An empty with too few sizes is refused by the verifier later.)
     if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(def))
-      return traceSize(empty.getDynamicSize(dim));
+      return static_cast<int64_t>(empty.getDynamicSizes().size()) ==
+                     empty.getType().getNumDynamicDims()
+                 ? traceSize(empty.getDynamicSize(dim))
+                 : SizeOrigin{tensor, dim};
     if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(def)) {
       OpFoldResult size = expand.getMixedOutputShape()[dim];
       if (auto value = dyn_cast<Value>(size))

@@ -208,8 +208,19 @@ LogicalResult lowerPad(NodeContext &ctx) {
                                  getAsIndexOpFoldResult(b.getContext(), high),
                                  padValue));
   }
-  if (!xt.hasStaticShape() && mode != "constant")
-    return ctx.fail("with dynamic dims only constant mode is supported" +
+  // A dim nothing pads is read in place at any size (a dynamic batch);
+  // reflect and wrap need the sizes of the dims they pad.
+  auto isPadded = [&](int64_t d) {
+    return ((runtimePads || !symbolicPads.empty()) && position[d] >= 0) ||
+           low[d] != 0 || high[d] != 0;
+  };
+  if ((mode == "reflect" || mode == "wrap") &&
+      llvm::any_of(llvm::seq<int64_t>(0, rank), [&](int64_t d) {
+        return isPadded(d) && xt.isDynamicDim(d);
+      }))
+    return ctx.fail("mode '" + mode +
+                    "' pads only dims of static size; pin the dynamic dims "
+                    "it pads" +
                     ctx.getState().pinHint);
   // Each dim's size and pads as sizes (attributes where known): the result
   // dim is in + low + high, none where that is negative.
@@ -263,6 +274,10 @@ LogicalResult lowerPad(NodeContext &ctx) {
         SmallVector<Value> coords;
         Value inBounds = createScalar(nb, nl, nb.getI1Type(), 1);
         for (int64_t d = 0; d < rank; ++d) {
+          if (!isPadded(d)) {
+            coords.push_back(ivs[d]);
+            continue;
+          }
           int64_t dim = xt.getDimSize(d);
           Value lowD = runtimePads && position[d] >= 0
                            ? arith::IndexCastOp::create(
@@ -355,6 +370,32 @@ LogicalResult lowerRuntimeSlice(NodeContext &ctx) {
   Value axes = ctx.hasInput(3) ? ctx.getInput(3) : Value();
   Value steps = ctx.hasInput(4) ? ctx.getInput(4) : Value();
   Value x = ctx.getInput(0);
+  // Dims no entry names are read in place, at any size (a dynamic batch);
+  // a dim that is sliced needs its size (the body clamps into it).
+  SmallVector<bool> sliced(rank, true);
+  if (!axes) {
+    for (int64_t d = count; d < rank; ++d)
+      sliced[d] = false;
+  } else if (FailureOr<SmallVector<int64_t>> known =
+                 ctx.hasInput(3) && ctx.getConstantInput(3)
+                     ? ctx.getConstantInts(3)
+                     : FailureOr<SmallVector<int64_t>>(failure());
+             succeeded(known)) {
+    sliced.assign(rank, false);
+    for (int64_t axis : *known)
+      if (axis >= -rank && axis < rank)
+        sliced[axis < 0 ? axis + rank : axis] = true;
+  }
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (xt.isDynamicDim(d) && sliced[d])
+      return ctx.fail("starts known only at run time slice dim " + Twine(d) +
+                      ", which is dynamic" + ctx.getState().pinHint);
+    sizes.push_back(
+        type->isDynamicDim(d)
+            ? OpFoldResult(tensor::DimOp::create(b, loc, x, d).getResult())
+            : OpFoldResult(b.getIndexAttr(type->getDimSize(d))));
+  }
   Value result = createIndexedGeneric(
       b, loc, {}, {}, *type,
       [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
@@ -376,6 +417,10 @@ LogicalResult lowerRuntimeSlice(NodeContext &ctx) {
         };
         SmallVector<Value> coords;
         for (int64_t d = 0; d < rank; ++d) {
+          if (!sliced[d]) {
+            coords.push_back(ivs[d]);
+            continue;
+          }
           int64_t dim = xt.getDimSize(d);
           Value start = cst(0), step = cst(1);
           for (int64_t j = 0; j < count; ++j) {
@@ -407,7 +452,8 @@ LogicalResult lowerRuntimeSlice(NodeContext &ctx) {
                                                       clamp(src, 0, dim - 1)));
         }
         return tensor::ExtractOp::create(nb, nl, x, coords).getResult();
-      });
+      },
+      sizes);
   return ctx.setOutput(0, result);
 }
 

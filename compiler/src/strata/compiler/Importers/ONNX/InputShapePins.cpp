@@ -3,6 +3,7 @@
 #include "strata/compiler/Importers/ONNX/InputShapePins.h"
 
 #include "onnx/onnx_pb.h"
+#include "llvm/ADT/APInt.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -18,9 +19,13 @@ bool parseSize(llvm::StringRef text, int64_t &size) {
 }
 
 std::string describeShape(llvm::ArrayRef<int64_t> shape) {
-  return llvm::join(
-      llvm::map_range(shape, [](int64_t size) { return std::to_string(size); }),
-      "x");
+  return llvm::join(llvm::map_range(shape,
+                                    [](int64_t size) {
+                                      return size == kDynamicPin
+                                                 ? std::string("?")
+                                                 : std::to_string(size);
+                                    }),
+                    "x");
 }
 
 } // namespace
@@ -50,8 +55,8 @@ bool parseInputShapePin(llvm::StringRef text, InputShapePins &pins,
     llvm::SmallVector<llvm::StringRef> sizes;
     shapeText.split(sizes, 'x');
     for (llvm::StringRef sizeText : sizes) {
-      int64_t size = 0;
-      if (!parseSize(sizeText, size)) {
+      int64_t size = kDynamicPin;
+      if (sizeText != "?" && !parseSize(sizeText, size)) {
         valid = false;
         break;
       }
@@ -61,14 +66,138 @@ bool parseInputShapePin(llvm::StringRef text, InputShapePins &pins,
   if (!valid) {
     error = "--input-shape='" + text.str() +
             "': expected NAME=D0xD1x..., an input name and its positive "
-            "sizes (--input-shape=pixels=1x3x224x224)";
+            "sizes or ? for one left dynamic "
+            "(--input-shape=pixels=1x3x224x224)";
     return false;
   }
   pins.inputs.emplace_back(name.str(), std::move(shape));
   return true;
 }
 
+bool parseInputValuePin(llvm::StringRef text, InputShapePins &pins,
+                        std::string &error) {
+  auto [name, valuesText] = text.rsplit('=');
+  std::vector<std::string> values;
+  for (llvm::StringRef value : llvm::split(valuesText, ','))
+    values.push_back(value.trim().str());
+  if (name.empty() || !text.contains('=') ||
+      llvm::any_of(values, [](const std::string &v) { return v.empty(); })) {
+    error = "--input-value='" + text.str() +
+            "': expected NAME=V0,V1,..., an input name and its elements "
+            "(--input-value=sample_rate=16000)";
+    return false;
+  }
+  pins.values.emplace_back(name.str(), std::move(values));
+  return true;
+}
+
 namespace onnx_importer {
+namespace {
+
+// `text` as an element of `tensor` (its data_type set), appended in the
+// field ONNX stores that type in; false if it is not one.
+bool appendElement(onnx::TensorProto &tensor, llvm::StringRef text) {
+  using T = onnx::TensorProto;
+  int type = tensor.data_type();
+  if (type == T::FLOAT || type == T::DOUBLE) {
+    double value;
+    if (text.getAsDouble(value))
+      return false;
+    if (type == T::FLOAT)
+      tensor.add_float_data(static_cast<float>(value));
+    else
+      tensor.add_double_data(value);
+    return true;
+  }
+  if (type == T::BOOL) {
+    if (text != "0" && text != "1" && text != "true" && text != "false")
+      return false;
+    tensor.add_int32_data(text == "1" || text == "true");
+    return true;
+  }
+  bool isUnsigned = type == T::UINT8 || type == T::UINT16 ||
+                    type == T::UINT32 || type == T::UINT64;
+  unsigned bits = type == T::INT8 || type == T::UINT8     ? 8
+                  : type == T::INT16 || type == T::UINT16 ? 16
+                  : type == T::INT32 || type == T::UINT32 ? 32
+                  : type == T::INT64 || type == T::UINT64 ? 64
+                                                          : 0;
+  if (bits == 0)
+    return false;
+  llvm::APInt value;
+  if (text.getAsInteger(10, value))
+    return false;
+  if (isUnsigned ? value.isNegative() || value.getActiveBits() > bits
+                 : value.getSignificantBits() > bits)
+    return false;
+  if (type == T::INT64)
+    tensor.add_int64_data(value.getSExtValue());
+  else if (type == T::UINT32 || type == T::UINT64)
+    tensor.add_uint64_data(value.getZExtValue());
+  else
+    tensor.add_int32_data(static_cast<int32_t>(value.getSExtValue()));
+  return true;
+}
+
+// Makes input `name` of `graph` the initializer `values` give it (its
+// declared type; its shape, static once shapes are pinned).
+bool pinInputValue(onnx::ModelProto &model, const std::string &name,
+                   const std::vector<std::string> &values, std::string &error) {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  auto &inputs = *graph.mutable_input();
+  auto input = llvm::find_if(inputs, [&](const onnx::ValueInfoProto &info) {
+    return info.name() == name;
+  });
+  std::string source = "--input-value=" + name + "=" + llvm::join(values, ",");
+  if (input == inputs.end() ||
+      llvm::any_of(graph.initializer(), [&](const onnx::TensorProto &t) {
+        return t.name() == name;
+      })) {
+    error = source + ": the model has no input '" + name + "'";
+    return false;
+  }
+  if (!input->type().has_tensor_type()) {
+    error = source + ": input '" + name + "' is not a tensor";
+    return false;
+  }
+  const auto &type = input->type().tensor_type();
+  onnx::TensorProto tensor;
+  tensor.set_name(name);
+  tensor.set_data_type(type.elem_type());
+  int64_t count = 1;
+  bool isStatic = type.has_shape();
+  for (const auto &dim : type.shape().dim()) {
+    isStatic &= dim.has_dim_value();
+    tensor.add_dims(dim.dim_value());
+    count *= dim.dim_value();
+  }
+  if (!isStatic) {
+    error = source + ": input '" + name +
+            "' has dynamic dimensions; pin them first (--input-shape)";
+    return false;
+  }
+  if (count != static_cast<int64_t>(values.size())) {
+    error = source + ": input '" + name + "' holds " + std::to_string(count) +
+            " elements, the pin gives " + std::to_string(values.size());
+    return false;
+  }
+  for (const std::string &value : values)
+    if (!appendElement(tensor, value)) {
+      error = source + ": '" + value + "' is not a value of input '" + name +
+              "' (element type " +
+              onnx::TensorProto::DataType_Name(
+                  static_cast<onnx::TensorProto::DataType>(type.elem_type())) +
+              ")";
+      return false;
+    }
+  *graph.add_initializer() = std::move(tensor);
+  // From IR 4 an initializer needs no input entry; before, it keeps one.
+  if (model.ir_version() >= 4)
+    inputs.erase(input);
+  return true;
+}
+
+} // namespace
 
 bool applyInputShapePins(onnx::ModelProto &model, const InputShapePins &pins,
                          std::string &error) {
@@ -156,6 +285,8 @@ bool applyInputShapePins(onnx::ModelProto &model, const InputShapePins &pins,
     }
     for (auto [index, size] : llvm::enumerate(shape)) {
       onnx::TensorShapeProto::Dimension *dim = declared->mutable_dim(index);
+      if (size == kDynamicPin)
+        continue;
       if (dim->has_dim_value()) {
         if (dim->dim_value() == size)
           continue;
@@ -190,6 +321,9 @@ bool applyInputShapePins(onnx::ModelProto &model, const InputShapePins &pins,
     pinNamedDims(output);
   for (auto &info : *graph.mutable_value_info())
     pinNamedDims(info);
+  for (const auto &[name, values] : pins.values)
+    if (!pinInputValue(model, name, values, error))
+      return false;
   return true;
 }
 

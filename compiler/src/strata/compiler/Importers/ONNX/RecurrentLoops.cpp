@@ -188,8 +188,15 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
 
   Value seq = getValueOrCreateConstantIndexOp(b, loc, seqSize);
   Value batchCount = getValueOrCreateConstantIndexOp(b, loc, batchSize);
+  // As static as its sizes (the region's tensor.empty folds them): dispatch
+  // formation sizes the region's result from its type and cannot see a
+  // static dim through a cast to a dynamic one.
+  std::optional<int64_t> staticSeq = getConstantIntValue(seqSize),
+                         staticBatch = getConstantIntValue(batchSize);
   auto rowsType = RankedTensorType::get(
-      {ShapedType::kDynamic, ShapedType::kDynamic, hidden}, elementType);
+      {staticSeq ? *staticSeq + slots : ShapedType::kDynamic,
+       staticBatch ? *staticBatch : ShapedType::kDynamic, hidden},
+      elementType);
   auto region = scf::ExecuteRegionOp::create(b, loc, TypeRange{rowsType});
   region.setNoInline(true);
   {
@@ -360,6 +367,8 @@ RecurrentLowering::lowerDirectionAsLoop(int64_t dir, bool reverse,
             return SmallVector<Value>{rowsNow, terms};
           });
         })[0];
+    if (result.getType() != rowsType)
+      result = tensor::CastOp::create(b, loc, rowsType, result);
     scf::YieldOp::create(b, loc, result);
   }
 

@@ -254,7 +254,8 @@ LogicalResult lowerConcat(NodeContext &ctx) {
                                                 *type, *axis, inputs));
 }
 
-// Reverses dimension `axis` of `input` (a generic with a reversed map).
+// Reverses static dimension `axis` of `input` (a generic with a reversed
+// map); its other dims may be dynamic.
 Value createReverse(OpBuilder &b, Location loc, Value input, int64_t axis) {
   auto type = cast<RankedTensorType>(input.getType());
   int64_t rank = type.getRank();
@@ -270,7 +271,7 @@ Value createReverse(OpBuilder &b, Location loc, Value input, int64_t axis) {
                                              utils::IteratorType::parallel);
   return linalg::GenericOp::create(
              b, loc, TypeRange{type}, ValueRange{input},
-             ValueRange{createEmpty(b, loc, type)}, maps, iterators,
+             ValueRange{createEmpty(b, loc, type, input)}, maps, iterators,
              [](OpBuilder &nb, Location nl, ValueRange args) {
                linalg::YieldOp::create(nb, nl, args[0]);
              })
