@@ -238,7 +238,8 @@ bufferizeExecutable(flow::ExecutableOp executable, unsigned vectorBits,
   if (dynamic)
     passResultsAsDestinations(entry);
   if (failed(prepareForBufferization(entry, runPipeline)))
-    return executable.emitOpError("failed to prepare bufferization");
+    return executable.emitOpError("'")
+           << executable.getSymName() << "': failed to prepare bufferization";
   if (!dynamic)
     makeResultsDistinct(entry);
   // Arguments are input bindings: the caller's tensors, constants, or

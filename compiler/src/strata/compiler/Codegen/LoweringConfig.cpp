@@ -190,7 +190,8 @@ LogicalResult configureExecutable(flow::ExecutableOp executable,
     });
   scratch.erase();
   if (failed(prepared))
-    return executable.emitOpError("failed to prepare bufferization");
+    return executable.emitOpError("'")
+           << executable.getSymName() << "': failed to prepare bufferization";
 
   SmallVector<int64_t> workgroupTile;
   if (tiling) {
