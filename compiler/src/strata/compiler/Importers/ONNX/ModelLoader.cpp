@@ -362,7 +362,30 @@ bool propagatesFromUntypedValue(const onnx::GraphProto &graph,
 bool isDataPropagationSafe(const onnx::ModelProto &model) {
   if (!mayLeaveValuesUntyped(model.graph()))
     return true;
-  onnx::ModelProto copy = model;
+  // The copy leaves out the data of large initializers (weights, which
+  // would double the memory of a large model): inference reads only small
+  // ones (shapes, axes) as values.
+  static constexpr size_t kMaxCopiedInitializerBytes = 64 * 1024;
+  onnx::ModelProto copy;
+  copy.set_ir_version(model.ir_version());
+  *copy.mutable_opset_import() = model.opset_import();
+  *copy.mutable_functions() = model.functions();
+  const onnx::GraphProto &graph = model.graph();
+  onnx::GraphProto &copied = *copy.mutable_graph();
+  *copied.mutable_node() = graph.node();
+  *copied.mutable_input() = graph.input();
+  *copied.mutable_output() = graph.output();
+  *copied.mutable_value_info() = graph.value_info();
+  for (const auto &tensor : graph.initializer()) {
+    if (tensor.ByteSizeLong() <= kMaxCopiedInitializerBytes) {
+      *copied.add_initializer() = tensor;
+      continue;
+    }
+    onnx::TensorProto &type = *copied.add_initializer();
+    type.set_name(tensor.name());
+    type.set_data_type(tensor.data_type());
+    *type.mutable_dims() = tensor.dims();
+  }
   try {
     onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
                                         /*strict_mode_val=*/0,
