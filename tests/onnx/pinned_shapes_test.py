@@ -277,6 +277,27 @@ def upsample_model(rng):
     return model, reference
 
 
+def text_head_upsample_model(rng):
+    """X [batch, 16, height, width] -> ConvTranspose 2x2 stride 2 without
+    bias (PaddleOCR's detector head): pinned to batch 1, its workgroups
+    split the output rows, each reading a window of the spread-out input
+    (its map had the kernel flip in it and undersized that window)."""
+    w = (rng.standard_normal((16, 16, 2, 2)) * 0.3).astype(np.float32)
+    model = make_model(
+        "text_head_upsample",
+        [helper.make_node("ConvTranspose", ["X", "W"], ["Y"], strides=[2, 2])],
+        [helper.make_tensor_value_info("X", F, ["batch", 16, "height",
+                                                "width"])],
+        [helper.make_tensor_value_info("Y", F, ["batch", 16, "oh", "ow"])],
+        [numpy_helper.from_array(w, "W")])
+
+    def reference(x):
+        return conv_transpose_reference(x, w, None, 2, [0, 0, 0, 0], 0,
+                                        1).astype(np.float32)
+
+    return model, reference
+
+
 def position_ids_model():
     """Position ids as RoBERTa computes them from the attention mask [batch,
     sequence]: cumsum(mask) * mask + 1, int64."""
@@ -564,6 +585,15 @@ def main():
          [([m1], positions_ref(m1)), ([m2], positions_ref(m2))]),
         ("upsample_dynamic_size", upsample, [],
          [([v], upsample_ref(v)) for v in (v1, v2)]),
+    ]
+    head_up, head_up_ref = text_head_upsample_model(rng)
+    hx1 = rng.standard_normal((1, 16, 8, 8)).astype(np.float32)
+    hx2 = rng.standard_normal((1, 16, 16, 12)).astype(np.float32)
+    runs += [
+        ("text_head_upsample_batch1", head_up, ["--input-shape=X=1x16x8x8"],
+         [([hx1], head_up_ref(hx1))]),
+        ("text_head_upsample_batch1_16x12", head_up,
+         ["--input-shape=X=1x16x16x12"], [([hx2], head_up_ref(hx2))]),
     ]
     audio, audio_ref = audio_model()
     w1 = rng.standard_normal((1, 16)).astype(np.float32)

@@ -19,6 +19,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cstring>
+
 using namespace mlir;
 
 namespace strata::onnx_importer {
@@ -210,6 +212,33 @@ LogicalResult lowerConvTranspose(NodeContext &ctx) {
       0, createTransposedConvGeneric(ctx, spreadX, outSizes, *type, dilations));
 }
 
+// `weight` [C, M/G, K...] with its kernel dims reversed, computed at
+// compile time; null for elements not stored in whole bytes.
+DenseElementsAttr flipKernelDims(DenseElementsAttr weight) {
+  if (weight.isSplat())
+    return weight;
+  auto type = cast<RankedTensorType>(weight.getType());
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits % 8 != 0)
+    return {};
+  size_t bytes = bits / 8;
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rank = type.getRank();
+  ArrayRef<char> source = weight.getRawData();
+  std::vector<char> flipped(source.size());
+  SmallVector<int64_t> index(rank, 0);
+  for (int64_t linear = 0, count = type.getNumElements(); linear < count;
+       ++linear) {
+    int64_t from = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      from = from * shape[d] + (d >= 2 ? shape[d] - 1 - index[d] : index[d]);
+    std::memcpy(&flipped[linear * bytes], &source[from * bytes], bytes);
+    for (int64_t d = rank - 1; d >= 0 && ++index[d] == shape[d]; --d)
+      index[d] = 0;
+  }
+  return DenseElementsAttr::getFromRawBuffer(type, flipped);
+}
+
 // The stride-1 convolution of the spread-out input with the flipped
 // kernel, into `type` of `outSizes` (static where attributes), from the
 // bias when there is one.
@@ -228,8 +257,17 @@ Value createTransposedConvGeneric(NodeContext &ctx, Value spreadX,
   Value zero = createScalar(b, loc, et, 0);
   // Loops: n, g, m, o_1..o_s (parallel), c, k_1..k_s (reduction) over a
   // [N, G, M/G, out...] result and the weight as [G, C/G, M/G, K...], so
-  // every loop appears alone in some map. The kernel flip is in the input's
-  // map: o + (K - 1 - k) * d.
+  // every loop appears alone in some map. A constant kernel is flipped at
+  // compile time, so the input's map, o + k * d, grows with every loop
+  // (the workgroup split sizes a tile's input window from its loops'
+  // bounds as if it did: o + (K - 1 - k) * d undersized it); a kernel
+  // known only at run time is flipped in that map.
+  Value weight = ctx.getInput(1);
+  DenseElementsAttr flippedWeight;
+  if (std::optional<DenseElementsAttr> known = ctx.getConstantInput(1))
+    flippedWeight = flipKernelDims(*known);
+  if (flippedWeight)
+    weight = arith::ConstantOp::create(b, loc, flippedWeight);
   int64_t loops = 3 + 2 * spatial + 1;
   auto dim = [&](int64_t i) { return b.getAffineDimExpr(i); };
   AffineExpr cLoop = dim(3 + spatial);
@@ -238,8 +276,10 @@ Value createTransposedConvGeneric(NodeContext &ctx, Value spreadX,
   SmallVector<AffineExpr> outExprs{dim(0), dim(1), dim(2)};
   for (int64_t i = 0; i < spatial; ++i) {
     AffineExpr o = dim(3 + i), k = dim(4 + spatial + i);
-    xExprs.push_back(o + (b.getAffineConstantExpr(kernel[i] - 1) - k) *
-                             dilations[i]);
+    xExprs.push_back(flippedWeight
+                         ? o + k * dilations[i]
+                         : o + (b.getAffineConstantExpr(kernel[i] - 1) - k) *
+                                   dilations[i]);
     wExprs.push_back(k);
     outExprs.push_back(o);
   }
@@ -252,7 +292,7 @@ Value createTransposedConvGeneric(NodeContext &ctx, Value spreadX,
   iterators.append(1 + spatial, utils::IteratorType::reduction);
   SmallVector<int64_t> groupedWeight{group, cg, mg};
   llvm::append_range(groupedWeight, kernel);
-  Value w = createReshape(b, loc, ctx.getInput(1), groupedWeight);
+  Value w = createReshape(b, loc, weight, groupedWeight);
   SmallVector<int64_t> groupedShape{type.getDimSize(0), group, mg};
   llvm::append_range(groupedShape, type.getShape().drop_front(2));
   auto groupedType = RankedTensorType::get(groupedShape, et);
