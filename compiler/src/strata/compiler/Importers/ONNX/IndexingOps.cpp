@@ -376,15 +376,13 @@ LogicalResult lowerRuntimeSlice(NodeContext &ctx) {
   if (!axes) {
     for (int64_t d = count; d < rank; ++d)
       sliced[d] = false;
-  } else if (FailureOr<SmallVector<int64_t>> known =
-                 ctx.hasInput(3) && ctx.getConstantInput(3)
-                     ? ctx.getConstantInts(3)
-                     : FailureOr<SmallVector<int64_t>>(failure());
-             succeeded(known)) {
+  } else if (std::optional<DenseElementsAttr> known = ctx.getConstantInput(3)) {
     sliced.assign(rank, false);
-    for (int64_t axis : *known)
-      if (axis >= -rank && axis < rank)
-        sliced[axis < 0 ? axis + rank : axis] = true;
+    for (const APInt &axis : known->getValues<APInt>()) {
+      int64_t a = axis.getSExtValue();
+      if (a >= -rank && a < rank)
+        sliced[a < 0 ? a + rank : a] = true;
+    }
   }
   SmallVector<OpFoldResult> sizes;
   for (int64_t d = 0; d < rank; ++d) {
