@@ -43,6 +43,55 @@ namespace {
 // (ContractionStrategy: independent accumulators to hide the FMA latency).
 constexpr int64_t kPanelVectors = 8;
 
+// Whether `slice` takes whole panels of `panel` columns of a matrix whose
+// columns are whole panels, at static offsets: the same slice of the
+// matrix reshaped to [rows, panels, panel] is then its panel shape.
+bool isSliceOfPanels(tensor::ExtractSliceOp slice, int64_t panel) {
+  RankedTensorType sourceType = slice.getSourceType();
+  if (sourceType.getRank() != 2 || sourceType.isDynamicDim(1) ||
+      sourceType.getDimSize(1) % panel != 0 || !slice.hasUnitStride() ||
+      slice.getResultType().getRank() != 2)
+    return false;
+  std::optional<int64_t> columnOffset =
+      getConstantIntValue(slice.getMixedOffsets()[1]);
+  std::optional<int64_t> columns =
+      getConstantIntValue(slice.getMixedSizes()[1]);
+  return columnOffset && columns && *columnOffset % panel == 0 &&
+         *columns % panel == 0;
+}
+
+// `slice` (isSliceOfPanels) in its panel shape: the same slice of its
+// source reshaped to [rows, panels, panel].
+Value sliceInPanels(RewriterBase &rewriter, tensor::ExtractSliceOp slice,
+                    int64_t panel) {
+  Location loc = slice.getLoc();
+  RankedTensorType sourceType = slice.getSourceType();
+  int64_t sourceRows = sourceType.getDimSize(0);
+  int64_t sourcePanels = sourceType.getDimSize(1) / panel;
+  SmallVector<OpFoldResult> sourceShape = {
+      sourceType.isDynamicDim(0)
+          ? OpFoldResult(
+                tensor::DimOp::create(rewriter, loc, slice.getSource(), 0)
+                    .getResult())
+          : OpFoldResult(rewriter.getIndexAttr(sourceRows)),
+      rewriter.getIndexAttr(sourcePanels), rewriter.getIndexAttr(panel)};
+  auto panelsType = RankedTensorType::get({sourceRows, sourcePanels, panel},
+                                          sourceType.getElementType());
+  Value panels = tensor::ExpandShapeOp::create(
+      rewriter, loc, panelsType, slice.getSource(),
+      SmallVector<ReassociationIndices>{{0}, {1, 2}}, sourceShape);
+  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  int64_t columnOffset = *getConstantIntValue(slice.getMixedOffsets()[1]);
+  int64_t columns = *getConstantIntValue(slice.getMixedSizes()[1]);
+  return tensor::ExtractSliceOp::create(
+      rewriter, loc, panels,
+      {slice.getMixedOffsets()[0], rewriter.getIndexAttr(columnOffset / panel),
+       zero},
+      {slice.getMixedSizes()[0], rewriter.getIndexAttr(columns / panel),
+       rewriter.getIndexAttr(panel)},
+      {one, one, one});
+}
+
 // The panel width for `matmul`, when it is an f32 product of a constant
 // [K, N] matrix that splits into two or more panels of its kernel's
 // register tile width; 0 otherwise. The rows may be dynamic (a batch): the
@@ -66,12 +115,16 @@ int64_t getPanelWidth(linalg::MatmulOp matmul, unsigned vectorBits) {
   if (!matchPattern(matmul.getInputs()[1], m_Constant(&weights)) ||
       weights.isSplat())
     return 0;
-  // The output must start as a fill, which then fills the panel shape:
-  // any other initial value (a recurrence's input projection) would reach
-  // the product through a reshape, which keeps the two in separate
-  // dispatches and breaks chains of small ones apart (an LSTM's steps).
+  // The output starts as a fill, which then fills the panel shape, or as
+  // a slice of whole panels of another value (a recurrence's step starts
+  // from its row of the input projection): the slice then reads that value
+  // reshaped to panels, a view. (Any other value would reach the product
+  // through a reshape, which keeps the two in separate dispatches.)
   auto fill = matmul.getOutputs()[0].getDefiningOp<linalg::FillOp>();
-  if (!fill || !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+  bool startsAsFill =
+      fill && fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
+  auto slice = matmul.getOutputs()[0].getDefiningOp<tensor::ExtractSliceOp>();
+  if (!startsAsFill && !slice)
     return 0;
   int64_t panel = kPanelVectors * std::max<int64_t>(vectorBits / 32, 4);
   // Several rows: the width of the matrix kernel's register tile (the
@@ -87,6 +140,8 @@ int64_t getPanelWidth(linalg::MatmulOp matmul, unsigned vectorBits) {
   // 1000 classes are 7 full panels of 128 and one of 104.)
   int64_t columns = rhsType.getDimSize(1);
   if (llvm::divideCeil(columns, panel) < 2)
+    return 0;
+  if (!startsAsFill && !isSliceOfPanels(slice, panel))
     return 0;
   return panel;
 }
@@ -130,16 +185,16 @@ linalg::GenericOp packMatmul(RewriterBase &rewriter, linalg::MatmulOp matmul,
   // last panel, a new one filled as the output is (getPanelWidth: a fill).
   SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
   int64_t m = cast<RankedTensorType>(out.getType()).getDimSize(0);
-  // (getPanelWidth: the output is a fill of an empty tensor, which holds
-  // the row count.)
-  OpFoldResult rows = out.getDefiningOp<linalg::FillOp>()
-                          .getOutputs()[0]
-                          .getDefiningOp<tensor::EmptyOp>()
-                          .getMixedSizes()[0];
   auto outPanelsType = RankedTensorType::get({m, panelCount, panel}, f32);
   Value outPanels;
+  OpFoldResult rows;
   if (partial) {
+    // (getPanelWidth: the output is a fill of an empty tensor, which holds
+    // the row count.)
     auto fill = out.getDefiningOp<linalg::FillOp>();
+    rows = fill.getOutputs()[0]
+               .getDefiningOp<tensor::EmptyOp>()
+               .getMixedSizes()[0];
     Value empty = tensor::EmptyOp::create(
         rewriter, loc,
         {rows, rewriter.getIndexAttr(panelCount), rewriter.getIndexAttr(panel)},
@@ -147,6 +202,9 @@ linalg::GenericOp packMatmul(RewriterBase &rewriter, linalg::MatmulOp matmul,
     outPanels =
         linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
             .getResult(0);
+  } else if (auto slice = out.getDefiningOp<tensor::ExtractSliceOp>()) {
+    // (getPanelWidth: whole panels of another value.)
+    outPanels = sliceInPanels(rewriter, slice, panel);
   } else {
     outPanels =
         tensor::ExpandShapeOp::create(rewriter, loc, outPanelsType, out, split);

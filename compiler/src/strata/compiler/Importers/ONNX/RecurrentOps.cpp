@@ -360,16 +360,21 @@ LogicalResult RecurrentLowering::lowerDirection(int64_t dir, bool reverse,
                                                 DirectionOutputs &outputs) {
   bool y = ctx.hasOutput(0);
   int64_t gatesSize = numGates * hidden;
-  // The input projection of every step, with the biases.
+  // The input projection of every step, with the biases added after the
+  // product (an epilogue, as a Gemm's: a product that starts from zero has
+  // its constant matrix packed in panels).
   auto projectionType =
       RankedTensorType::get({seqLength * batch, gatesSize}, elementType);
-  Value bias = getInputBias(dir);
-  Value projectionInit =
-      bias ? createBroadcast(b, loc, bias, projectionType.getShape())
-           : createFilled(b, loc, projectionType,
-                          createScalar(b, loc, elementType, 0));
-  Value projection = createMatmul(
-      b, loc, x2d, getTransposedWeight(1, dir, 0, gatesSize), projectionInit);
+  Value projection =
+      createMatmul(b, loc, x2d, getTransposedWeight(1, dir, 0, gatesSize),
+                   createFilled(b, loc, projectionType,
+                                createScalar(b, loc, elementType, 0)));
+  if (Value bias = getInputBias(dir))
+    projection = createElementwise(
+        b, loc, {projection, bias}, projectionType,
+        [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          return arith::AddFOp::create(nb, nl, args[0], args[1]);
+        });
 
   bool gruReset = kind == CellKind::GRU && !linearBeforeReset;
   Value recurrentT =
