@@ -28,6 +28,27 @@ func.func @big(%arg0: tensor<512x256xf32>) -> tensor<512x256xf32> {
 // GPU: flow.executable @big_dispatch_0 {{.*}}workgroup_count = array<i64: 32, 1, 1>
 // GPU:   func.func @big_dispatch_0({{.*}}workgroup_tile = [16, 0]
 
+// Dispatch formation decided one workgroup (strata.single_workgroup, a
+// small split region merged into the one-workgroup region reading it):
+// outlining keeps the mark on the entry function, and the same work as
+// @big runs as one workgroup.
+func.func @single_workgroup(%arg0: tensor<512x256xf32>) -> tensor<512x256xf32> {
+  %0 = flow.dispatch.region -> (tensor<512x256xf32>) {
+    %e = tensor.empty() : tensor<512x256xf32>
+    %1 = linalg.generic {indexing_maps = [#map2d, #map2d], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<512x256xf32>) outs(%e : tensor<512x256xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %2 = arith.negf %a : f32
+      linalg.yield %2 : f32
+    } -> tensor<512x256xf32>
+    flow.return %1 : tensor<512x256xf32>
+  } {strata.single_workgroup}
+  return %0 : tensor<512x256xf32>
+}
+// CHECK: flow.executable @single_workgroup_dispatch_0 {{.*}}workgroup_count = array<i64: 1, 1, 1>
+// CHECK:   func.func @single_workgroup_dispatch_0({{.*}} attributes {flow.lowering_config = #flow.lowering_config<vector_bits = 512, kernels = []>, strata.single_workgroup}
+// CHECK: flow.dispatch @single_workgroup_dispatch_0::@single_workgroup_dispatch_0{{\[}}[1, 1, 1]]
+// GPU: flow.executable @single_workgroup_dispatch_0 {{.*}}workgroup_count = array<i64: 1, 1, 1>
+
 // A contraction splits over whole cache tiles of its register-tiled loops:
 // 512 rows are 8 cache tiles of 60 (6-row register tiles) and 32 rows over,
 // which balances worse than 4 workgroups of 128 lanes.

@@ -164,3 +164,71 @@ func.func @not_merged(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>, %v: tens
 // CHECK:         tensor.extract_slice
 // CHECK:         flow.dispatch.region -> (tensor<1x256xf32>)
 // CHECK:           arith.addf
+
+// -----
+
+// A product that would split over workgroups but does little work on
+// little data (a recurrence's input projection: 32x64x512, reading 136
+// KiB) joins the one-workgroup region after it that reads its result; the
+// merged region runs as one workgroup, and says so.
+func.func @small_split_joins_serial_reader(%x: tensor<32x64xf32>, %w: tensor<64x512xf32>) -> tensor<1x512xf32> {
+  %proj = flow.dispatch.region -> (tensor<32x512xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<32x512xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x512xf32>) -> tensor<32x512xf32>
+    %m = linalg.matmul ins(%x, %w : tensor<32x64xf32>, tensor<64x512xf32>) outs(%f : tensor<32x512xf32>) -> tensor<32x512xf32>
+    flow.return %m : tensor<32x512xf32>
+  }
+  %step = flow.dispatch.region -> (tensor<1x512xf32>) {
+    %row = tensor.extract_slice %proj[0, 0] [1, 512] [1, 1] : tensor<32x512xf32> to tensor<1x512xf32>
+    %e = tensor.empty() : tensor<1x512xf32>
+    %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%row : tensor<1x512xf32>) outs(%e : tensor<1x512xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %v = math.tanh %in : f32
+      linalg.yield %v : f32
+    } -> tensor<1x512xf32>
+    flow.return %t : tensor<1x512xf32>
+  }
+  return %step : tensor<1x512xf32>
+}
+// CHECK-LABEL: func.func @small_split_joins_serial_reader
+// CHECK:         %[[M:.+]] = flow.dispatch.region -> (tensor<1x512xf32>)
+// CHECK:           linalg.matmul
+// CHECK:           math.tanh
+// CHECK:         } {strata.single_workgroup}
+// CHECK-NOT:     flow.dispatch.region
+// CHECK:         return %[[M]]
+
+// -----
+
+// A product streaming a matrix larger than a core's share of L2 (784x512,
+// 1.6 MB) keeps its split: each core streams half of it from its own
+// cache. The one-workgroup region after it stays on its own.
+func.func @large_input_split_kept(%x: tensor<1x784xf32>, %w: tensor<784x512xf32>) -> tensor<1x512xf32> {
+  %fc = flow.dispatch.region -> (tensor<1x512xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x512xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x512xf32>) -> tensor<1x512xf32>
+    %m = linalg.matmul ins(%x, %w : tensor<1x784xf32>, tensor<784x512xf32>) outs(%f : tensor<1x512xf32>) -> tensor<1x512xf32>
+    flow.return %m : tensor<1x512xf32>
+  }
+  %act = flow.dispatch.region -> (tensor<1x512xf32>) {
+    %e = tensor.empty() : tensor<1x512xf32>
+    %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%fc : tensor<1x512xf32>) outs(%e : tensor<1x512xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %v = math.tanh %in : f32
+      linalg.yield %v : f32
+    } -> tensor<1x512xf32>
+    flow.return %t : tensor<1x512xf32>
+  }
+  return %act : tensor<1x512xf32>
+}
+// CHECK-LABEL: func.func @large_input_split_kept
+// CHECK:         %[[FC:.+]] = flow.dispatch.region -> (tensor<1x512xf32>)
+// CHECK:           linalg.matmul
+// CHECK-NOT:       math.tanh
+// CHECK:         flow.return
+// CHECK-NEXT:    }
+// CHECK-NOT:     strata.single_workgroup
+// CHECK:         flow.dispatch.region -> (tensor<1x512xf32>)
+// CHECK:           math.tanh

@@ -158,7 +158,9 @@ LogicalResult configureExecutable(flow::ExecutableOp executable,
   bool dynamic = hasDynamicShapes(entry);
   std::optional<WorkgroupTiling> tiling;
   std::optional<SmallVector<int64_t>> workload;
-  if (!dynamic) {
+  if (entry->hasAttr(kSingleWorkgroupAttr)) {
+    // (Dispatch formation's decision: one workgroup.)
+  } else if (!dynamic) {
     tiling = chooseDispatchWorkgroupTiling(terminator, vectorBits, grid);
   } else if (grid == WorkgroupGrid::cpuCores) {
     tiling = chooseDynamicWorkgroupTiling(terminator, vectorBits);

@@ -36,6 +36,13 @@ struct WorkgroupTiling {
   int64_t workPerIteration = 1;
 };
 
+// Marks a dispatch region, then its executable's entry function, that runs
+// as one workgroup whatever its work would split into: decided at dispatch
+// formation (MergeSmallDispatchRegions: a small split region merged into
+// the one-workgroup region reading it), honoured by ConfigureExecutables.
+inline constexpr llvm::StringLiteral kSingleWorkgroupAttr =
+    "strata.single_workgroup";
+
 // What the workgroups run on, which shapes the grid.
 enum class WorkgroupGrid {
   // A few CPU cores: up to 64 workgroups, wide tiles that reuse what they

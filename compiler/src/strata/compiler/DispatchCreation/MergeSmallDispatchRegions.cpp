@@ -15,6 +15,17 @@
 // is available before the earlier one, so the merged region can take the
 // earlier one's place.
 //
+// One exception: a region that would split but does little work on little
+// data (a recurrence's input projection) joins the one-workgroup region
+// after it that reads its result, and the merged region runs as one
+// workgroup (kSingleWorkgroupAttr). Split, it would save at most half of a
+// few microseconds, while the one workgroup after it reads every result
+// another core wrote: lstm's projections, 11 and 21 us in 4 workgroups,
+// ran no faster on two workers than on one, and the model 5-9% slower on
+// two. (A product streaming a matrix larger than a core's cache still
+// splits: each core then streams half from its own, mlp's first layer
+// 17.8 -> 8.8 us.)
+//
 //===----------------------------------------------------------------------===//
 
 #include "strata/compiler/Codegen/WorkgroupTiling.h"
@@ -43,21 +54,76 @@ constexpr int64_t kMaxMergedLinalgOps = 96;
 // executable: only small ones are.
 constexpr int64_t kMaxInternalBytes = 64 * 1024;
 
+// A split region joins the one-workgroup region reading it with at most
+// this many loop iterations (multiply-adds: about 20 us on one core) ...
+constexpr int64_t kMaxSerialFeedIterations = int64_t(1) << 22;
+// ... reading at most this many bytes from outside (within a core's share
+// of L2).
+constexpr int64_t kMaxSerialFeedInputBytes = 512 * 1024;
+
 int64_t countLinalgOps(flow::DispatchRegionOp region) {
   int64_t count = 0;
   region.getBody().walk([&](linalg::LinalgOp) { ++count; });
   return count;
 }
 
+int64_t getByteSize(Type type) {
+  auto shaped = dyn_cast<RankedTensorType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return std::numeric_limits<int64_t>::max();
+  return shaped.getNumElements() *
+         llvm::divideCeil(shaped.getElementTypeBitWidth(), 8);
+}
+
+// The loop iterations of every linalg op in `region`.
+int64_t countIterations(flow::DispatchRegionOp region) {
+  int64_t iterations = 0;
+  region.getBody().walk([&](linalg::LinalgOp op) {
+    int64_t opIterations = 1;
+    for (int64_t range : op.getStaticLoopRanges())
+      opIterations *= std::max<int64_t>(range, 1);
+    iterations += opIterations;
+  });
+  return iterations;
+}
+
+// The bytes the linalg ops of `region` read from outside it or from
+// constants (a matrix it multiplies by), each value once.
+int64_t countInputBytes(flow::DispatchRegionOp region) {
+  llvm::SmallDenseSet<Value> seen;
+  int64_t bytes = 0;
+  region.getBody().walk([&](linalg::LinalgOp op) {
+    for (Value input : op.getDpsInputs()) {
+      Operation *def = input.getDefiningOp();
+      bool fromOutside = !def || !region->isProperAncestor(def);
+      if ((fromOutside || isa<arith::ConstantOp>(def)) &&
+          isa<RankedTensorType>(input.getType()) && seen.insert(input).second)
+        bytes += getByteSize(input.getType());
+    }
+  });
+  return bytes;
+}
+
+// How a region merges with its neighbours.
+enum class RegionKind {
+  // Anything else: merges with nothing.
+  Other,
+  // Runs as one workgroup: joins the one before it when it reads it.
+  OneWorkgroup,
+  // Would split, but does little on little data: the one-workgroup region
+  // after it that reads it may join it (then one workgroup as well).
+  SmallSplit,
+};
+
 // Whether `region` computes only with linalg ops (and views, constants,
-// empty tensors), returns only their results, and would run as one
-// workgroup. (A dynamically shaped region's size is known only at run
+// empty tensors), returns only their results, and how it would split over
+// workgroups. (A dynamically shaped region's size is known only at run
 // time: it is never small.)
-bool isSmallLinalgRegion(flow::DispatchRegionOp region, unsigned vectorBits) {
+RegionKind classifyRegion(flow::DispatchRegionOp region, unsigned vectorBits) {
   if (llvm::any_of(region.getResultTypes(), [](Type type) {
         return !cast<RankedTensorType>(type).hasStaticShape();
       }))
-    return false;
+    return RegionKind::Other;
   Block &body = region.getBody().front();
   for (Operation &op : body.without_terminator()) {
     if (isa<linalg::LinalgOp, tensor::EmptyOp, tensor::ExtractSliceOp,
@@ -67,7 +133,7 @@ bool isSmallLinalgRegion(flow::DispatchRegionOp region, unsigned vectorBits) {
     if (op.getNumRegions() == 0 && isMemoryEffectFree(&op) &&
         llvm::none_of(op.getResultTypes(), llvm::IsaPred<ShapedType>))
       continue;
-    return false;
+    return RegionKind::Other;
   }
   Operation *terminator = body.getTerminator();
   if (terminator->getNumOperands() == 0 ||
@@ -77,18 +143,17 @@ bool isSmallLinalgRegion(flow::DispatchRegionOp region, unsigned vectorBits) {
                                 tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
             def);
       }))
-    return false;
+    return RegionKind::Other;
+  if (region->hasAttr(kSingleWorkgroupAttr))
+    return RegionKind::OneWorkgroup;
   std::optional<WorkgroupTiling> tiling =
       chooseDispatchWorkgroupTiling(terminator, vectorBits);
-  return !tiling || tiling->count < 2;
-}
-
-int64_t getByteSize(Type type) {
-  auto shaped = dyn_cast<RankedTensorType>(type);
-  if (!shaped || !shaped.hasStaticShape())
-    return std::numeric_limits<int64_t>::max();
-  return shaped.getNumElements() *
-         llvm::divideCeil(shaped.getElementTypeBitWidth(), 8);
+  if (!tiling || tiling->count < 2)
+    return RegionKind::OneWorkgroup;
+  if (countIterations(region) <= kMaxSerialFeedIterations &&
+      countInputBytes(region) <= kMaxSerialFeedInputBytes)
+    return RegionKind::SmallSplit;
+  return RegionKind::Other;
 }
 
 // Whether `value` can be read at `first`'s place: a block argument, a
@@ -226,6 +291,7 @@ flow::DispatchRegionOp merge(flow::DispatchRegionOp first,
   for (Value value : returned)
     types.push_back(value.getType());
   auto merged = flow::DispatchRegionOp::create(builder, first.getLoc(), types);
+  merged->setDiscardableAttrs(first->getDiscardableAttrDictionary());
   Block *body = new Block();
   merged.getBody().push_back(body);
   body->getOperations().splice(body->end(), firstBody.getOperations(),
@@ -258,11 +324,17 @@ struct MergeSmallDispatchRegionsPass
         auto region = dyn_cast<flow::DispatchRegionOp>(op);
         if (!region)
           continue;
-        if (!isSmallLinalgRegion(region, vectorBits)) {
+        RegionKind kind = classifyRegion(region, vectorBits);
+        if (kind == RegionKind::Other) {
           current = nullptr;
           continue;
         }
-        if (current && canMerge(current, region)) {
+        if (kind == RegionKind::OneWorkgroup && current &&
+            canMerge(current, region)) {
+          // (A small split region before it now runs as one workgroup
+          // too; merge keeps the mark.)
+          current->setAttr(kSingleWorkgroupAttr,
+                           UnitAttr::get(region.getContext()));
           current = merge(current, region);
           continue;
         }

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "strata/compiler/Codegen/WorkgroupTiling.h"
 #include "strata/compiler/DispatchCreation/DispatchNames.h"
 #include "strata/compiler/Passes.h"
 #include "strata/compiler/Utils/InPlaceUpdates.h"
@@ -234,6 +235,8 @@ LogicalResult outlineRegion(flow::DispatchRegionOp region, StringRef name,
     }
     builder.clone(op, mapping);
   }
+  if (region->hasAttr(kSingleWorkgroupAttr))
+    func->setAttr(kSingleWorkgroupAttr, builder.getUnitAttr());
   useDimArguments(func, tensorArgs, dimArgs);
   // (What reifying the results' dims left unused.)
   for (Operation &op :
