@@ -2,7 +2,8 @@
 """ONNX models built here (sequences with run-time positions, control flow,
 NonMaxSuppression, run-time reduce axes, external data in a subfolder,
 large splat constants, recurrent layers with masked steps and both
-directions, a CNN in the blocked channel layout), compiled with strata-compile, run with strata-run and checked against
+directions, a CNN in the blocked channel layout, Dropout in training mode
+checked by its statistics), compiled with strata-compile, run with strata-run and checked against
 numpy implementations written from the ONNX operator definitions: larger and
 more varied than the backend suite's few hand-made cases.
 
@@ -640,6 +641,57 @@ def sequence_too_long_case():
             ("error", "splitting into 5000 tensors; a sequence holds at most 4096"))
 
 
+class Check:
+    """Outputs checked by a function instead of against fixed values (a
+    random op's statistics): `check(outputs)` returns a problem or None."""
+
+    def __init__(self, count, check):
+        self.count, self.check = count, check
+
+
+def dropout_training_case(rng, training, ratio):
+    """Dropout in training mode with run-time training_mode and ratio: each
+    element is kept (scaled by 1 / (1 - ratio)) or zeroed, the mask says
+    which, and the kept share is within 5 standard deviations of
+    1 - ratio; with training_mode false, the identity and an all-true
+    mask."""
+    shape = (4, 50, 500)
+    x = rng.standard_normal(shape).astype(np.float32) + 3.0  # never 0
+    node = helper.make_node("Dropout", ["x", "r", "t"], ["y", "mask"],
+                            seed=5)
+    model = make_model([node], [value("x", F, shape), value("r", F, []),
+                                value("t", BOOL, [])],
+                       [value("y", F, shape), value("mask", BOOL, shape)],
+                       opset=13)
+
+    def check(outputs):
+        y, mask = outputs
+        if y.shape != shape or mask.shape != shape:
+            return f"shapes {y.shape}, {mask.shape}"
+        if not training:
+            if not np.array_equal(y, x) or not mask.all():
+                return "inference must be the identity with an all-true mask"
+            return None
+        want = np.where(mask, x / np.float32(1 - ratio), np.float32(0))
+        if not np.allclose(y, want, rtol=1e-6, atol=0):
+            return f"y is not x * mask / (1 - ratio): max error {np.abs(y - want).max():.3g}"
+        n = mask.size
+        kept = mask.mean()
+        sigma = np.sqrt(ratio * (1 - ratio) / n)
+        if abs(kept - (1 - ratio)) > 5 * sigma + 1e-12:
+            return f"kept {kept:.4f} of the elements, want {1 - ratio:.4f}"
+        # Neighbouring elements draw independently: as many kept pairs as
+        # chance gives.
+        pairs = (mask[..., 1:] & mask[..., :-1]).mean()
+        if abs(pairs - (1 - ratio) ** 2) > 0.01:
+            return f"kept pairs {pairs:.4f}, want {(1 - ratio) ** 2:.4f}"
+        return None
+
+    name = f"dropout_training_{'on' if training else 'off'}_{ratio}"
+    return (name, model, [x, np.array(ratio, np.float32),
+                          np.array(training)], Check(2, check))
+
+
 def cases():
     rng = np.random.default_rng(7)
     yield sequence_too_long_case()
@@ -676,6 +728,9 @@ def cases():
     yield cnn_case(rng, 1, 150, 130)
     yield grouped_cnn_case(rng, 1, 23, 2)
     yield grouped_cnn_case(rng, 2, 12, 4)
+    yield dropout_training_case(rng, True, 0.3)
+    yield dropout_training_case(rng, True, 0.0)
+    yield dropout_training_case(rng, False, 0.5)
 
 
 def run(bin_dir, compile_args, name, model, inputs, wants, files, tmp):
@@ -704,11 +759,14 @@ def run(bin_dir, compile_args, name, model, inputs, wants, files, tmp):
         p = os.path.join(tmp, f"{name}_in{i}.npy")
         np.save(p, array)
         command.append(f"--input=@{p}")
-    outs = [os.path.join(tmp, f"{name}_out{i}.npy") for i in range(len(wants))]
+    count = wants.count if isinstance(wants, Check) else len(wants)
+    outs = [os.path.join(tmp, f"{name}_out{i}.npy") for i in range(count)]
     command += [f"--output=@{p}" for p in outs]
     proc = subprocess.run(command, capture_output=True, text=True)
     if proc.returncode != 0:
         return "run error: " + proc.stderr.strip()[:400]
+    if isinstance(wants, Check):
+        return wants.check([np.load(p) for p in outs])
     for i, (p, want) in enumerate(zip(outs, wants)):
         if want is None:
             continue

@@ -3,7 +3,9 @@
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 
@@ -162,37 +164,174 @@ LogicalResult lowerPRelu(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
-// Inference Dropout is the identity (and an all-true mask). Training mode
-// draws random numbers no reference can match, so it must be known false
-// at compile time, unless the ratio is known to be 0 (identity again).
+// A uniform draw in [0, 1) for element `index` of a generator seeded with
+// `seed`: splitmix64 of the seeded index, its top 24 bits as an f32.
+// Counter-based, so every element draws independently of the others and
+// of the order workgroups run in; no state is kept between calls (each
+// call draws the same numbers).
+Value createUniformDraw(OpBuilder &b, Location loc, int64_t seed, Value index) {
+  Type i64 = b.getI64Type();
+  auto c = [&](uint64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, int64_t(v));
+  };
+  auto mix = [&](Value z, unsigned shift, uint64_t factor) -> Value {
+    Value shifted = arith::ShRUIOp::create(b, loc, z, c(shift));
+    return arith::MulIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, z, shifted), c(factor));
+  };
+  Value counter = arith::AddIOp::create(b, loc, index, c(1));
+  Value z = arith::AddIOp::create(
+      b, loc, c(uint64_t(seed)),
+      arith::MulIOp::create(b, loc, counter, c(0x9E3779B97F4A7C15ull)));
+  z = mix(z, 30, 0xBF58476D1CE4E5B9ull);
+  z = mix(z, 27, 0x94D049BB133111EBull);
+  z = arith::XOrIOp::create(b, loc, z,
+                            arith::ShRUIOp::create(b, loc, z, c(31)));
+  Value top = arith::ShRUIOp::create(b, loc, z, c(40));
+  Value asFloat = arith::UIToFPOp::create(b, loc, b.getF32Type(), top);
+  return arith::MulFOp::create(
+      b, loc, asFloat,
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f / (1 << 24))));
+}
+
+// `value` (a float scalar) as an f32.
+Value toF32(OpBuilder &b, Location loc, Value value) {
+  Type f32 = b.getF32Type();
+  unsigned width = value.getType().getIntOrFloatBitWidth();
+  if (value.getType() == f32)
+    return value;
+  if (width < 32)
+    return arith::ExtFOp::create(b, loc, f32, value);
+  return arith::TruncFOp::create(b, loc, f32, value);
+}
+
+// Dropout: the identity (and an all-true mask) in inference. In training
+// mode (training_mode true, known or at run time) each element is kept
+// when a uniform draw is at least `ratio` and then scaled by
+// 1 / (1 - ratio), else zeroed; the mask says which were kept. A ratio of 0
+// keeps every element. The draws follow the `seed` attribute (0 without
+// one) and cannot match another implementation's generator.
 LogicalResult lowerDropout(NodeContext &ctx) {
-  bool training = false;
+  bool maybeTraining = false;
   if (ctx.hasInput(2)) {
     std::optional<DenseElementsAttr> mode = ctx.getConstantInput(2);
-    if (!mode || mode->getNumElements() != 1)
-      return ctx.fail("training_mode must be a compile-time constant");
-    training = !mode->getValues<APInt>()[0].isZero();
+    if (mode && mode->getNumElements() != 1)
+      return ctx.fail("training_mode must be a scalar");
+    maybeTraining = !mode || !mode->getValues<APInt>()[0].isZero();
   }
-  if (training) {
-    std::optional<DenseElementsAttr> ratio = ctx.getConstantInput(1);
-    if (!ratio || ratio->getNumElements() != 1 ||
-        !isa<FloatType>(ratio->getElementType()) ||
-        !ratio->getValues<APFloat>()[0].isZero())
-      return ctx.fail("training mode with a non-zero ratio is random and "
-                      "not supported");
+  if (ctx.hasInput(1)) {
+    RankedTensorType ratioType = ctx.getInputType(1);
+    if (ratioType.getNumElements() != 1 ||
+        !isa<FloatType>(ratioType.getElementType()))
+      return ctx.fail("ratio must be a float scalar");
   }
-  if (failed(ctx.setOutput(0, ctx.getInput(0))))
+  if (ctx.hasInput(2) && (ctx.getInputType(2).getNumElements() != 1 ||
+                          !ctx.getInputType(2).getElementType().isInteger(1)))
+    return ctx.fail("training_mode must be a bool scalar");
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value x = ctx.getInput(0);
+  auto xType = cast<RankedTensorType>(x.getType());
+  FailureOr<RankedTensorType> maskType =
+      ctx.hasOutput(1) ? ctx.getOutputType(1)
+                       : FailureOr<RankedTensorType>(RankedTensorType());
+  if (failed(maskType))
+    return failure();
+  if (!maybeTraining) {
+    if (failed(ctx.setOutput(0, x)))
+      return failure();
+    if (!ctx.hasOutput(1))
+      return success();
+    return ctx.setOutput(1, createFilled(b, loc, *maskType,
+                                         createScalar(b, loc, b.getI1Type(), 1),
+                                         x));
+  }
+  if (!isa<FloatType>(xType.getElementType()))
+    return ctx.fail("training mode needs a float input");
+
+  // The scalars as rank-0 operands of the generics, read per element.
+  int64_t rank = xType.getRank();
+  SmallVector<Value> inputs = {x};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank)};
+  auto addScalar = [&](unsigned index) {
+    Value scalar = ctx.getInput(index);
+    auto type = cast<RankedTensorType>(scalar.getType());
+    if (type.getRank() != 0)
+      scalar = createReshape(b, loc, scalar, {});
+    inputs.push_back(scalar);
+    maps.push_back(AffineMap::get(rank, 0, {}, b.getContext()));
+  };
+  bool hasRatio = ctx.hasInput(1), hasMode = ctx.hasInput(2);
+  if (hasRatio)
+    addScalar(1);
+  if (hasMode)
+    addScalar(2);
+  int64_t seed = ctx.getIntAttr("seed", 0);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  SmallVector<Value> extents;
+  for (OpFoldResult size : sizes)
+    extents.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
+
+  // Per element: (whether it is kept, the ratio as f32, whether training).
+  auto draw = [&](OpBuilder &nb, Location nl, ValueRange args,
+                  ArrayRef<Value> ivs) {
+    Value index = arith::ConstantIndexOp::create(nb, nl, 0);
+    for (int64_t d = 0; d < rank; ++d)
+      index = arith::AddIOp::create(
+          nb, nl, arith::MulIOp::create(nb, nl, index, extents[d]), ivs[d]);
+    Value index64 =
+        arith::IndexCastUIOp::create(nb, nl, nb.getI64Type(), index);
+    Value ratio =
+        hasRatio ? toF32(nb, nl, args[1])
+                 : arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.5f))
+                       .getResult();
+    Value training =
+        hasMode ? args[hasRatio ? 2 : 1]
+                : arith::ConstantIntOp::create(nb, nl, nb.getI1Type(), 1)
+                      .getResult();
+    Value kept =
+        arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGE,
+                              createUniformDraw(nb, nl, seed, index64), ratio);
+    return std::make_tuple(kept, ratio, training);
+  };
+  Value y = createIndexedGeneric(
+      b, loc, inputs, maps, xType,
+      [&](OpBuilder &nb, Location nl, ValueRange args,
+          ArrayRef<Value> ivs) -> Value {
+        auto [kept, ratio, training] = draw(nb, nl, args, ivs);
+        Type et = args[0].getType();
+        Value one = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1));
+        Value scale = arith::DivFOp::create(
+            nb, nl, one, arith::SubFOp::create(nb, nl, one, ratio));
+        Value scaleT =
+            et == nb.getF32Type()
+                ? scale
+                : (et.getIntOrFloatBitWidth() < 32
+                       ? arith::TruncFOp::create(nb, nl, et, scale).getResult()
+                       : arith::ExtFOp::create(nb, nl, et, scale).getResult());
+        Value zero = createScalar(nb, nl, et, 0);
+        Value dropped = arith::SelectOp::create(
+            nb, nl, kept, arith::MulFOp::create(nb, nl, args[0], scaleT), zero);
+        return arith::SelectOp::create(nb, nl, training, dropped, args[0]);
+      },
+      sizes);
+  if (failed(ctx.setOutput(0, y)))
     return failure();
   if (!ctx.hasOutput(1))
     return success();
-  FailureOr<RankedTensorType> maskType = ctx.getOutputType(1);
-  if (failed(maskType))
-    return failure();
-  OpBuilder &b = ctx.getBuilder();
-  return ctx.setOutput(
-      1, createFilled(b, ctx.getLoc(), *maskType,
-                      createScalar(b, ctx.getLoc(), b.getI1Type(), 1),
-                      ctx.getInput(0)));
+  Value mask = createIndexedGeneric(
+      b, loc, inputs, maps,
+      RankedTensorType::get(xType.getShape(), b.getI1Type()),
+      [&](OpBuilder &nb, Location nl, ValueRange args,
+          ArrayRef<Value> ivs) -> Value {
+        auto [kept, ratio, training] = draw(nb, nl, args, ivs);
+        Value notTraining = arith::XOrIOp::create(
+            nb, nl, training,
+            arith::ConstantIntOp::create(nb, nl, nb.getI1Type(), 1));
+        return arith::OrIOp::create(nb, nl, kept, notTraining);
+      },
+      sizes);
+  return ctx.setOutput(1, mask);
 }
 
 } // namespace

@@ -266,6 +266,11 @@ void addNonMaxSuppressionLowerings(LoweringTable &table);
 void addTransformerLowerings(LoweringTable &table);
 void addAttentionLowerings(LoweringTable &table);
 void addSequenceLowerings(LoweringTable &table);
+// The optimizers of the ai.onnx.preview.training domain: ops of a domain
+// other than the default one are registered as "domain:OpType".
+inline constexpr llvm::StringLiteral kPreviewTrainingDomain =
+    "ai.onnx.preview.training";
+void addTrainingLowerings(LoweringTable &table);
 // Whether input `index` of an `opType` node is a sequence (the sequence
 // ops' first input); every other input is a tensor.
 bool takesSequenceInput(llvm::StringRef opType, unsigned index);

@@ -70,6 +70,7 @@ const LoweringTable &getLoweringTable() {
     addTransformerLowerings(t);
     addAttentionLowerings(t);
     addSequenceLowerings(t);
+    addTrainingLowerings(t);
     return t;
   }();
   return table;
@@ -329,11 +330,13 @@ LogicalResult importNode(const onnx::NodeProto &node, OpBuilder &builder,
   Location loc = getNodeLoc(builder.getContext(), state.path, node);
   NodeContext ctx(node, builder, loc, state);
   // Which opset the node was read at: an op may be known at another.
-  if (!isDefaultDomain(node.domain()))
+  const LoweringTable &table = getLoweringTable();
+  bool defaultDomain = isDefaultDomain(node.domain());
+  auto it = table.find(defaultDomain ? node.op_type()
+                                     : node.domain() + ":" + node.op_type());
+  if (it == table.end() && !defaultDomain)
     return ctx.fail("unsupported op: domain '" + node.domain() +
                     "' is not supported (op " + node.op_type() + ")");
-  const LoweringTable &table = getLoweringTable();
-  auto it = table.find(node.op_type());
   if (it == table.end())
     return ctx.fail("unsupported op " + node.op_type() + " (opset " +
                     std::to_string(state.opset) + ")");
