@@ -692,6 +692,21 @@ def dropout_training_case(rng, training, ratio):
                           np.array(training)], Check(2, check))
 
 
+def optimizer_refused_case(name, inputs, outputs, want_error):
+    """An Adagrad whose inputs do not form R, T and equal groups (X, G, H)
+    of the right types is refused naming the problem, not imported
+    wrongly."""
+    node = helper.make_node("Adagrad", [n for n, _, _ in inputs], outputs,
+                            domain="ai.onnx.preview.training")
+    graph = helper.make_graph([node], "generated",
+                              [value(n, e, sh) for n, e, sh in inputs],
+                              [value(n, F, [2]) for n in outputs])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17),
+        helper.make_opsetid("ai.onnx.preview.training", 1)])
+    return (name, model, [], ("error", want_error))
+
+
 def cases():
     rng = np.random.default_rng(7)
     yield sequence_too_long_case()
@@ -731,6 +746,15 @@ def cases():
     yield dropout_training_case(rng, True, 0.3)
     yield dropout_training_case(rng, True, 0.0)
     yield dropout_training_case(rng, False, 0.5)
+    yield optimizer_refused_case(
+        "adagrad_missing_state",
+        [("R", F, []), ("T", I64, []), ("X", F, [2]), ("G", F, [2])],
+        ["X_new"], "expects R, T and 3 groups of tensors")
+    yield optimizer_refused_case(
+        "adagrad_float_count",
+        [("R", F, []), ("T", F, []), ("X", F, [2]), ("G", F, [2]),
+         ("H", F, [2])],
+        ["X_new", "H_new"], "T must be an int64 scalar")
 
 
 def run(bin_dir, compile_args, name, model, inputs, wants, files, tmp):

@@ -91,12 +91,17 @@ FailureOr<unsigned> checkOptimizerOperands(NodeContext &ctx, unsigned groups) {
 }
 
 // Sets output `index` (when the node has it) to an elementwise op over
-// `operands` (R, T, then tensors of `type`).
-LogicalResult setUpdate(NodeContext &ctx, unsigned index,
-                        ArrayRef<Value> operands, RankedTensorType type,
+// tensor `k`'s shape: `body` gets R, T, then tensor `k` of each of the
+// `groups` groups of `count` tensors (X, G, state...).
+LogicalResult setUpdate(NodeContext &ctx, unsigned groups, unsigned count,
+                        unsigned k, unsigned index,
                         function_ref<Value(UpdateMath &, ValueRange)> body) {
   if (!ctx.hasOutput(index))
     return success();
+  SmallVector<Value> operands = {ctx.getInput(0), ctx.getInput(1)};
+  for (unsigned group = 0; group < groups; ++group)
+    operands.push_back(ctx.getInput(2 + group * count + k));
+  RankedTensorType type = ctx.getInputType(2 + k);
   Value result =
       createElementwise(ctx.getBuilder(), ctx.getLoc(), operands, type,
                         [&](OpBuilder &nb, Location nl, ValueRange args) {
@@ -115,31 +120,22 @@ LogicalResult lowerAdagrad(NodeContext &ctx) {
   double decay = ctx.getFloatAttr("decay_factor", 0.0f);
   double epsilon = ctx.getFloatAttr("epsilon", 0.0f);
   double norm = ctx.getFloatAttr("norm_coefficient", 0.0f);
-  for (unsigned k = 0; k < *count; ++k) {
-    RankedTensorType type = ctx.getInputType(2 + k);
-    SmallVector<Value> operands = {
-        ctx.getInput(0), ctx.getInput(1), ctx.getInput(2 + k),
-        ctx.getInput(2 + *count + k), ctx.getInput(2 + 2 * *count + k)};
-    auto newH = [&](UpdateMath &m, Value x, Value g, Value h) {
-      Value gr = m.regularized(norm, x, g);
-      return m.add(h, m.mul(gr, gr));
-    };
-    if (failed(setUpdate(
-            ctx, k, operands, type,
-            [&](UpdateMath &m, ValueRange a) {
-              Value rate =
-                  m.div(a[0], m.add(m.c(1), m.mul(m.count(a[1]), m.c(decay))));
-              Value gr = m.regularized(norm, a[2], a[3]);
-              Value scale =
-                  m.add(m.sqrt(newH(m, a[2], a[3], a[4])), m.c(epsilon));
-              return m.sub(a[2], m.div(m.mul(rate, gr), scale));
-            })) ||
-        failed(setUpdate(ctx, *count + k, operands, type,
-                         [&](UpdateMath &m, ValueRange a) {
-                           return newH(m, a[2], a[3], a[4]);
-                         })))
+  // a: R, T, X, G, H.
+  auto newH = [&](UpdateMath &m, ValueRange a) {
+    Value gr = m.regularized(norm, a[2], a[3]);
+    return m.add(a[4], m.mul(gr, gr));
+  };
+  auto newX = [&](UpdateMath &m, ValueRange a) {
+    Value rate = m.div(a[0], m.add(m.c(1), m.mul(m.count(a[1]), m.c(decay))));
+    Value scale = m.add(m.sqrt(newH(m, a)), m.c(epsilon));
+    return m.sub(a[2],
+                 m.div(m.mul(rate, m.regularized(norm, a[2], a[3])), scale));
+  };
+  unsigned n = *count;
+  for (unsigned k = 0; k < n; ++k)
+    if (failed(setUpdate(ctx, 3, n, k, k, newX)) ||
+        failed(setUpdate(ctx, 3, n, k, n + k, newH)))
       return failure();
-  }
   return success();
 }
 
@@ -156,41 +152,33 @@ LogicalResult lowerAdam(NodeContext &ctx) {
   double epsilon = ctx.getFloatAttr("epsilon", 0.0f);
   double norm = ctx.getFloatAttr("norm_coefficient", 0.0f);
   double normPost = ctx.getFloatAttr("norm_coefficient_post", 0.0f);
+  // a: R, T, X, G, V, H.
+  auto newV = [&](UpdateMath &m, ValueRange a) {
+    Value gr = m.regularized(norm, a[2], a[3]);
+    return m.add(m.mul(m.c(alpha), a[4]), m.mul(m.c(1 - alpha), gr));
+  };
+  auto newH = [&](UpdateMath &m, ValueRange a) {
+    Value gr = m.regularized(norm, a[2], a[3]);
+    return m.add(m.mul(m.c(beta), a[5]), m.mul(m.c(1 - beta), m.mul(gr, gr)));
+  };
+  auto newX = [&](UpdateMath &m, ValueRange a) {
+    Value t = m.count(a[1]);
+    auto power = [&](double base) {
+      return math::PowFOp::create(m.b, m.loc, m.c(base), t).getResult();
+    };
+    Value corrected = m.div(m.mul(a[0], m.sqrt(m.sub(m.c(1), power(beta)))),
+                            m.sub(m.c(1), power(alpha)));
+    Value rate = m.select(m.isLaterUpdate(a[1]), corrected, a[0]);
+    Value scale = m.add(m.sqrt(newH(m, a)), m.c(epsilon));
+    Value x = m.sub(a[2], m.mul(rate, m.div(newV(m, a), scale)));
+    return m.mul(m.c(1 - normPost), x);
+  };
   unsigned n = *count;
-  for (unsigned k = 0; k < n; ++k) {
-    RankedTensorType type = ctx.getInputType(2 + k);
-    SmallVector<Value> operands = {ctx.getInput(0),
-                                   ctx.getInput(1),
-                                   ctx.getInput(2 + k),
-                                   ctx.getInput(2 + n + k),
-                                   ctx.getInput(2 + 2 * n + k),
-                                   ctx.getInput(2 + 3 * n + k)};
-    // a: R, T, X, G, V, H.
-    auto newV = [&](UpdateMath &m, ValueRange a) {
-      Value gr = m.regularized(norm, a[2], a[3]);
-      return m.add(m.mul(m.c(alpha), a[4]), m.mul(m.c(1 - alpha), gr));
-    };
-    auto newH = [&](UpdateMath &m, ValueRange a) {
-      Value gr = m.regularized(norm, a[2], a[3]);
-      return m.add(m.mul(m.c(beta), a[5]), m.mul(m.c(1 - beta), m.mul(gr, gr)));
-    };
-    auto newX = [&](UpdateMath &m, ValueRange a) {
-      Value t = m.count(a[1]);
-      auto power = [&](double base) {
-        return math::PowFOp::create(m.b, m.loc, m.c(base), t).getResult();
-      };
-      Value corrected = m.div(m.mul(a[0], m.sqrt(m.sub(m.c(1), power(beta)))),
-                              m.sub(m.c(1), power(alpha)));
-      Value rate = m.select(m.isLaterUpdate(a[1]), corrected, a[0]);
-      Value scale = m.add(m.sqrt(newH(m, a)), m.c(epsilon));
-      Value x = m.sub(a[2], m.mul(rate, m.div(newV(m, a), scale)));
-      return m.mul(m.c(1 - normPost), x);
-    };
-    if (failed(setUpdate(ctx, k, operands, type, newX)) ||
-        failed(setUpdate(ctx, n + k, operands, type, newV)) ||
-        failed(setUpdate(ctx, 2 * n + k, operands, type, newH)))
+  for (unsigned k = 0; k < n; ++k)
+    if (failed(setUpdate(ctx, 4, n, k, k, newX)) ||
+        failed(setUpdate(ctx, 4, n, k, n + k, newV)) ||
+        failed(setUpdate(ctx, 4, n, k, 2 * n + k, newH)))
       return failure();
-  }
   return success();
 }
 
@@ -211,29 +199,24 @@ LogicalResult lowerMomentum(NodeContext &ctx) {
   if (mode != "standard" && mode != "nesterov")
     return ctx.fail("mode '" + mode + "' is not 'standard' or 'nesterov'");
   bool nesterov = mode == "nesterov";
+  // a: R, T, X, G, V.
+  auto newV = [&](UpdateMath &m, ValueRange a) {
+    Value gr = m.regularized(norm, a[2], a[3]);
+    Value betaNow = m.select(m.isLaterUpdate(a[1]), m.c(beta), m.c(1));
+    return m.add(m.mul(m.c(alpha), a[4]), m.mul(betaNow, gr));
+  };
+  auto newX = [&](UpdateMath &m, ValueRange a) {
+    Value v = newV(m, a);
+    Value step =
+        nesterov ? m.add(m.regularized(norm, a[2], a[3]), m.mul(m.c(alpha), v))
+                 : v;
+    return m.sub(a[2], m.mul(a[0], step));
+  };
   unsigned n = *count;
-  for (unsigned k = 0; k < n; ++k) {
-    RankedTensorType type = ctx.getInputType(2 + k);
-    SmallVector<Value> operands = {ctx.getInput(0), ctx.getInput(1),
-                                   ctx.getInput(2 + k), ctx.getInput(2 + n + k),
-                                   ctx.getInput(2 + 2 * n + k)};
-    // a: R, T, X, G, V.
-    auto newV = [&](UpdateMath &m, ValueRange a) {
-      Value gr = m.regularized(norm, a[2], a[3]);
-      Value betaNow = m.select(m.isLaterUpdate(a[1]), m.c(beta), m.c(1));
-      return m.add(m.mul(m.c(alpha), a[4]), m.mul(betaNow, gr));
-    };
-    auto newX = [&](UpdateMath &m, ValueRange a) {
-      Value v = newV(m, a);
-      Value step = nesterov ? m.add(m.regularized(norm, a[2], a[3]),
-                                    m.mul(m.c(alpha), v))
-                            : v;
-      return m.sub(a[2], m.mul(a[0], step));
-    };
-    if (failed(setUpdate(ctx, k, operands, type, newX)) ||
-        failed(setUpdate(ctx, n + k, operands, type, newV)))
+  for (unsigned k = 0; k < n; ++k)
+    if (failed(setUpdate(ctx, 3, n, k, k, newX)) ||
+        failed(setUpdate(ctx, 3, n, k, n + k, newV)))
       return failure();
-  }
   return success();
 }
 
