@@ -61,8 +61,21 @@
 // TK:      linalg.generic {{.+}} ins(%arg0, %[[RANKS]] : tensor<3x6xf32>, tensor<3x6xi64>) outs(%{{.+}}, %{{.+}} : tensor<3x2xf32>, tensor<3x2xi64>)
 
 // RUN: /usr/bin/python3 %S/onnx-make-model.py dropout_training %t.dr.onnx
-// RUN: not strata-compile %t.dr.onnx -o %t.smod 2>&1 | FileCheck %s --check-prefix=DR
-// DR:      error: node 'drop' (Dropout): training_mode must be a compile-time constant
+// RUN: strata-compile %t.dr.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=DR
+// Dropout with training_mode and ratio known at run time: each element
+// draws from a counter-based generator (splitmix64 of its index: the
+// shifts by 30, 27 and 31, then its top 24 bits), is kept (scaled) when the
+// draw is at least the ratio, else zeroed; the run-time flag picks that or
+// the input.
+// DR:      linalg.generic {{.+}} ins(%arg0, %arg1, %arg2 : tensor<4xf32>, tensor<f32>, tensor<i1>)
+// DR:        %[[I:.+]] = linalg.index 0
+// DR:        arith.shrui %{{.+}}, %c30_i64
+// DR:        arith.shrui %{{.+}}, %c27_i64
+// DR:        arith.shrui %{{.+}}, %c31_i64
+// DR:        arith.shrui %{{.+}}, %c40_i64
+// DR:        %[[KEPT:.+]] = arith.cmpf oge, %{{.+}}, %in_0 : f32
+// DR:        %[[DROPPED:.+]] = arith.select %[[KEPT]], %{{.+}}, %{{.+}} : f32
+// DR:        arith.select %in_1, %[[DROPPED]], %in : f32
 
 // RUN: /usr/bin/python3 %S/onnx-make-model.py if_runtime %t.if.onnx
 // RUN: strata-compile %t.if.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=IF

@@ -79,7 +79,7 @@ MODELS = {
          helper.make_tensor("bias", F, [2], [1.0, 0.0]),
          helper.make_tensor("mean", F, [2], [0.5, -1.0]),
          helper.make_tensor("var", F, [2], [3.75, 0.75])]),
-    # Training mode known only at run time: a diagnostic, not a guess.
+    # Training mode and ratio known only at run time.
     "dropout_training": lambda: model(
         helper.make_node("Dropout", ["x", "ratio", "training"], ["y"],
                          name="drop"),
