@@ -194,17 +194,6 @@ Value createUniformDraw(OpBuilder &b, Location loc, int64_t seed, Value index) {
       arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f / (1 << 24))));
 }
 
-// `value` (a float scalar) as an f32.
-Value toF32(OpBuilder &b, Location loc, Value value) {
-  Type f32 = b.getF32Type();
-  unsigned width = value.getType().getIntOrFloatBitWidth();
-  if (value.getType() == f32)
-    return value;
-  if (width < 32)
-    return arith::ExtFOp::create(b, loc, f32, value);
-  return arith::TruncFOp::create(b, loc, f32, value);
-}
-
 // Dropout: the identity (and an all-true mask) in inference. In training
 // mode (training_mode true, known or at run time) each element is kept
 // when a uniform draw is at least `ratio` and then scaled by
@@ -282,9 +271,10 @@ LogicalResult lowerDropout(NodeContext &ctx) {
     Value index64 =
         arith::IndexCastUIOp::create(nb, nl, nb.getI64Type(), index);
     Value ratio =
-        hasRatio ? toF32(nb, nl, args[1])
-                 : arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.5f))
-                       .getResult();
+        hasRatio
+            ? createScalarCast(nb, nl, args[1], nb.getF32Type(), false, false)
+            : arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.5f))
+                  .getResult();
     Value training =
         hasMode ? args[hasRatio ? 2 : 1]
                 : arith::ConstantIntOp::create(nb, nl, nb.getI1Type(), 1)
@@ -303,12 +293,7 @@ LogicalResult lowerDropout(NodeContext &ctx) {
         Value one = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1));
         Value scale = arith::DivFOp::create(
             nb, nl, one, arith::SubFOp::create(nb, nl, one, ratio));
-        Value scaleT =
-            et == nb.getF32Type()
-                ? scale
-                : (et.getIntOrFloatBitWidth() < 32
-                       ? arith::TruncFOp::create(nb, nl, et, scale).getResult()
-                       : arith::ExtFOp::create(nb, nl, et, scale).getResult());
+        Value scaleT = createScalarCast(nb, nl, scale, et, false, false);
         Value zero = createScalar(nb, nl, et, 0);
         Value dropped = arith::SelectOp::create(
             nb, nl, kept, arith::MulFOp::create(nb, nl, args[0], scaleT), zero);

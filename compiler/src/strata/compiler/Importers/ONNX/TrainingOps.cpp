@@ -111,6 +111,19 @@ LogicalResult setUpdate(NodeContext &ctx, unsigned groups, unsigned count,
   return ctx.setOutput(index, result);
 }
 
+// Sets the node's outputs from one update per optimized tensor: output
+// `j * count + k` is `bodies[j]` over tensor `k` (the new X, then the new
+// state, as the optimizers order their outputs).
+LogicalResult
+setUpdates(NodeContext &ctx, unsigned groups, unsigned count,
+           ArrayRef<function_ref<Value(UpdateMath &, ValueRange)>> bodies) {
+  for (auto [j, body] : llvm::enumerate(bodies))
+    for (unsigned k = 0; k < count; ++k)
+      if (failed(setUpdate(ctx, groups, count, k, j * count + k, body)))
+        return failure();
+  return success();
+}
+
 // Adagrad: R' = R / (1 + T * decay_factor); G' = norm_coefficient * X + G;
 // H_new = H + G' * G'; X_new = X - R' * G' / (sqrt(H_new) + epsilon).
 LogicalResult lowerAdagrad(NodeContext &ctx) {
@@ -131,12 +144,7 @@ LogicalResult lowerAdagrad(NodeContext &ctx) {
     return m.sub(a[2],
                  m.div(m.mul(rate, m.regularized(norm, a[2], a[3])), scale));
   };
-  unsigned n = *count;
-  for (unsigned k = 0; k < n; ++k)
-    if (failed(setUpdate(ctx, 3, n, k, k, newX)) ||
-        failed(setUpdate(ctx, 3, n, k, n + k, newH)))
-      return failure();
-  return success();
+  return setUpdates(ctx, 3, *count, {newX, newH});
 }
 
 // Adam: G' = norm_coefficient * X + G; V_new = alpha * V + (1 - alpha) * G';
@@ -173,13 +181,7 @@ LogicalResult lowerAdam(NodeContext &ctx) {
     Value x = m.sub(a[2], m.mul(rate, m.div(newV(m, a), scale)));
     return m.mul(m.c(1 - normPost), x);
   };
-  unsigned n = *count;
-  for (unsigned k = 0; k < n; ++k)
-    if (failed(setUpdate(ctx, 4, n, k, k, newX)) ||
-        failed(setUpdate(ctx, 4, n, k, n + k, newV)) ||
-        failed(setUpdate(ctx, 4, n, k, 2 * n + k, newH)))
-      return failure();
-  return success();
+  return setUpdates(ctx, 4, *count, {newX, newV, newH});
 }
 
 // Momentum: G' = norm_coefficient * X + G; V_new = alpha * V + beta' * G'
@@ -212,12 +214,7 @@ LogicalResult lowerMomentum(NodeContext &ctx) {
                  : v;
     return m.sub(a[2], m.mul(a[0], step));
   };
-  unsigned n = *count;
-  for (unsigned k = 0; k < n; ++k)
-    if (failed(setUpdate(ctx, 3, n, k, k, newX)) ||
-        failed(setUpdate(ctx, 3, n, k, n + k, newV)))
-      return failure();
-  return success();
+  return setUpdates(ctx, 3, *count, {newX, newV});
 }
 
 } // namespace
