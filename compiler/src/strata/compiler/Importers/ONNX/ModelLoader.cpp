@@ -105,7 +105,8 @@ std::string describeNode(const onnx::NodeProto &node, const RankScope &scope) {
 
 // Operand ranks libonnx's shape inference indexes dims by without checking
 // them: Gemm's version adapters read two dims of each operand, the conv
-// inference reads the input's dims for every spatial dim of the weight.
+// inference reads the input's dims for every spatial dim of the weight,
+// MaxUnpool's reads dim 1 of its indices.
 bool checkNodeRanks(const onnx::NodeProto &node, const RankScope &scope,
                     std::string &error) {
   const std::string &op = node.op_type();
@@ -144,6 +145,15 @@ bool checkNodeRanks(const onnx::NodeProto &node, const RankScope &scope,
               std::to_string(weightRank);
       return false;
     }
+  }
+  // MaxUnpool's inference reads dim 1 of the indices unchecked: they must
+  // have the input's rank.
+  if (op == "MaxUnpool" && inputRank >= 0 && rankOf(1) >= 0 &&
+      rankOf(1) != inputRank) {
+    error = describeNode(node, scope) + ": the indices have rank " +
+            std::to_string(rankOf(1)) + " but the input rank " +
+            std::to_string(inputRank);
+    return false;
   }
   // The control-flow inferences read their graph attributes unchecked, and
   // libonnx's checker does not look at the nodes of local functions.
