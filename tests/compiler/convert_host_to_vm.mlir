@@ -20,7 +20,7 @@ func.func @run(%arg0: !hal.buffer_view) -> !hal.buffer_view attributes {strata.a
 // CHECK-DAG:    vm.import @hal.buffer_view.assert : {{.*}} cconv "0rriiCID_v"
 // CHECK-DAG:    vm.import @hal.buffer_view.create : {{.*}} cconv "0rIIiiCID_r"
 // CHECK-DAG:    vm.import @hal.executable.create : {{.*}} cconv "0rIrrr_r"
-// CHECK-DAG:    vm.dependency "hal" version 1
+// CHECK-DAG:    vm.dependency "hal" version 2
 // CHECK-DAG:    vm.rodata @exe_format "elf-x86_64"
 // CHECK-DAG:    vm.rodata @exe_data dense<[127, 69, 76, 70]> : vector<4xi8> {alignment = 64 : i64}
 // CHECK-DAG:    vm.global.ref @exe : !vm.ref<!hal.executable>

@@ -87,3 +87,54 @@ func.func @casts(%a: tensor<?xf32>) -> tensor<?xf32> {
 // CHECK:         %[[M32:.+]] = arith.addi %[[N32]], %{{.+}} : i32
 // CHECK:         %[[M:.+]] = arith.extsi %[[M32]] : i32 to i64
 // CHECK:         hal.buffer_view.create {{.*}}, %[[M]] :
+
+// -----
+
+// A size computed from data: the host submits what it recorded so far,
+// waits for it, reads the element back (hal.buffer.load), and sizes the
+// next dispatch's result with it in a new command buffer. The transient
+// slab is host-visible since the host reads from it.
+func.func @length_from_data(%a: tensor<f32>) -> tensor<?xf32> {
+  %length = flow.dispatch @length_dispatch_0::@length_dispatch_0[[1, 1, 1]] (%a) : (tensor<f32>) -> tensor<i64>
+  %bits = tensor.extract %length[] : tensor<i64>
+  %n = arith.index_cast %bits : i64 to index
+  %0 = flow.dispatch @range_dispatch_1::@range_dispatch_1[[1, 1, 1]] () constants(%n, %n) dims(%n) : () -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+// CHECK-LABEL: func.func @length_from_data
+// CHECK-DAG:     %[[VISIBLE:.+]] = arith.constant 3 : i32
+// CHECK:         %[[SLAB:.+]] = hal.allocator.allocate %{{[^,]+}}, %{{[^,]+}}, %[[VISIBLE]],
+// CHECK:         %[[FIRST:.+]] = hal.command_buffer.create
+// CHECK:         hal.command_buffer.dispatch %[[FIRST]], {{.*}} bindings(%{{.+}}, %[[SLAB]])
+// CHECK:         hal.command_buffer.finalize %[[FIRST]]
+// CHECK:         %[[FENCE:.+]] = hal.fence.create
+// CHECK:         hal.device.queue.execute {{.*}}, %[[FENCE]], %[[FIRST]]
+// CHECK:         hal.fence.await {{.*}}, %[[FENCE]]
+// CHECK:         %[[N:.+]] = hal.buffer.load %[[SLAB]], %{{.+}}, %{{.+}} : (!hal.buffer, i64, i32) -> i64
+// CHECK:         %[[SECOND:.+]] = hal.command_buffer.create
+// CHECK:         %[[BYTES:.+]] = arith.muli %[[N]], %{{.+}} : i64
+// CHECK:         %[[RESULT:.+]] = hal.allocator.allocate {{.*}}, %[[BYTES]] :
+// CHECK:         hal.command_buffer.dispatch %[[SECOND]], {{.*}} bindings(%[[RESULT]])
+// CHECK:         hal.command_buffer.finalize %[[SECOND]]
+// CHECK:         hal.buffer_view.create %[[RESULT]], {{.*}}, %[[N]] :
+
+// -----
+
+// A cast to the static size a program declares over a dim computed at run
+// time is a view, checked by the host.
+func.func @declared_length(%a: tensor<f32>) -> tensor<10xf32> {
+  %length = flow.dispatch @length_dispatch_0::@length_dispatch_0[[1, 1, 1]] (%a) : (tensor<f32>) -> tensor<i32>
+  %bits = tensor.extract %length[] : tensor<i32>
+  %n = arith.index_cast %bits : i32 to index
+  %0 = flow.dispatch @range_dispatch_1::@range_dispatch_1[[1, 1, 1]] () constants(%n, %n) dims(%n) : () -> tensor<?xf32>
+  %1 = tensor.cast %0 : tensor<?xf32> to tensor<10xf32>
+  return %1 : tensor<10xf32>
+}
+// CHECK-LABEL: func.func @declared_length
+// CHECK:         %[[BITS:.+]] = hal.buffer.load %{{.+}}, %{{.+}}, %[[C4:.+]] : (!hal.buffer, i64, i32) -> i64
+// CHECK:         %[[N32:.+]] = arith.trunci %[[BITS]] : i64 to i32
+// CHECK:         %[[N:.+]] = arith.extsi %[[N32]] : i32 to i64
+// CHECK:         %[[RESULT:.+]] = hal.allocator.allocate
+// CHECK:         %[[TEN:.+]] = arith.cmpi eq, %[[N]], %{{.+}} : i64
+// CHECK:         cf.assert %[[TEN]], "dim 0 of a tensor<?xf32> computed at run time is not the 10 the program declares"
+// CHECK:         hal.buffer_view.create %[[RESULT]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} :

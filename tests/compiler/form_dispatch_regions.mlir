@@ -508,3 +508,41 @@ func.func @dynamic_transposed_broadcast_scale(%s: tensor<?x16xf32>, %x: tensor<?
 // CHECK-NEXT: }
 // CHECK:      flow.dispatch.region -> (tensor<?x16x64xf32>) {
 // CHECK:        linalg.generic {{.*}} ins(%[[S]], %[[S]], %{{.*}} :
+
+// -----
+
+// A size computed from data (a range's length) stays on the host, which
+// reads it back: the range's region captures it as an index. The scalar
+// its body reads is cloned in as usual.
+#map0 = affine_map<() -> ()>
+#map1 = affine_map<(d0) -> (d0)>
+func.func @size_from_data(%limit: tensor<f32>) -> tensor<?xf32> {
+  %l = tensor.extract %limit[] : tensor<f32>
+  %e0 = tensor.empty() : tensor<i64>
+  %length = linalg.generic {indexing_maps = [#map0], iterator_types = []} outs(%e0 : tensor<i64>) {
+  ^bb0(%out: i64):
+    %n = arith.fptosi %l : f32 to i64
+    linalg.yield %n : i64
+  } -> tensor<i64>
+  %bits = tensor.extract %length[] : tensor<i64>
+  %size = arith.index_cast %bits : i64 to index
+  %e1 = tensor.empty(%size) : tensor<?xf32>
+  %range = linalg.generic {indexing_maps = [#map1], iterator_types = ["parallel"]} outs(%e1 : tensor<?xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %f = arith.sitofp %ii : i64 to f32
+    %v = arith.addf %f, %l : f32
+    linalg.yield %v : f32
+  } -> tensor<?xf32>
+  return %range : tensor<?xf32>
+}
+// CHECK-LABEL: func.func @size_from_data
+// CHECK:         %[[LENGTH:.+]] = flow.dispatch.region -> (tensor<i64>)
+// CHECK:           tensor.extract %{{.+}}[] : tensor<f32>
+// CHECK:         %[[BITS:.+]] = tensor.extract %[[LENGTH]][] : tensor<i64>
+// CHECK:         %[[SIZE:.+]] = arith.index_cast %[[BITS]] : i64 to index
+// CHECK:         flow.dispatch.region -> (tensor<?xf32>)
+// CHECK-DAG:       tensor.extract %{{.+}}[] : tensor<f32>
+// CHECK-DAG:       tensor.empty(%[[SIZE]]) : tensor<?xf32>
+// CHECK:           linalg.generic

@@ -42,3 +42,23 @@
 // RUN: /usr/bin/python3 %S/onnx-make-model.py dynamic_unsupported %t.un.onnx
 // RUN: not strata-compile %t.un.onnx -o %t.smod 2>&1 | FileCheck %s --check-prefix=UN
 // UN: error: node 'ge' (GatherElements): dynamic dims (input 'x' is ?x2xf32, input 'i' is ?x2xi64) are not supported by this op yet; pin the dynamic dims when compiling: --dim=n=SIZE
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py runtime_range %t.rr.onnx
+// RUN: strata-compile %t.rr.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=RR
+// Range over operands known only at run time: a rank-0 generic computes
+// the length (-1 when invalid), the host reads it back and checks it, the
+// range is sized with it, and the output declared [5] is a checked cast.
+// RR:      %[[LENGTH:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<i64>)
+// RR:        arith.divsi
+// RR:      %[[N:.+]] = tensor.extract %[[LENGTH]][] : tensor<i64>
+// RR:      %[[VALID:.+]] = arith.cmpi sge, %[[N]], %{{.+}} : i64
+// RR:      cf.assert %[[VALID]], "Range computing 'r': delta is zero, an operand is not finite, or the result would have more than 2147483647 elements"
+// RR:      %[[SIZE:.+]] = arith.index_cast %[[N]] : i64 to index
+// RR:      %[[EMPTY:.+]] = tensor.empty(%[[SIZE]]) : tensor<?xi64>
+// RR:      %[[RANGE:.+]] = linalg.generic {{.+}} outs(%[[EMPTY]] : tensor<?xi64>)
+// RR:      %[[NEG:.+]] = linalg.generic {{.+}} ins(%[[RANGE]] : tensor<?xi64>)
+// RR:      %[[DIM:.+]] = tensor.dim %[[NEG]], %{{.+}} : tensor<?xi64>
+// RR:      %[[FITS:.+]] = arith.cmpi eq, %[[DIM]], %{{.+}} : index
+// RR:      cf.assert %[[FITS]], "graph output 'y': dim 0 computed at run time is not the declared 5"
+// RR:      %[[Y:.+]] = tensor.cast %[[NEG]] : tensor<?xi64> to tensor<5xi64>
+// RR:      return %[[Y]] : tensor<5xi64>

@@ -152,6 +152,17 @@ MODELS["dynamic_range"] = lambda: graph_model(
     [value("ids", I64, ["batch", "sequence"])], [value("y", I64, ["sequence"])],
     [helper.make_tensor("zero", I64, [], [0]),
      helper.make_tensor("one", I64, [], [1])])
+# Range over a limit given at run time, its result declared static: the
+# length is computed on the device and read back by the host.
+MODELS["runtime_range"] = lambda: graph_model(
+    "runtime_range", [
+        helper.make_node("Range", ["start", "limit", "delta"], ["r"],
+                         name="positions"),
+        helper.make_node("Neg", ["r"], ["y"], name="negate"),
+    ],
+    [value("start", I64, []), value("limit", I64, []),
+     value("delta", I64, [])],
+    [value("y", I64, [5])])
 # A convolution over a dynamic height: windows need static spatial dims.
 MODELS["dynamic_conv_height"] = lambda: model(
     helper.make_node("Conv", ["x", "w"], ["y"], name="conv"),

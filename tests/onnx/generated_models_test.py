@@ -3,7 +3,7 @@
 NonMaxSuppression, run-time reduce axes, external data in a subfolder,
 large splat constants, recurrent layers with masked steps and both
 directions, a CNN in the blocked channel layout, Dropout in training mode
-checked by its statistics), compiled with strata-compile, run with strata-run and checked against
+checked by its statistics, Range over run-time scalars), compiled with strata-compile, run with strata-run and checked against
 numpy implementations written from the ONNX operator definitions: larger and
 more varied than the backend suite's few hand-made cases.
 
@@ -707,6 +707,63 @@ def optimizer_refused_case(name, inputs, outputs, want_error):
     return (name, model, [], ("error", want_error))
 
 
+def range_length(start, limit, delta):
+    """ONNX Range's element count: max(ceil((limit - start) / delta), 0),
+    computed in the operands' type."""
+    if np.issubdtype(np.asarray(start).dtype, np.floating):
+        return max(int(np.ceil((limit - start) / delta)), 0)
+    span, step = int(limit) - int(start), int(delta)
+    return max(-(-span // step), 0)
+
+
+def runtime_range_case(name, dtype, start, limit, delta, want_error=None):
+    """Range over scalars given at run time, then used: the length is
+    computed on the device and read back by the host, which sizes what
+    follows with it. Floats go through Cos, integers index a table
+    (position embeddings)."""
+    elem = {np.float32: F, np.int64: I64, np.int32: TensorProto.INT32}[dtype]
+    s, l, d = (np.array(v, dtype) for v in (start, limit, delta))
+    inputs = [value("s", elem, []), value("l", elem, []), value("d", elem, [])]
+    floats = np.issubdtype(np.dtype(dtype), np.floating)
+    table = np.arange(64 * 3, dtype=np.float32).reshape(64, 3)
+    if floats:
+        nodes = [helper.make_node("Range", ["s", "l", "d"], ["r"]),
+                 helper.make_node("Cos", ["r"], ["y"])]
+        model = make_model(nodes, inputs, [value("y", elem, [None])])
+    else:
+        nodes = [helper.make_node("Range", ["s", "l", "d"], ["r"]),
+                 helper.make_node("Gather", ["table", "r"], ["y"])]
+        model = make_model(nodes, inputs, [value("y", F, [None, 3])],
+                           initializers=[helper.make_tensor(
+                               "table", F, [64, 3], table.flatten())])
+    if want_error:
+        return (name, model, [s, l, d], ("run_error", want_error))
+    r = (s + np.arange(range_length(s, l, d)).astype(dtype) * d).astype(dtype)
+    return (name, model, [s, l, d], [np.cos(r) if floats else table[r]])
+
+
+def declared_range_case(name, limit, declared, want_error=None):
+    """A Range of run-time length whose graph output is declared static
+    (ONNX's expanded window functions): the declaration is checked at the
+    call, naming the output."""
+    nodes = [helper.make_node("Range", ["s", "l", "d"], ["r"]),
+             helper.make_node("Mul", ["r", "r"], ["y"])]
+    model = make_model(nodes, [value("s", F, []), value("l", F, []),
+                               value("d", F, [])],
+                       [value("y", F, [declared])])
+    s, l, d = (np.array(v, np.float32) for v in (0.5, limit, 1.5))
+    if want_error:
+        return (name, model, [s, l, d], ("run_error", want_error))
+    r = s + np.arange(range_length(s, l, d)).astype(np.float32) * d
+    return (name, model, [s, l, d], [r * r])
+
+
+# Cases whose executables keep dynamic shapes: the vmvx target refuses
+# them, naming why.
+DYNAMIC_EXECUTABLE_PREFIX = "range_runtime_"
+VMVX_DYNAMIC_ERROR = "the vmvx target compiles static shapes only"
+
+
 def cases():
     rng = np.random.default_rng(7)
     yield sequence_too_long_case()
@@ -746,6 +803,22 @@ def cases():
     yield dropout_training_case(rng, True, 0.3)
     yield dropout_training_case(rng, True, 0.0)
     yield dropout_training_case(rng, False, 0.5)
+    yield runtime_range_case("range_runtime_float", np.float32, 0.25, 7.0,
+                             0.5)
+    yield runtime_range_case("range_runtime_float_empty", np.float32, 3.0,
+                             1.0, 0.5)
+    yield runtime_range_case("range_runtime_int64_down", np.int64, 60, -3, -7)
+    yield runtime_range_case("range_runtime_int32", np.int32, 2, 50, 3)
+    yield runtime_range_case("range_runtime_zero_delta", np.int64, 0, 5, 0,
+                             "delta is zero")
+    yield runtime_range_case("range_runtime_nan_limit", np.float32, 0.0,
+                             np.nan, 1.0, "an operand is not finite")
+    yield runtime_range_case("range_runtime_too_long", np.int64, 0, 1 << 40,
+                             1, "more than 2147483647 elements")
+    yield declared_range_case("range_declared_length", 10.0, 7)
+    yield declared_range_case(
+        "range_declared_length_wrong", 9.0, 7,
+        "graph output 'y': dim 0 computed at run time is not the declared 7")
     yield optimizer_refused_case(
         "adagrad_missing_state",
         [("R", F, []), ("T", I64, []), ("X", F, [2]), ("G", F, [2])],
@@ -777,6 +850,10 @@ def run(bin_dir, compile_args, name, model, inputs, wants, files, tmp):
         return None
     if proc.returncode != 0:
         return "compile error: " + proc.stderr.strip()[:400]
+    run_error = wants[1] if (isinstance(wants, tuple)
+                             and wants[0] == "run_error") else None
+    if run_error:
+        wants = []
     command = [os.path.join(bin_dir, "strata-run"), f"--module={module}",
                "--function=main"]
     for i, array in enumerate(inputs):
@@ -787,6 +864,12 @@ def run(bin_dir, compile_args, name, model, inputs, wants, files, tmp):
     outs = [os.path.join(tmp, f"{name}_out{i}.npy") for i in range(count)]
     command += [f"--output=@{p}" for p in outs]
     proc = subprocess.run(command, capture_output=True, text=True)
+    if run_error:
+        if proc.returncode == 0:
+            return "ran, but an error was expected"
+        if run_error not in proc.stderr:
+            return "run error without '" + run_error + "': " + proc.stderr.strip()[:400]
+        return None
     if proc.returncode != 0:
         return "run error: " + proc.stderr.strip()[:400]
     if isinstance(wants, Check):
@@ -812,7 +895,10 @@ def main():
     args = parser.parse_args()
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="strata-generated-") as tmp:
+        vmvx = "--target=vmvx" in args.compile_arg
         for name, model, inputs, wants, *files in cases():
+            if vmvx and name.startswith(DYNAMIC_EXECUTABLE_PREFIX):
+                wants = ("error", VMVX_DYNAMIC_ERROR)
             problem = run(args.bin, args.compile_arg, name, model, inputs,
                           wants, files[0] if files else {}, tmp)
             print(f"{'FAIL' if problem else 'ok  '} {name}"

@@ -7,8 +7,9 @@
 extern "C" {
 #endif
 
-/* Version of the `hal` native module's import surface (hal_imports.def). */
-#define STRATA_HAL_MODULE_VERSION 1u
+/* Version of the `hal` native module's import surface (hal_imports.def);
+ * 2 added hal.buffer.load. */
+#define STRATA_HAL_MODULE_VERSION 2u
 
 enum {
   STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL = 1u << 0,

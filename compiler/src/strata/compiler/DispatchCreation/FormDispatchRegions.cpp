@@ -3,7 +3,8 @@
 // Every linalg op on tensors roots a flow.dispatch.region unless a consumer's
 // region already took it. Into each region we then pull:
 //   - cheap producers, cloned per use: tensor.empty, scalar and splat
-//     constants, linalg.fill of those;
+//     constants, linalg.fill of those; not sizes computed from tensor
+//     contents, which the host reads back (`isSizeFromTensorData`);
 //   - elementwise linalg producers whose every use is inside the region;
 //   - one non-elementwise linalg producer (a matmul, a reduction) when all
 //     its uses are inside and the region has none yet, so an op and its
@@ -216,6 +217,31 @@ bool isCheapToClone(Operation *op) {
   return false;
 }
 
+// Whether a size (an index value that shapes a tensor.empty) is computed
+// from the contents of a tensor: a tensor.extract up its chain of scalar
+// ops (a Range's length from run-time operands). It stays on the host,
+// which reads the element back, and reaches the regions it shapes as a
+// push constant: computed inside a region, the host could not size the
+// region's results before running it.
+bool isSizeFromTensorData(Value value) {
+  if (!value.getType().isIndex() ||
+      llvm::none_of(value.getUsers(), llvm::IsaPred<tensor::EmptyOp>))
+    return false;
+  SmallVector<Value> worklist = {value};
+  DenseSet<Value> visited;
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val().getDefiningOp();
+    if (!op || op->getNumRegions() != 0)
+      continue;
+    if (isa<tensor::ExtractOp>(op))
+      return true;
+    for (Value operand : op->getOperands())
+      if (!isa<ShapedType>(operand.getType()) && visited.insert(operand).second)
+        worklist.push_back(operand);
+  }
+  return false;
+}
+
 bool allUsesInside(Operation *op, flow::DispatchRegionOp region) {
   return llvm::all_of(op->getUsers(), [&](Operation *user) {
     return region->isProperAncestor(user);
@@ -400,7 +426,7 @@ void fuseProducers(flow::DispatchRegionOp region, bool rootIsLinalg) {
     getUsedValuesDefinedAbove(region.getBody(), captured);
     for (Value value : captured) {
       Operation *producer = value.getDefiningOp();
-      if (!producer)
+      if (!producer || isSizeFromTensorData(value))
         continue;
       if (isCheapToClone(producer)) {
         OpBuilder builder(&body, body.begin());

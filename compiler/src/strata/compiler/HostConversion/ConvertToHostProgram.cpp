@@ -99,10 +99,14 @@ private:
                                   DenseElementsAttr value);
   LogicalResult convertReshape(Operation *reshape);
   LogicalResult convertConcat(tensor::ConcatOp concat);
+  LogicalResult convertExtract(tensor::ExtractOp extract);
   LogicalResult convertReturn(func::ReturnOp ret);
   // A new buffer for a dynamically shaped value.
   Value allocate(Value bytes, bool hostVisible = true);
   Value createCommandBuffer();
+  // Submits the commands recorded so far and waits for them; the next
+  // command starts a new command buffer.
+  void submitAndWait();
   // Records a copy of `bytes` bytes (after a barrier, as every command).
   void copyBytes(Value source, Value sourceOffset, Value target,
                  Value targetOffset, Value bytes);
@@ -120,6 +124,9 @@ private:
   SmallVectorImpl<Attribute> &sites;
   std::optional<Location> currentLoc;
   Value device, allocator, commandBuffer, slab;
+  // Whether the host reads values of tensors (tensor.extract): transients
+  // must then be host-visible.
+  bool readsTensorValues = false;
   TransientPlan plan;
   // getScaledSlab's slabs once allocated, by index (null until then).
   SmallVector<std::pair<Value, Value>> scaledSlabs;
@@ -342,6 +349,8 @@ LogicalResult HostFunctionConverter::convert() {
   scaledSlabs.resize(plan.scaledSlabs.size());
 
   Block &entry = func.getBody().front();
+  readsTensorValues = llvm::any_of(
+      entry, [](Operation &op) { return isa<tensor::ExtractOp>(op); });
   builder.setInsertionPointToStart(&entry);
   device = hal::DevicesGetOp::create(
       builder, loc(), hal::DeviceType::get(context()), constI32(0));
@@ -350,7 +359,7 @@ LogicalResult HostFunctionConverter::convert() {
   if (failed(convertArguments()))
     return failure();
   if (plan.slabBytes > 0)
-    slab = allocate(plan.slabBytes, /*hostVisible=*/false);
+    slab = allocate(plan.slabBytes, /*hostVisible=*/readsTensorValues);
 
   auto isShaped = [](Type type) { return isa<ShapedType>(type); };
   for (Operation &op : llvm::make_early_inc_range(entry)) {
@@ -378,8 +387,10 @@ LogicalResult HostFunctionConverter::convert() {
       op.erase();
     else if (auto constant = dyn_cast<arith::ConstantOp>(op))
       result = convertConstant(constant);
+    else if (auto extract = dyn_cast<tensor::ExtractOp>(op))
+      result = convertExtract(extract);
     else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-                 tensor::ReshapeOp>(op))
+                 tensor::ReshapeOp, tensor::CastOp>(op))
       result = convertReshape(&op);
     else if (auto concat = dyn_cast<tensor::ConcatOp>(op))
       result = convertConcat(concat);
@@ -434,6 +445,22 @@ Value HostFunctionConverter::createCommandBuffer() {
   return commandBuffer;
 }
 
+void HostFunctionConverter::submitAndWait() {
+  hal::CommandBufferFinalizeOp::create(builder, loc(), commandBuffer);
+  Value fence = hal::FenceCreateOp::create(
+      builder, loc(), hal::FenceType::get(context()), device, constI32(0));
+  Value noFence =
+      hal::NullFenceOp::create(builder, loc(), hal::FenceType::get(context()));
+  hal::DeviceQueueExecuteOp::create(builder, loc(), device,
+                                    constI64(STRATA_HAL_QUEUE_AFFINITY_ANY),
+                                    noFence, fence, ValueRange{commandBuffer});
+  // A failed dispatch fails the await, which fails the call.
+  hal::FenceAwaitOp::create(builder, loc(), builder.getI32Type(),
+                            constI32(STRATA_HAL_WAIT_FOREVER),
+                            ValueRange{fence});
+  commandBuffer = Value();
+}
+
 void HostFunctionConverter::copyBytes(Value source, Value sourceOffset,
                                       Value target, Value targetOffset,
                                       Value bytes) {
@@ -462,8 +489,8 @@ std::pair<Value, Value> HostFunctionConverter::getScaledSlab(unsigned index) {
                       : getScalar(factor);
   Value bytes = arith::MulIOp::create(builder, loc(), product,
                                       constI64(planned.unitBytes));
-  std::pair<Value, Value> slab = {allocate(bytes, /*hostVisible=*/false),
-                                  product};
+  std::pair<Value, Value> slab = {
+      allocate(bytes, /*hostVisible=*/readsTensorValues), product};
   scaledSlabs[index] = slab;
   return slab;
 }
@@ -582,9 +609,29 @@ LogicalResult HostFunctionConverter::convertReshape(Operation *reshape) {
           dim = arith::MulIOp::create(builder, loc(), dim, sourceDims[source]);
         storage.dynamicDims.push_back(dim);
       }
+    } else if (isa<tensor::CastOp>(reshape)) {
+      for (auto [index, size] : llvm::enumerate(type.getShape()))
+        if (ShapedType::isDynamic(size))
+          storage.dynamicDims.push_back(sourceDims[index]);
     } else {
       return reshape->emitOpError("reshapes to a dynamic shape from a shape "
                                   "tensor; only dispatches can so far");
+    }
+  }
+  // A cast to static sizes asserts them: the call fails where they differ.
+  if (isa<tensor::CastOp>(reshape)) {
+    for (auto [index, size] : llvm::enumerate(type.getShape())) {
+      if (ShapedType::isDynamic(size) || !sourceType.isDynamicDim(index))
+        continue;
+      Value equal =
+          arith::CmpIOp::create(builder, loc(), arith::CmpIPredicate::eq,
+                                sourceDims[index], constI64(size));
+      std::string message;
+      llvm::raw_string_ostream os(message);
+      os << "dim " << index << " of a " << sourceType
+         << " computed at run time is not the " << size
+         << " the program declares";
+      cf::AssertOp::create(builder, loc(), equal, message);
     }
   }
   storages[reshape->getResult(0)] = storage;
@@ -621,6 +668,52 @@ LogicalResult HostFunctionConverter::convertConcat(tensor::ConcatOp concat) {
   }
   storages[concat.getResult()] = result;
   deadOps.push_back(concat);
+  return success();
+}
+
+// The host reads one element of a tensor (a size computed from data): the
+// commands recorded so far run to completion first, then its bytes are
+// loaded. Only what the host computes with (i1, i32, i64) can be read.
+LogicalResult HostFunctionConverter::convertExtract(tensor::ExtractOp extract) {
+  // (Its operand may be a converted argument by now: a buffer view.)
+  auto it = storages.find(extract->getOperand(0));
+  if (it == storages.end())
+    return extract.emitOpError("reads a tensor the host program does not "
+                               "hold");
+  Type type = extract.getType();
+  if (!type.isInteger(1) && !type.isInteger(32) && !type.isInteger(64) &&
+      !type.isIndex())
+    return extract.emitOpError("reads a ")
+           << type << " element on the host; only i1, i32 and i64 values "
+           << "can be read there so far";
+  const Storage &storage = it->second;
+  Value linear = constI64(0);
+  for (auto [index, dim] : llvm::zip(extract.getIndices(), getDims(storage))) {
+    Value at = getScalar(index);
+    if (!at)
+      return extract.emitOpError("reads at an index the host program does "
+                                 "not hold");
+    linear = arith::AddIOp::create(
+        builder, loc(), arith::MulIOp::create(builder, loc(), linear, dim), at);
+  }
+  int64_t elementBytes =
+      type.isIndex() ? 8 : getStaticByteSize(RankedTensorType::get({}, type));
+  Value offset = arith::AddIOp::create(
+      builder, loc(), getOffset(storage),
+      arith::MulIOp::create(builder, loc(), linear, constI64(elementBytes)));
+  if (commandBuffer && !storage.isConstant)
+    submitAndWait();
+  Value value =
+      hal::BufferLoadOp::create(builder, loc(), builder.getI64Type(),
+                                storage.buffer, offset, constI32(elementBytes));
+  if (type.isIndex()) {
+    scalars[extract.getResult()] = value;
+  } else {
+    if (!type.isInteger(64))
+      value = arith::TruncIOp::create(builder, loc(), type, value);
+    extract.getResult().replaceAllUsesWith(value);
+  }
+  deadOps.push_back(extract);
   return success();
 }
 
@@ -753,20 +846,8 @@ LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
     results.push_back(storage);
   }
 
-  if (commandBuffer) {
-    hal::CommandBufferFinalizeOp::create(builder, loc(), commandBuffer);
-    Value fence = hal::FenceCreateOp::create(
-        builder, loc(), hal::FenceType::get(context()), device, constI32(0));
-    Value noFence = hal::NullFenceOp::create(builder, loc(),
-                                             hal::FenceType::get(context()));
-    hal::DeviceQueueExecuteOp::create(
-        builder, loc(), device, constI64(STRATA_HAL_QUEUE_AFFINITY_ANY),
-        noFence, fence, ValueRange{commandBuffer});
-    // A failed dispatch fails the await, which fails the call.
-    hal::FenceAwaitOp::create(builder, loc(), builder.getI32Type(),
-                              constI32(STRATA_HAL_WAIT_FOREVER),
-                              ValueRange{fence});
-  }
+  if (commandBuffer)
+    submitAndWait();
   SmallVector<Value> views;
   for (auto [index, storage] : llvm::enumerate(results))
     views.push_back(hal::BufferViewCreateOp::create(

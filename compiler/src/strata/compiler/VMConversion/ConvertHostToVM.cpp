@@ -581,7 +581,7 @@ const llvm::StringMap<StringRef> &getGenericImportOps() {
     llvm::StringMap<StringRef> result;
     addImportOps<
         hal::DevicesGetOp, hal::DeviceAllocatorOp, hal::DeviceQueueExecuteOp,
-        hal::AllocatorAllocateOp, hal::BufferViewCreateOp,
+        hal::AllocatorAllocateOp, hal::BufferLoadOp, hal::BufferViewCreateOp,
         hal::BufferViewBufferOp, hal::BufferViewDimOp,
         hal::CommandBufferCreateOp, hal::CommandBufferFinalizeOp,
         hal::CommandBufferExecutionBarrierOp, hal::CommandBufferCopyBufferOp,

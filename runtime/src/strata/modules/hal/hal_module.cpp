@@ -338,6 +338,26 @@ Status BufferLength(Call &call) {
   return OkStatus();
 }
 
+Status BufferLoad(Call &call) {
+  STRATA_ASSIGN_OR_RETURN(hal::Buffer * buffer,
+                          call.Ref<hal::Buffer>("buffer"));
+  STRATA_ASSIGN_OR_RETURN(uint64_t offset, call.ByteOffset("byte offset"));
+  int32_t length = call.I32();
+  if (length != 1 && length != 2 && length != 4 && length != 8)
+    return InvalidArgumentError(call.Describe("byte length"),
+                                " must be 1, 2, 4 or 8, got ", length);
+  std::array<uint8_t, 8> bytes = {};
+  Status read = buffer->ReadData(
+      offset, std::span<uint8_t>(bytes.data(), static_cast<size_t>(length)));
+  if (!read.ok())
+    return read.Annotate(call.function());
+  uint64_t value = 0;
+  for (int32_t i = length - 1; i >= 0; --i)
+    value = (value << 8) | bytes[static_cast<size_t>(i)];
+  call.ReturnI64(0, static_cast<int64_t>(value));
+  return OkStatus();
+}
+
 //===----------------------------------------------------------------------===//
 // Buffer views
 //===----------------------------------------------------------------------===//

@@ -73,6 +73,17 @@ def HAL_AllocatorAllocateOp
   let results = (outs HAL_Buffer:$buffer);
 }
 
+def HAL_BufferLoadOp : HAL_ImportOp<"buffer.load", "hal.buffer.load"> {
+  let summary = "Reads an integer of `length` bytes from a buffer on the host";
+  let description = [{
+    The bytes at `offset` as a little-endian integer, zero-extended to i64:
+    a tensor value the host program needs (a size computed from data). The
+    commands writing the buffer must have completed.
+  }];
+  let arguments = (ins HAL_Buffer:$buffer, I64:$offset, I32:$length);
+  let results = (outs I64:$value);
+}
+
 def HAL_BufferViewCreateOp
     : HAL_ImportOp<"buffer_view.create", "hal.buffer_view.create"> {
   let arguments = (ins HAL_Buffer:$buffer, I64:$offset, I64:$length,

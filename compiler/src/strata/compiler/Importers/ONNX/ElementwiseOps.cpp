@@ -58,14 +58,36 @@ LogicalResult checkBroadcast(NodeContext &ctx, ArrayRef<Value> inputs,
   return success();
 }
 
-LogicalResult lowerElementwise(NodeContext &ctx, const ScalarFn &fn) {
+// The result type of an elementwise node: the inferred one, except that a
+// dim its inputs have only at run time stays dynamic where the graph
+// declares it static (an output declared [10] over a length computed from
+// data); the declaration is checked where the graph returns it.
+FailureOr<RankedTensorType> getElementwiseType(NodeContext &ctx,
+                                               ArrayRef<Value> inputs) {
   FailureOr<RankedTensorType> type = ctx.getOutputType(0);
-  if (failed(type))
-    return failure();
+  if (failed(type) || type->getRank() == 0)
+    return type;
+  SmallVector<int64_t> shape(type->getShape());
+  for (Value input : inputs) {
+    ArrayRef<int64_t> dims = cast<RankedTensorType>(input.getType()).getShape();
+    if (dims.size() > shape.size())
+      continue;
+    for (auto [d, r] : llvm::zip(
+             dims, MutableArrayRef<int64_t>(shape).take_back(dims.size())))
+      if (ShapedType::isDynamic(d) && r != 1)
+        r = ShapedType::kDynamic;
+  }
+  return RankedTensorType::get(shape, type->getElementType());
+}
+
+LogicalResult lowerElementwise(NodeContext &ctx, const ScalarFn &fn) {
   SmallVector<Value> inputs;
   for (unsigned i = 0; i < ctx.getNumInputs(); ++i)
     if (ctx.hasInput(i))
       inputs.push_back(ctx.getInput(i));
+  FailureOr<RankedTensorType> type = getElementwiseType(ctx, inputs);
+  if (failed(type))
+    return failure();
   if (failed(checkBroadcast(ctx, inputs, type->getShape())))
     return failure();
   bool isUnsigned = ctx.isInputUnsigned(0);

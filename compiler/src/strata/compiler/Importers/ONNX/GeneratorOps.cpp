@@ -13,6 +13,7 @@
 #include "strata/compiler/Importers/ONNX/SymbolicShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -82,8 +83,123 @@ LogicalResult lowerEyeLike(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+// The most elements a Range sized at run time may have: its byte size and
+// the sizes computed from it stay far from overflowing.
+constexpr int64_t kMaxRuntimeRangeLength = (int64_t(1) << 31) - 1;
+
+// Range's length max(0, ceil((limit - start) / delta)) from scalars of any
+// numeric type, as i64; -1 where delta is 0, a float operand is not finite
+// or the length passes kMaxRuntimeRangeLength.
+Value createRangeLength(OpBuilder &b, Location loc, Value start, Value limit,
+                        Value delta) {
+  Type i64 = b.getI64Type();
+  Value zero = createScalar(b, loc, i64, 0);
+  Value invalid = createScalar(b, loc, i64, -1);
+  Value length, valid;
+  if (isa<FloatType>(start.getType())) {
+    Value quotient = arith::DivFOp::create(
+        b, loc, arith::SubFOp::create(b, loc, limit, start), delta);
+    Value ceil = math::CeilOp::create(b, loc, quotient);
+    // Ordered compares fail on NaN; a non-finite delta or span fails the
+    // bound (or gives a 0 or NaN quotient from operands a user would not
+    // write; ONNX Runtime rejects them too).
+    Value bound = createScalar(b, loc, ceil.getType(),
+                               static_cast<double>(kMaxRuntimeRangeLength));
+    valid =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, ceil, bound);
+    Value zeroDelta = createScalar(b, loc, delta.getType(), 0);
+    valid = arith::AndIOp::create(
+        b, loc, valid,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, delta,
+                              zeroDelta));
+    // (Clamped before the conversion, which is undefined out of range.)
+    Value lowest = createScalar(b, loc, ceil.getType(), 0);
+    ceil = arith::SelectOp::create(b, loc, valid, ceil, lowest);
+    ceil = arith::MaximumFOp::create(b, loc, ceil, lowest);
+    length = arith::FPToSIOp::create(b, loc, i64, ceil);
+  } else {
+    start = createScalarCast(b, loc, start, i64, false, false);
+    limit = createScalarCast(b, loc, limit, i64, false, false);
+    delta = createScalarCast(b, loc, delta, i64, false, false);
+    valid =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, delta, zero);
+    // A zero delta divides by one instead (the result is invalid anyway).
+    Value divisor = arith::SelectOp::create(b, loc, valid, delta,
+                                            createScalar(b, loc, i64, 1));
+    Value span = arith::SubIOp::create(b, loc, limit, start);
+    Value quotient = arith::DivSIOp::create(b, loc, span, divisor);
+    Value remainder = arith::RemSIOp::create(b, loc, span, divisor);
+    // Division truncates; round up where the exact quotient is positive.
+    Value inexact = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                          remainder, zero);
+    Value sameSign = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sge,
+        arith::XOrIOp::create(b, loc, remainder, divisor), zero);
+    Value roundUp = arith::AndIOp::create(b, loc, inexact, sameSign);
+    length = arith::AddIOp::create(
+        b, loc, quotient,
+        arith::ExtUIOp::create(b, loc, i64, roundUp).getResult());
+    length = arith::MaxSIOp::create(b, loc, length, zero);
+    valid = arith::AndIOp::create(
+        b, loc, valid,
+        arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sle, length,
+            createScalar(b, loc, i64, kMaxRuntimeRangeLength)));
+  }
+  return arith::SelectOp::create(b, loc, valid, length, invalid);
+}
+
+// Range over operands known only at run time: a dispatch computes the
+// length, the host reads it back and checks it, and sizes the result (and
+// all computed from it) with it.
+LogicalResult lowerRuntimeRange(NodeContext &ctx) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Type et = ctx.getInputType(0).getElementType();
+  for (unsigned i = 1; i < 3; ++i)
+    if (ctx.getInputType(i).getElementType() != et)
+      return ctx.fail("start, limit and delta must have one type");
+  Value start = extractFirst(b, loc, ctx.getInput(0));
+  Value limit = extractFirst(b, loc, ctx.getInput(1));
+  Value delta = extractFirst(b, loc, ctx.getInput(2));
+  Value lengthTensor = createIndexedGeneric(
+      b, loc, {}, {}, RankedTensorType::get({}, b.getI64Type()),
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value>) {
+        return createRangeLength(nb, nl, start, limit, delta);
+      });
+  Value length = tensor::ExtractOp::create(b, loc, lengthTensor, ValueRange{});
+  Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, length,
+                                      createScalar(b, loc, b.getI64Type(), 0));
+  cf::AssertOp::create(
+      b, loc, valid,
+      ("Range computing '" + ctx.getNode().output(0) +
+       "': delta is zero, an operand is not finite, or the result would have "
+       "more than " +
+       Twine(kMaxRuntimeRangeLength) + " elements")
+          .str());
+  Value size = arith::IndexCastOp::create(b, loc, b.getIndexType(), length);
+  bool isFloat = isa<FloatType>(et);
+  auto type = RankedTensorType::get({ShapedType::kDynamic}, et);
+  Value result = createIndexedGeneric(
+      b, loc, {}, {}, type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        Value i =
+            createScalarCast(nb, nl, toI64(nb, nl, ivs[0]), et, false, false);
+        if (isFloat)
+          return arith::AddFOp::create(nb, nl, start,
+                                       arith::MulFOp::create(nb, nl, i, delta))
+              .getResult();
+        return arith::AddIOp::create(nb, nl, start,
+                                     arith::MulIOp::create(nb, nl, i, delta))
+            .getResult();
+      },
+      {OpFoldResult(size)});
+  return ctx.setOutput(0, result);
+}
+
 // Range: start + i * delta for i in [0, n); n comes from the inferred (or
-// declared) result shape, as the count depends on the operand values.
+// declared) result shape where there is one, as the count depends on the
+// operand values, else from the operands at run time.
 LogicalResult lowerRange(NodeContext &ctx) {
   if (ctx.hasDynamicInput())
     return lowerSymbolicRange(ctx);
@@ -103,6 +219,8 @@ LogicalResult lowerRange(NodeContext &ctx) {
     computed = RankedTensorType::get(
         {std::max<int64_t>(0, static_cast<int64_t>(count))}, et);
   }
+  if (!computed && !ctx.hasInferredOutputType(0))
+    return lowerRuntimeRange(ctx);
   FailureOr<RankedTensorType> type =
       computed ? ctx.getOutputTypeOr(0, computed) : ctx.getOutputType(0);
   if (failed(type))

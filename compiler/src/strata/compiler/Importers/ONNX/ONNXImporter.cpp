@@ -8,6 +8,7 @@
 #include "strata/compiler/Utils/ElementTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -15,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
@@ -35,9 +37,9 @@ bool isONNXModel(StringRef path, StringRef contents) {
 }
 
 void registerONNXImporterDialects(DialectRegistry &registry) {
-  registry.insert<arith::ArithDialect, func::FuncDialect, linalg::LinalgDialect,
-                  math::MathDialect, scf::SCFDialect, tensor::TensorDialect,
-                  tosa::TosaDialect>();
+  registry.insert<arith::ArithDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
+                  scf::SCFDialect, tensor::TensorDialect, tosa::TosaDialect>();
 }
 
 namespace {
@@ -495,12 +497,38 @@ public:
                                StringRef functionName);
 
 private:
+  // A value computed with run-time sizes where the graph declares static
+  // ones (a length computed from data): the declared type, with a check
+  // that fails the call, naming the output, where the sizes differ.
+  Value castToDeclaredOutput(Value value, Type declared, StringRef name);
+
   MLIRContext *context;
   OpBuilder builder;
   std::string path;
   ImportBudget budget;
   GraphState state;
 };
+
+Value GraphImporter::castToDeclaredOutput(Value value, Type declared,
+                                          StringRef name) {
+  auto computed = cast<RankedTensorType>(value.getType());
+  auto type = cast<RankedTensorType>(declared);
+  Location loc = value.getLoc();
+  for (auto [index, size] : llvm::enumerate(type.getShape())) {
+    if (ShapedType::isDynamic(size) || !computed.isDynamicDim(index))
+      continue;
+    Value dim = tensor::DimOp::create(builder, loc, value, index);
+    Value equal = arith::CmpIOp::create(
+        builder, loc, arith::CmpIPredicate::eq, dim,
+        arith::ConstantIndexOp::create(builder, loc, size));
+    cf::AssertOp::create(builder, loc, equal,
+                         ("graph output '" + name + "': dim " + Twine(index) +
+                          " computed at run time is not the declared " +
+                          Twine(size))
+                             .str());
+  }
+  return tensor::CastOp::create(builder, loc, type, value);
+}
 
 OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
                                             StringRef functionName) {
@@ -604,6 +632,12 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph,
       }
       resultTypes[index] = computed;
     }
+    auto computed = dyn_cast<RankedTensorType>(value.getType());
+    if (computed && !computed.hasStaticShape() &&
+        computed.getElementType() ==
+            cast<RankedTensorType>(resultTypes[index]).getElementType() &&
+        succeeded(verifyCompatibleShape(computed, resultTypes[index])))
+      value = castToDeclaredOutput(value, resultTypes[index], info.name());
     results.push_back(value);
   }
   func.setFunctionType(builder.getFunctionType(argumentTypes, resultTypes));
@@ -860,10 +894,10 @@ OwningOpRef<ModuleOp> importONNXModel(StringRef path, StringRef contents,
     emitError(fileLoc) << error;
     return {};
   }
-  context
-      ->loadDialect<arith::ArithDialect, func::FuncDialect,
-                    linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
-                    tensor::TensorDialect, tosa::TosaDialect>();
+  context->loadDialect<arith::ArithDialect, cf::ControlFlowDialect,
+                       func::FuncDialect, linalg::LinalgDialect,
+                       math::MathDialect, scf::SCFDialect,
+                       tensor::TensorDialect, tosa::TosaDialect>();
   GraphImporter importer(context, path, loaded.opset, options.limits);
   return importer.import(loaded.model->graph(), options.functionName);
 }
