@@ -62,3 +62,14 @@
 // RR:      cf.assert %[[FITS]], "graph output 'y': dim 0 computed at run time is not the declared 5"
 // RR:      %[[Y:.+]] = tensor.cast %[[NEG]] : tensor<?xi64> to tensor<5xi64>
 // RR:      return %[[Y]] : tensor<5xi64>
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py runtime_topk %t.tk.onnx
+// RUN: strata-compile %t.tk.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=TK
+// TopK with K given at run time and no declared size along the axis: K is
+// read on the host, checked against the axis, and sizes both results.
+// TK:      func.func @main(%{{.+}}: tensor<2x8xf32> {{.+}}, %[[KS:.+]]: tensor<1xi64> {{.+}}) -> (tensor<2x?xf32> {{.+}}, tensor<2x?xi64> {{.+}})
+// TK:      %[[K:.+]] = tensor.extract %[[KS]][%{{.+}}] : tensor<1xi64>
+// TK:      cf.assert %{{.+}}, "TopK computing 'values': K is not in [0, 8], the size of axis 1"
+// TK:      %[[SIZE:.+]] = arith.index_cast %[[K]] : i64 to index
+// TK:      tensor.empty(%[[SIZE]]) : tensor<2x?xf32>
+// TK:      tensor.empty(%[[SIZE]]) : tensor<2x?xi64>

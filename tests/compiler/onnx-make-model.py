@@ -163,6 +163,13 @@ MODELS["runtime_range"] = lambda: graph_model(
     [value("start", I64, []), value("limit", I64, []),
      value("delta", I64, [])],
     [value("y", I64, [5])])
+# TopK whose K arrives at run time and whose results declare no size along
+# the axis: the host reads K back.
+MODELS["runtime_topk"] = lambda: model(
+    helper.make_node("TopK", ["x", "k"], ["values", "indices"], name="top",
+                     axis=1),
+    [value("x", F, [2, 8]), value("k", I64, [1])],
+    [value("values", F, [2, None]), value("indices", I64, [2, None])])
 # A convolution over a dynamic height: windows need static spatial dims.
 MODELS["dynamic_conv_height"] = lambda: model(
     helper.make_node("Conv", ["x", "w"], ["y"], name="conv"),

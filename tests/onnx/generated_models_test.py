@@ -758,9 +758,27 @@ def declared_range_case(name, limit, declared, want_error=None):
     return (name, model, [s, l, d], [r * r])
 
 
+def runtime_topk_case(rng, name, k, largest, want_error=None):
+    """TopK whose K arrives at run time with no result shape declared: the
+    host reads K back, checks it against the axis and sizes the results;
+    ties go to the lower index."""
+    x = rng.integers(0, 6, (3, 10)).astype(np.float32)  # many ties
+    node = helper.make_node("TopK", ["x", "k"], ["values", "indices"],
+                            axis=1, largest=largest)
+    model = make_model([node], [value("x", F, [3, 10]), value("k", I64, [1])],
+                       [value("values", F, [3, None]),
+                        value("indices", I64, [3, None])])
+    inputs = [x, np.array([k], np.int64)]
+    if want_error:
+        return (name, model, inputs, ("run_error", want_error))
+    order = np.argsort(-x if largest else x, axis=1, kind="stable")[:, :k]
+    return (name, model, inputs,
+            [np.take_along_axis(x, order, axis=1), order.astype(np.int64)])
+
+
 # Cases whose executables keep dynamic shapes: the vmvx target refuses
 # them, naming why.
-DYNAMIC_EXECUTABLE_PREFIX = "range_runtime_"
+DYNAMIC_EXECUTABLE_PREFIXES = ("range_runtime_", "topk_runtime_")
 VMVX_DYNAMIC_ERROR = "the vmvx target compiles static shapes only"
 
 
@@ -815,6 +833,11 @@ def cases():
                              np.nan, 1.0, "an operand is not finite")
     yield runtime_range_case("range_runtime_too_long", np.int64, 0, 1 << 40,
                              1, "more than 2147483647 elements")
+    yield runtime_topk_case(rng, "topk_runtime_k_largest", 4, 1)
+    yield runtime_topk_case(rng, "topk_runtime_k_smallest", 10, 0)
+    yield runtime_topk_case(rng, "topk_runtime_k_zero", 0, 1)
+    yield runtime_topk_case(rng, "topk_runtime_k_too_large", 11, 1,
+                            "K is not in [0, 10], the size of axis 1")
     yield declared_range_case("range_declared_length", 10.0, 7)
     yield declared_range_case(
         "range_declared_length_wrong", 9.0, 7,
@@ -897,7 +920,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="strata-generated-") as tmp:
         vmvx = "--target=vmvx" in args.compile_arg
         for name, model, inputs, wants, *files in cases():
-            if vmvx and name.startswith(DYNAMIC_EXECUTABLE_PREFIX):
+            if vmvx and name.startswith(DYNAMIC_EXECUTABLE_PREFIXES):
                 wants = ("error", VMVX_DYNAMIC_ERROR)
             problem = run(args.bin, args.compile_arg, name, model, inputs,
                           wants, files[0] if files else {}, tmp)

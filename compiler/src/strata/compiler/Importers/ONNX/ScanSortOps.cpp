@@ -11,6 +11,7 @@
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -183,11 +184,36 @@ Value createRanks(OpBuilder &b, Location loc, Value x, int64_t axis,
       })[0];
 }
 
+// K given at run time where no result shape fixes it: the host reads it
+// back and checks it against the axis; the results are sized with it.
+// Returns the sizes of the results.
+SmallVector<OpFoldResult>
+getRuntimeTopKSizes(NodeContext &ctx, RankedTensorType xt, int64_t axis) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Type i64 = b.getI64Type();
+  Value k = createScalarCast(b, loc, extractFirst(b, loc, ctx.getInput(1)), i64,
+                             false, false);
+  Value valid = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, k,
+                            createScalar(b, loc, i64, 0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, k,
+                            createScalar(b, loc, i64, xt.getDimSize(axis))));
+  cf::AssertOp::create(b, loc, valid,
+                       ("TopK computing '" + ctx.getNode().output(0) +
+                        "': K is not in [0, " + Twine(xt.getDimSize(axis)) +
+                        "], the size of axis " + Twine(axis))
+                           .str());
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t size : xt.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  sizes[axis] =
+      arith::IndexCastOp::create(b, loc, b.getIndexType(), k).getResult();
+  return sizes;
+}
+
 LogicalResult lowerTopK(NodeContext &ctx) {
-  FailureOr<RankedTensorType> valuesType = ctx.getOutputType(0);
-  FailureOr<RankedTensorType> indicesType = ctx.getOutputType(1);
-  if (failed(valuesType) || failed(indicesType))
-    return failure();
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
   RankedTensorType xt = ctx.getInputType(0);
@@ -197,10 +223,24 @@ LogicalResult lowerTopK(NodeContext &ctx) {
     return ctx.fail("axis " + Twine(axis) + " is out of range");
   axis = normalizeAxis(axis, rank);
   // K may arrive at run time; the result shape (inferred or declared) fixes
-  // it at compile time. Over dynamic dims K is a constant and the results
-  // take the input's other dims.
+  // it at compile time where there is one, else the host reads K back. Over
+  // dynamic dims K is a constant and the results take the input's other
+  // dims.
   std::optional<DenseElementsAttr> k = ctx.getConstantInput(1);
   SmallVector<OpFoldResult> resultSizes;
+  FailureOr<RankedTensorType> valuesType, indicesType;
+  if (xt.hasStaticShape() && !k && !ctx.hasInferredOutputType(0)) {
+    resultSizes = getRuntimeTopKSizes(ctx, xt, axis);
+    SmallVector<int64_t> shape(xt.getShape());
+    shape[axis] = ShapedType::kDynamic;
+    valuesType = RankedTensorType::get(shape, xt.getElementType());
+    indicesType = RankedTensorType::get(shape, b.getI64Type());
+  } else {
+    valuesType = ctx.getOutputType(0);
+    indicesType = ctx.getOutputType(1);
+    if (failed(valuesType) || failed(indicesType))
+      return failure();
+  }
   if (!xt.hasStaticShape()) {
     if (!k || k->getNumElements() != 1)
       return ctx.fail("with dynamic dims K must be a constant" +
@@ -214,7 +254,7 @@ LogicalResult lowerTopK(NodeContext &ctx) {
     shape[axis] = count;
     valuesType = RankedTensorType::get(shape, valuesType->getElementType());
     indicesType = RankedTensorType::get(shape, indicesType->getElementType());
-  } else if (k && k->getNumElements() == 1 &&
+  } else if (resultSizes.empty() && k && k->getNumElements() == 1 &&
              k->getValues<APInt>()[0].getSExtValue() !=
                  valuesType->getDimSize(axis)) {
     return ctx.fail("K differs from the result shape");
