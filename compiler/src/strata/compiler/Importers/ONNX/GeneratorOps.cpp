@@ -83,6 +83,29 @@ LogicalResult lowerEyeLike(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+// Range's elements start + i * delta over `type` (1-D; `sizes` gives its
+// length where it is dynamic).
+Value createRangeElements(OpBuilder &b, Location loc, Value start, Value delta,
+                          RankedTensorType type,
+                          ArrayRef<OpFoldResult> sizes = {}) {
+  Type et = type.getElementType();
+  bool isFloat = isa<FloatType>(et);
+  return createIndexedGeneric(
+      b, loc, {}, {}, type,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        Value i =
+            createScalarCast(nb, nl, toI64(nb, nl, ivs[0]), et, false, false);
+        if (isFloat)
+          return arith::AddFOp::create(nb, nl, start,
+                                       arith::MulFOp::create(nb, nl, i, delta))
+              .getResult();
+        return arith::AddIOp::create(nb, nl, start,
+                                     arith::MulIOp::create(nb, nl, i, delta))
+            .getResult();
+      },
+      sizes);
+}
+
 // The most elements a Range sized at run time may have: its byte size and
 // the sizes computed from it stay far from overflowing.
 constexpr int64_t kMaxRuntimeRangeLength = (int64_t(1) << 31) - 1;
@@ -178,23 +201,9 @@ LogicalResult lowerRuntimeRange(NodeContext &ctx) {
        Twine(kMaxRuntimeRangeLength) + " elements")
           .str());
   Value size = arith::IndexCastOp::create(b, loc, b.getIndexType(), length);
-  bool isFloat = isa<FloatType>(et);
   auto type = RankedTensorType::get({ShapedType::kDynamic}, et);
-  Value result = createIndexedGeneric(
-      b, loc, {}, {}, type,
-      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
-        Value i =
-            createScalarCast(nb, nl, toI64(nb, nl, ivs[0]), et, false, false);
-        if (isFloat)
-          return arith::AddFOp::create(nb, nl, start,
-                                       arith::MulFOp::create(nb, nl, i, delta))
-              .getResult();
-        return arith::AddIOp::create(nb, nl, start,
-                                     arith::MulIOp::create(nb, nl, i, delta))
-            .getResult();
-      },
-      {OpFoldResult(size)});
-  return ctx.setOutput(0, result);
+  return ctx.setOutput(
+      0, createRangeElements(b, loc, start, delta, type, {OpFoldResult(size)}));
 }
 
 // Range: start + i * delta for i in [0, n); n comes from the inferred (or
@@ -242,21 +251,7 @@ LogicalResult lowerRange(NodeContext &ctx) {
   }
   Value start = extractFirst(b, loc, ctx.getInput(0));
   Value delta = extractFirst(b, loc, ctx.getInput(2));
-  bool isFloat = isa<FloatType>(et);
-  Value result = createIndexedGeneric(
-      b, loc, {}, {}, *type,
-      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
-        Value i =
-            createScalarCast(nb, nl, toI64(nb, nl, ivs[0]), et, false, false);
-        if (isFloat)
-          return arith::AddFOp::create(nb, nl, start,
-                                       arith::MulFOp::create(nb, nl, i, delta))
-              .getResult();
-        return arith::AddIOp::create(nb, nl, start,
-                                     arith::MulIOp::create(nb, nl, i, delta))
-            .getResult();
-      });
-  return ctx.setOutput(0, result);
+  return ctx.setOutput(0, createRangeElements(b, loc, start, delta, *type));
 }
 
 // OneHot: result[..., j, ...] (j at `axis`) is values[1] where
