@@ -15,7 +15,9 @@
 //     its operands' dispatches write into (copies for the rest);
 //   - dispatches are recorded into one command buffer with an execution
 //     barrier between commands, submitted once and awaited before the
-//     results are wrapped into buffer views; each dispatch is a numbered
+//     results are wrapped into buffer views (and also before an element
+//     the host reads back, a size computed from data: the commands after
+//     it go into a new command buffer); each dispatch is a numbered
 //     call site (its number in the dispatch flags, for profiles) listed in
 //     the module's `strata.dispatch_sites` with its name and FLOP count.
 // The original tensor types are kept as `strata.abi.arguments/results` for
