@@ -153,19 +153,15 @@ TEST_F(HalModuleTest, AllocateAndBuffers) {
 
 // hal.buffer.load reads 1, 2, 4 or 8 little-endian bytes, zero-extended.
 TEST_F(HalModuleTest, BufferLoad) {
-  std::vector<Value> results =
-      CallOk("hal.allocator.allocate",
-             {RefValue(device_->allocator()), Value::I64(kAny),
-              Value::I32(STRATA_HAL_MEMORY_TYPE_DEVICE_LOCAL),
-              Value::I32(STRATA_HAL_BUFFER_USAGE_DEFAULT), Value::I64(16)});
-  auto *buffer = RefCast<hal::Buffer>(results.at(0).ref());
+  RefPtr<hal::Buffer> buffer = Allocate(16);
   ASSERT_NE(buffer, nullptr);
+  const Value bufferValue = RefValue(buffer);
   const uint8_t bytes[16] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x88,
                              0xff, 0xfe, 0xfd, 0xfc, 0x10, 0x20, 0x30, 0x40};
   ASSERT_TRUE(buffer->WriteData(0, bytes).ok());
   auto load = [&](int64_t offset, int32_t length) {
     return CallOk("hal.buffer.load",
-                  {results[0], Value::I64(offset), Value::I32(length)})
+                  {bufferValue, Value::I64(offset), Value::I32(length)})
         .at(0)
         .i64();
   };
@@ -177,18 +173,18 @@ TEST_F(HalModuleTest, BufferLoad) {
   EXPECT_EQ(load(12, 4), 0x40302010);
 
   Status status =
-      Call("hal.buffer.load", {results[0], Value::I64(14), Value::I32(4)})
+      Call("hal.buffer.load", {bufferValue, Value::I64(14), Value::I32(4)})
           .status();
   EXPECT_EQ(status.code(), StatusCode::kOutOfRange);
   EXPECT_THAT(MessageOf(status), HasSubstr("exceeds a buffer of 16 bytes"));
   EXPECT_THAT(MessageOf(status), HasSubstr("hal.buffer.load"));
-  status = Call("hal.buffer.load", {results[0], Value::I64(0), Value::I32(3)})
+  status = Call("hal.buffer.load", {bufferValue, Value::I64(0), Value::I32(3)})
                .status();
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(MessageOf(status),
               StartsWith("hal.buffer.load: byte length must be 1, 2, 4 or 8, "
                          "got 3"));
-  status = Call("hal.buffer.load", {results[0], Value::I64(-1), Value::I32(4)})
+  status = Call("hal.buffer.load", {bufferValue, Value::I64(-1), Value::I32(4)})
                .status();
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
 }

@@ -231,8 +231,7 @@ LogicalResult lowerTopK(NodeContext &ctx) {
   FailureOr<RankedTensorType> valuesType, indicesType;
   if (xt.hasStaticShape() && !k && !ctx.hasInferredOutputType(0)) {
     resultSizes = getRuntimeTopKSizes(ctx, xt, axis);
-    SmallVector<int64_t> shape(xt.getShape());
-    shape[axis] = ShapedType::kDynamic;
+    SmallVector<int64_t> shape = getStaticShape(resultSizes);
     valuesType = RankedTensorType::get(shape, xt.getElementType());
     indicesType = RankedTensorType::get(shape, b.getI64Type());
   } else {
