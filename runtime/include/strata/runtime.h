@@ -18,6 +18,8 @@
  *   strata_session_t *session;     strata_session_create(instance, device,
  *                                      &session);
  *   strata_session_append_module_from_file(session, "model.smod");
+ *   size_t n = strata_session_function_count(session);   (and each name:
+ *                                  strata_session_function_name)
  *   strata_function_t *fn;         strata_session_lookup_function(session,
  *                                      "module.main", &fn);
  *   strata_session_call(session, fn, inputs, 2, outputs, 1, &count);
@@ -174,6 +176,18 @@ strata_status_t
 strata_session_lookup_function(strata_session_t *session, const char *name,
                                strata_function_t **out_function);
 void strata_function_release(strata_function_t *function);
+/* The functions a caller may look up: every export of the modules appended
+ * to the session (not the `hal` module it adds itself), in the order the
+ * modules were appended and their exports declared, without the reserved
+ * names that start with "__" (`__init`). Appending a module adds its
+ * functions at the end. */
+size_t strata_session_function_count(const strata_session_t *session);
+/* Function `index`'s "module.function" name, as
+ * strata_session_lookup_function takes it; valid while the session lives.
+ * Fails naming the index when it is past the count. */
+strata_status_t strata_session_function_name(const strata_session_t *session,
+                                             size_t index,
+                                             const char **out_name);
 /* Argument and result counts. */
 size_t strata_function_input_count(const strata_function_t *function);
 size_t strata_function_output_count(const strata_function_t *function);

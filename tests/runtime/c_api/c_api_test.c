@@ -3,7 +3,8 @@
  * from memory), call it on local-sync and local-task, check the numbers,
  * then the error paths (bad shape, unknown function, bad device, bad
  * module bytes); then read a module's reflection (names, element types,
- * dims of each input and output) and call it with inputs built from it.
+ * dims of each input and output) and call it with inputs built from it;
+ * the session's function list.
  * Usage: c_api_test SIMPLE_MUL.smod NAMED_MUL.smod */
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,18 @@ static void RunSimpleMul(strata_instance_t *instance, const char *uri,
     Ok(strata_session_append_module_from_file(session, module_path),
        "append from file");
   }
+
+  /* The module's one function is listed; not `hal`'s, nor `__init`. */
+  CHECK(strata_session_function_count(session) == 1);
+  const char *listed = NULL;
+  if (Ok(strata_session_function_name(session, 0, &listed), "function name"))
+    CHECK(strcmp(listed, "module.simple_mul") == 0);
+  ExpectError(strata_session_function_name(session, 1, &listed),
+              STRATA_STATUS_INVALID_ARGUMENT,
+              "has 1 function; there is no function 1",
+              "function name past the count");
+  ExpectError(strata_session_function_name(session, 0, NULL),
+              STRATA_STATUS_INVALID_ARGUMENT, "out_name", "null name");
 
   strata_function_t *function = NULL;
   if (Ok(strata_session_lookup_function(session, "simple_mul", &function),
@@ -370,6 +383,14 @@ static void RunByReflection(strata_instance_t *instance,
   if (!OpenFunction(instance, module_path, "named_mul", &device, &session,
                     &function))
     return;
+  /* Both of the module's functions, in the order it declares them. */
+  static const char *kFunctions[2] = {"module.named_mul", "module.named_add"};
+  CHECK(strata_session_function_count(session) == 2);
+  for (size_t f = 0; f < 2; ++f) {
+    const char *listed = NULL;
+    if (Ok(strata_session_function_name(session, f, &listed), "listed name"))
+      CHECK(strcmp(listed, kFunctions[f]) == 0);
+  }
   static const char *kInputNames[2] = {"lhs", "rhs"};
   strata_buffer_view_t *inputs[2] = {NULL, NULL};
   size_t count = strata_function_input_count(function);
@@ -446,6 +467,7 @@ int main(int argc, char **argv) {
   if (Ok(strata_device_create(instance, "local-sync", &device), "device")) {
     strata_session_t *session = NULL;
     if (Ok(strata_session_create(instance, device, &session), "session")) {
+      CHECK(strata_session_function_count(session) == 0);
       char *garbage = malloc(64);
       memset(garbage, 0x5a, 64);
       int before = released;
@@ -457,6 +479,13 @@ int main(int argc, char **argv) {
       ExpectError(
           strata_session_append_module_from_file(session, "/nonexistent.smod"),
           STRATA_STATUS_NOT_FOUND, "nonexistent.smod", "missing file");
+      /* Failed appends list nothing. */
+      CHECK(strata_session_function_count(session) == 0);
+      const char *name = NULL;
+      ExpectError(strata_session_function_name(session, 0, &name),
+                  STRATA_STATUS_INVALID_ARGUMENT,
+                  "has 0 functions; there is no function 0", "no functions");
+      CHECK(name == NULL);
       strata_session_release(session);
     }
     strata_device_release(device);

@@ -1,7 +1,13 @@
 // simple_mul with source names on its arguments and result (as the ONNX
 // importer gives a graph's inputs and outputs), for the C API's
-// reflection: c_api_test reads them back.
+// reflection: c_api_test reads them back. A second function for the
+// session's function list.
 func.func @named_mul(%a: tensor<2x3xf32> {strata.name = "lhs"}, %b: tensor<2x3xf32> {strata.name = "rhs"}) -> (tensor<2x3xf32> {strata.name = "product"}) {
   %0 = arith.mulf %a, %b : tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
+}
+
+func.func @named_add(%a: tensor<3xi32> {strata.name = "x"}, %b: tensor<3xi32> {strata.name = "y"}) -> (tensor<3xi32> {strata.name = "sum"}) {
+  %0 = arith.addi %a, %b : tensor<3xi32>
+  return %0 : tensor<3xi32>
 }

@@ -3,6 +3,7 @@
 #include "strata/runtime.h"
 
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <new>
@@ -23,6 +24,10 @@ struct strata_device_s {
 };
 struct strata_session_s {
   strata::RefPtr<strata::session::Session> session;
+  // What strata_session_function_name returns, "module.function" of each of
+  // session->ListFunctions(). A deque: appending a module only adds names,
+  // and those already handed out stay where they are.
+  std::deque<std::string> function_names;
 };
 struct strata_function_s {
   strata::vm::Function function;
@@ -106,6 +111,21 @@ strata_status_t GetTensorInfo(const strata_function_t *function, size_t index,
   out_info->rank = type.shape.size();
   out_info->dims = type.shape.data();
   return nullptr;
+}
+
+// Names the functions a module just appended added (they come last in
+// ListFunctions) for strata_session_function_name.
+void ListNewFunctions(strata_session_t *session) {
+  std::vector<vm::Function> functions = session->session->ListFunctions();
+  for (size_t i = session->function_names.size(); i < functions.size(); ++i)
+    session->function_names.push_back(functions[i].FullName());
+}
+
+// The status of appending a module; on success its functions are listed.
+strata_status_t Appended(strata_session_t *session, const Status &status) {
+  if (status.ok())
+    ListNewFunctions(session);
+  return ToC(status);
 }
 
 // Calls a C release callback when destroyed (strata_buffer_view_import).
@@ -245,7 +265,7 @@ strata_status_t strata_session_create_with_options(
                                           std::move(session_options));
   if (!session.ok())
     return ToC(session.status());
-  *out_session = new strata_session_s{std::move(*session)};
+  *out_session = new strata_session_s{std::move(*session), {}};
   return nullptr;
 }
 
@@ -256,7 +276,8 @@ strata_session_append_module_from_file(strata_session_t *session,
                                        const char *path) {
   if (!session || !path)
     return NullArgument(!session ? "session" : "path");
-  return ToC(session->session->AppendBytecodeModuleFromFile(path));
+  return Appended(session,
+                  session->session->AppendBytecodeModuleFromFile(path));
 }
 
 strata_status_t strata_session_append_module_from_memory(
@@ -271,15 +292,15 @@ strata_status_t strata_session_append_module_from_memory(
                        });
   if (!session || !data)
     return NullArgument(!session ? "session" : "data");
-  return ToC(
-      session->session->AppendBytecodeModuleFromMemory(std::move(bytes)));
+  return Appended(session, session->session->AppendBytecodeModuleFromMemory(
+                               std::move(bytes)));
 }
 
 strata_status_t
 strata_session_append_module_from_stdin(strata_session_t *session) {
   if (!session)
     return NullArgument("session");
-  return ToC(session->session->AppendBytecodeModuleFromStdin());
+  return Appended(session, session->session->AppendBytecodeModuleFromStdin());
 }
 
 strata_status_t strata_session_trim(strata_session_t *session) {
@@ -303,6 +324,24 @@ strata_session_lookup_function(strata_session_t *session, const char *name,
 }
 
 void strata_function_release(strata_function_t *function) { delete function; }
+
+size_t strata_session_function_count(const strata_session_t *session) {
+  return session ? session->function_names.size() : 0;
+}
+
+strata_status_t strata_session_function_name(const strata_session_t *session,
+                                             size_t index,
+                                             const char **out_name) {
+  if (!session || !out_name)
+    return NullArgument(!session ? "session" : "out_name");
+  size_t count = session->function_names.size();
+  if (index >= count)
+    return ToC(InvalidArgumentError("the session has ", count, " function",
+                                    count == 1 ? "" : "s",
+                                    "; there is no function ", index));
+  *out_name = session->function_names[index].c_str();
+  return nullptr;
+}
 
 size_t strata_function_input_count(const strata_function_t *function) {
   return function ? function->function.info().signature.argument_types().size()

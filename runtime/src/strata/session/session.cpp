@@ -43,6 +43,7 @@ Result<RefPtr<Session>> Session::Create(RefPtr<Instance> instance,
                             modules::CreateHalModule({device}));
     STRATA_RETURN_IF_ERROR(session->AppendModule(std::move(hal_module)));
   }
+  session->first_appended_module_ = session->context_->module_count();
   return session;
 }
 
@@ -100,6 +101,21 @@ Result<vm::Function> Session::LookupFunction(std::string_view name) const {
   if (name.find('.') == std::string_view::npos)
     return context_->LookupFunction(StrCat("module.", name));
   return context_->LookupFunction(name);
+}
+
+std::vector<vm::Function> Session::ListFunctions() const {
+  std::vector<vm::Function> functions;
+  for (size_t m = first_appended_module_; m < context_->module_count(); ++m) {
+    vm::Module &module = context_->module(m);
+    std::span<const vm::ModuleExport> exports = module.exports();
+    for (uint32_t ordinal = 0; ordinal < exports.size(); ++ordinal) {
+      if (exports[ordinal].name.starts_with("__"))
+        continue;
+      functions.push_back({RefPtr<vm::Module>::Retain(&module),
+                           context_->module_state(m), ordinal});
+    }
+  }
+  return functions;
 }
 
 Status CheckCallInputs(const vm::Function &function,

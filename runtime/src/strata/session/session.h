@@ -90,6 +90,12 @@ public:
 
   // "module.function"; a bare "function" means "module.function".
   Result<vm::Function> LookupFunction(std::string_view name) const;
+  // What a caller may call: every export of the modules appended to the
+  // session (not those it added itself, such as `hal`), in the order the
+  // modules were appended and their exports declared, without the reserved
+  // names that start with "__" (`__init`). A module appended later only
+  // adds to the end.
+  std::vector<vm::Function> ListFunctions() const;
 
   // Calls `function` after checking the inputs against its signature and,
   // when the module carries it, its tensor ABI (shape and element type of
@@ -146,6 +152,8 @@ private:
   RefPtr<hal::Device> device_;
   RefPtr<vm::Context> context_;
   int64_t default_timeout_ns_;
+  // Modules of the context before the first the caller appended (`hal`).
+  size_t first_appended_module_ = 0;
 };
 
 // Checks `inputs` against `function`'s signature and tensor reflection.
