@@ -14,8 +14,8 @@ packages=(
   libmlir-22-dev mlir-22-tools llvm-22 llvm-22-dev llvm-22-tools lld-22 clang-22
   # module schema
   flatbuffers-compiler libflatbuffers-dev
-  # tests
-  libgtest-dev libgmock-dev python3-numpy
+  # tests (pkgconf: tests/install builds examples/embed with pkg-config too)
+  libgtest-dev libgmock-dev python3-numpy pkgconf
   # the model corpus: torchvision architectures exported by the tests
   python3-torch python3-torchvision
   # sanitizer runtimes for clang (ASan/UBSan/TSan builds)
