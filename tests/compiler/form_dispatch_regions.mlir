@@ -546,3 +546,25 @@ func.func @size_from_data(%limit: tensor<f32>) -> tensor<?xf32> {
 // CHECK-DAG:       tensor.extract %{{.+}}[] : tensor<f32>
 // CHECK-DAG:       tensor.empty(%[[SIZE]]) : tensor<?xf32>
 // CHECK:           linalg.generic
+
+// -----
+
+// A slice whose bounds are read from a tensor: its size stays on the host
+// (which reads the bounds back to size the result); the offset is read
+// again inside the region.
+func.func @slice_size_from_data(%x: tensor<9x8xf32>, %bounds: tensor<2xi64>) -> tensor<9x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s = tensor.extract %bounds[%c0] : tensor<2xi64>
+  %start = arith.index_cast %s : i64 to index
+  %e = tensor.extract %bounds[%c1] : tensor<2xi64>
+  %end = arith.index_cast %e : i64 to index
+  %size = arith.subi %end, %start : index
+  %slice = tensor.extract_slice %x[0, %start] [9, %size] [1, 1] : tensor<9x8xf32> to tensor<9x?xf32>
+  return %slice : tensor<9x?xf32>
+}
+// CHECK-LABEL: func.func @slice_size_from_data
+// CHECK:         %[[SIZE:.+]] = arith.subi
+// CHECK:         flow.dispatch.region -> (tensor<9x?xf32>)
+// CHECK:           %[[START:.+]] = arith.index_cast
+// CHECK:           tensor.extract_slice %{{.+}}[0, %[[START]]] [9, %[[SIZE]]] [1, 1]

@@ -73,3 +73,33 @@
 // TK:      %[[SIZE:.+]] = arith.index_cast %[[K]] : i64 to index
 // TK:      tensor.empty(%[[SIZE]]) : tensor<2x?xf32>
 // TK:      tensor.empty(%[[SIZE]]) : tensor<2x?xi64>
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py runtime_pad %t.pd.onnx
+// RUN: strata-compile %t.pd.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=PD
+// Pad with pads given at run time over a dynamic input: each pad is read
+// on the host and sizes the result (negative ones crop: max(0, ...)).
+// PD:      func.func @main(%[[X:.+]]: tensor<?x4xf32> {{.+}}, %[[PADS:.+]]: tensor<4xi64> {{.+}}) -> (tensor<?x?xf32> {{.+}})
+// PD:      %[[B0:.+]] = tensor.extract %[[PADS]][%{{.+}}] : tensor<4xi64>
+// PD-NEXT: %[[LOW0:.+]] = arith.index_cast %[[B0]] : i64 to index
+// PD-COUNT-3: tensor.extract %[[PADS]]
+// PD:      %[[ROWS:.+]] = arith.maxsi
+// PD:      %[[COLS:.+]] = arith.maxsi
+// PD:      %[[EMPTY:.+]] = tensor.empty(%[[ROWS]], %[[COLS]]) : tensor<?x?xf32>
+// PD:      linalg.generic {{.+}} outs(%[[EMPTY]] : tensor<?x?xf32>)
+// PD:        arith.subi %{{.+}}, %[[LOW0]] : index
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py dynamic_scatter_nd %t.sn.onnx
+// RUN: strata-compile %t.sn.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=SN
+// ScatterND over dynamic operands: the updates' dims are checked against
+// the indices' at the call; the fold writes a fresh tensor, reading the
+// data at a first step that the padded updates and indices make room for.
+// SN:      cf.assert %{{.+}}, "ScatterND computing 'y': dim 0 of updates and indices differ"
+// SN:      cf.assert %{{.+}}, "ScatterND computing 'y': dim 1 of updates and indices differ"
+// SN:      %[[INDICES:.+]] = tensor.pad %{{.+}} low[1, 0] high[0, 0]
+// SN:      %[[UPDATES:.+]] = tensor.pad %{{.+}} low[1] high[0]
+// SN:      %[[EMPTY:.+]] = tensor.empty(%{{.+}}, %{{.+}}) : tensor<?x?xf32>
+// SN:      linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %[[UPDATES]] : tensor<?x?xf32>, tensor<?xf32>) outs(%[[EMPTY]] : tensor<?x?xf32>)
+// SN:        %[[FIRST:.+]] = arith.cmpi eq, %{{.+}}, %c0{{.*}} : index
+// SN:        tensor.extract %[[INDICES]]
+// SN:        %[[FOLDED:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
+// SN:        arith.select %[[FIRST]], %{{.+}}, %[[FOLDED]] : f32

@@ -170,6 +170,21 @@ MODELS["runtime_topk"] = lambda: model(
                      axis=1),
     [value("x", F, [2, 8]), value("k", I64, [1])],
     [value("values", F, [2, None]), value("indices", I64, [2, None])])
+# Pad whose pads arrive at run time over a dynamic input: the host reads
+# the pads back and sizes the result with them.
+MODELS["runtime_pad"] = lambda: model(
+    helper.make_node("Pad", ["x", "pads"], ["y"], name="pad"),
+    [value("x", F, ["n", 4]), value("pads", I64, [4])],
+    [value("y", F, [None, None])])
+# ScatterND with every operand dynamic (a mask written by slice assignment
+# over a run-time size): the updates' dims are checked against the
+# indices' and the data's at the call.
+MODELS["dynamic_scatter_nd"] = lambda: model(
+    helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"],
+                     name="scatter"),
+    [value("data", F, ["h", "w"]), value("indices", I64, ["a", "b", 2]),
+     value("updates", F, ["c", "d"])],
+    [value("y", F, ["h", "w"])])
 # A convolution over a dynamic height: windows need static spatial dims.
 MODELS["dynamic_conv_height"] = lambda: model(
     helper.make_node("Conv", ["x", "w"], ["y"], name="conv"),

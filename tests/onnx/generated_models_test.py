@@ -776,9 +776,131 @@ def runtime_topk_case(rng, name, k, largest, want_error=None):
             [np.take_along_axis(x, order, axis=1), order.astype(np.int64)])
 
 
+def scatter_nd_reference(data, indices, updates, reduction):
+    """ScatterND as the ONNX operator defines it: updates applied in index
+    order, negative indices from the end."""
+    out = data.copy()
+    k = indices.shape[-1]
+    flat_indices = indices.reshape(-1, k)
+    flat_updates = updates.reshape((flat_indices.shape[0],) + data.shape[k:])
+    for index, update in zip(flat_indices, flat_updates):
+        at = tuple(int(i) % data.shape[d] for d, i in enumerate(index))
+        if reduction == "add":
+            out[at] += update
+        elif reduction == "max":
+            out[at] = np.maximum(out[at], update)
+        else:
+            out[at] = update
+    return out
+
+
+def dynamic_scatter_nd_case(rng, name, data_shape, index_shape, reduction,
+                            update_shape=None, want_error=None):
+    """ScatterND with every dim known only at run time, as slice assignment
+    over a padded image's size exports (Swin's shifted-window mask):
+    duplicates combine in index order."""
+    k = index_shape[-1]
+    data = rng.standard_normal(data_shape).astype(np.float32)
+    high = np.array(data_shape[:k]).reshape((1,) * (len(index_shape) - 1)
+                                            + (k,))
+    indices = (rng.integers(0, 1 << 30, index_shape) % high
+               - rng.integers(0, 2, index_shape) * high).astype(np.int64)
+    if update_shape is None:
+        update_shape = tuple(index_shape[:-1]) + tuple(data_shape[k:])
+    updates = rng.standard_normal(update_shape).astype(np.float32)
+    node = helper.make_node("ScatterND", ["data", "indices", "updates"],
+                            ["y"], reduction=reduction)
+    dynamic = lambda rank: [None] * rank
+    model = make_model(
+        [node], [value("data", F, dynamic(len(data_shape))),
+                 value("indices", I64, dynamic(len(index_shape) - 1) + [k]),
+                 value("updates", F, dynamic(len(update_shape)))],
+        [value("y", F, dynamic(len(data_shape)))], opset=18)
+    inputs = [data, indices, updates]
+    if want_error:
+        return (name, model, inputs, ("run_error", want_error))
+    return (name, model, inputs,
+            [scatter_nd_reference(data, indices, updates, reduction)])
+
+
+def dynamic_gather_nd_case(rng, name, data_shape, index_shape, batch_dims):
+    """GatherND with every dim but the indices' last known only at run
+    time (a detector's or tagger's per-row picks over a dynamic batch)."""
+    k = index_shape[-1]
+    data = rng.standard_normal(data_shape).astype(np.float32)
+    high = np.array(data_shape[batch_dims:batch_dims + k])
+    indices = (rng.integers(0, 1 << 30, index_shape) % high
+               - rng.integers(0, 2, index_shape) * high).astype(np.int64)
+    node = helper.make_node("GatherND", ["data", "indices"], ["y"],
+                            batch_dims=batch_dims)
+    out_rank = len(index_shape) - 1 + len(data_shape) - batch_dims - k
+    model = make_model(
+        [node], [value("data", F, [None] * len(data_shape)),
+                 value("indices", I64, [None] * (len(index_shape) - 1) + [k])],
+        [value("y", F, [None] * out_rank)])
+    batch = int(np.prod(data_shape[:batch_dims]))
+    flat_data = data.reshape((batch,) + data_shape[batch_dims:])
+    flat_indices = indices.reshape((batch, -1, k))
+    rows = [[flat_data[(b,) + tuple(int(i) % data_shape[batch_dims + j]
+                                    for j, i in enumerate(index))]
+             for index in flat_indices[b]] for b in range(batch)]
+    want = np.array(rows, np.float32).reshape(
+        tuple(index_shape[:-1]) + tuple(data_shape[batch_dims + k:]))
+    return (name, model, [data, indices], [want])
+
+
+def pad_reference(x, pads, value):
+    """Constant Pad with ONNX's pads [begin..., end...]; negative pads
+    crop."""
+    rank = x.ndim
+    begin, end = pads[:rank], pads[rank:]
+    x = x[tuple(slice(max(-b, 0), x.shape[d] - max(-e, 0))
+                for d, (b, e) in enumerate(zip(begin, end)))]
+    return np.pad(x, [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)],
+                  constant_values=value)
+
+
+def runtime_pad_case(rng, name, shape, pads, dynamic):
+    """Pad whose pads arrive at run time (center-crop-pad, letterboxing):
+    the host reads them back and sizes the result; the input's dims are
+    dynamic or static."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    node = helper.make_node("Pad", ["x", "pads", "value"], ["y"])
+    dims = [None] * len(shape) if dynamic else list(shape)
+    model = make_model([node], [value("x", F, dims),
+                                value("pads", I64, [2 * len(shape)]),
+                                value("value", F, [])],
+                       [value("y", F, [None] * len(shape))])
+    pads = np.array(pads, np.int64)
+    fill = np.array(0.5, np.float32)
+    return (name, model, [x, pads, fill], [pad_reference(x, pads, 0.5)])
+
+
+def runtime_slice_case(rng, name, shape, starts, ends, axes, dynamic):
+    """Slice whose starts and ends arrive at run time with no result size
+    declared: the host reads them back (normalized, clamped) and sizes the
+    result."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    node = helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["y"])
+    dims = [None] * len(shape) if dynamic else list(shape)
+    model = make_model(
+        [node], [value("x", F, dims), value("starts", I64, [len(starts)]),
+                 value("ends", I64, [len(ends)])],
+        [value("y", F, [None] * len(shape))],
+        initializers=[helper.make_tensor("axes", I64, [len(axes)], axes)])
+    index = [slice(None)] * len(shape)
+    for s, e, a in zip(starts, ends, axes):
+        index[a] = slice(s, e)
+    return (name, model, [x, np.array(starts, np.int64),
+                          np.array(ends, np.int64)], [x[tuple(index)]])
+
+
 # Cases whose executables keep dynamic shapes: the vmvx target refuses
 # them, naming why.
-DYNAMIC_EXECUTABLE_PREFIXES = ("range_runtime_", "topk_runtime_")
+DYNAMIC_EXECUTABLE_PREFIXES = ("range_runtime_", "topk_runtime_",
+                               "scatter_nd_dynamic_", "gather_nd_dynamic_",
+                               "pad_runtime_",
+                               "slice_runtime_")
 VMVX_DYNAMIC_ERROR = "the vmvx target compiles static shapes only"
 
 
@@ -838,6 +960,33 @@ def cases():
     yield runtime_topk_case(rng, "topk_runtime_k_zero", 0, 1)
     yield runtime_topk_case(rng, "topk_runtime_k_too_large", 11, 1,
                             "K is not in [0, 10], the size of axis 1")
+    yield dynamic_scatter_nd_case(rng, "scatter_nd_dynamic_mask", (9, 14),
+                                  (3, 5, 2), "none")
+    yield dynamic_scatter_nd_case(rng, "scatter_nd_dynamic_rows_add",
+                                  (6, 4, 5), (7, 1), "add")
+    yield dynamic_scatter_nd_case(rng, "scatter_nd_dynamic_max", (5, 3, 4),
+                                  (2, 2, 2), "max")
+    yield dynamic_scatter_nd_case(
+        rng, "scatter_nd_dynamic_bad_updates", (9, 14), (3, 5, 2), "none",
+        update_shape=(3, 4),
+        want_error="ScatterND computing 'y': dim 1 of updates and indices "
+                   "differ")
+    yield dynamic_gather_nd_case(rng, "gather_nd_dynamic_rows", (6, 5, 4),
+                                 (3, 2, 2), 0)
+    yield dynamic_gather_nd_case(rng, "gather_nd_dynamic_batch", (3, 7, 4),
+                                 (3, 5, 1), 1)
+    yield runtime_pad_case(rng, "pad_runtime_dynamic", (5, 7),
+                           [1, 0, 2, 3], True)
+    yield runtime_pad_case(rng, "pad_runtime_dynamic_crop", (6, 4, 3),
+                           [-2, 1, 0, 1, -3, 0], True)
+    yield runtime_pad_case(rng, "pad_runtime_static_input", (4, 5),
+                           [0, 2, 3, 0], False)
+    yield runtime_slice_case(rng, "slice_runtime_dynamic", (9, 8, 3),
+                             [2, -5], [7, 1 << 62], [0, 1], True)
+    yield runtime_slice_case(rng, "slice_runtime_static_input", (9, 8),
+                             [-4], [100], [1], False)
+    yield runtime_slice_case(rng, "slice_runtime_empty", (9, 8), [6, 0],
+                             [3, 8], [0, 1], True)
     yield declared_range_case("range_declared_length", 10.0, 7)
     yield declared_range_case(
         "range_declared_length_wrong", 9.0, 7,

@@ -217,15 +217,27 @@ bool isCheapToClone(Operation *op) {
   return false;
 }
 
-// Whether a size (an index value that shapes a tensor.empty) is computed
-// from the contents of a tensor: a tensor.extract up its chain of scalar
-// ops (a Range's length from run-time operands). It stays on the host,
-// which reads the element back, and reaches the regions it shapes as a
-// push constant: computed inside a region, the host could not size the
-// region's results before running it.
+// Whether `value` is a dynamic size of a tensor `user` makes: of a
+// tensor.empty, or of a tensor.extract_slice (a slice whose bounds are
+// read at run time).
+bool isResultSize(Value value, Operation *user) {
+  if (isa<tensor::EmptyOp>(user))
+    return true;
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user))
+    return llvm::is_contained(slice.getSizes(), value);
+  return false;
+}
+
+// Whether a size (an index value that shapes a tensor.empty or a slice) is
+// computed from the contents of a tensor: a tensor.extract up its chain of
+// scalar ops (a Range's length from run-time operands). It stays on the
+// host, which reads the element back, and reaches the regions it shapes
+// as a push constant: computed inside a region, the host could not size
+// the region's results before running it.
 bool isSizeFromTensorData(Value value) {
   if (!value.getType().isIndex() ||
-      llvm::none_of(value.getUsers(), llvm::IsaPred<tensor::EmptyOp>))
+      llvm::none_of(value.getUsers(),
+                    [&](Operation *user) { return isResultSize(value, user); }))
     return false;
   SmallVector<Value> worklist = {value};
   DenseSet<Value> visited;

@@ -129,13 +129,20 @@ LogicalResult lowerGatherElements(NodeContext &ctx) {
 }
 
 LogicalResult lowerPad(NodeContext &ctx) {
-  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  RankedTensorType xt = ctx.getInputType(0);
+  int64_t rank = xt.getRank();
+  // A static input padded by amounts known at run time has a result shape
+  // inference cannot give: the pads size it (below).
+  FailureOr<RankedTensorType> type =
+      ctx.hasInferredOutputType(0) || ctx.hasDynamicInput()
+          ? ctx.getOutputType(0)
+          : RankedTensorType::get(
+                SmallVector<int64_t>(rank, ShapedType::kDynamic),
+                xt.getElementType());
   if (failed(type))
     return failure();
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
-  RankedTensorType xt = ctx.getInputType(0);
-  int64_t rank = xt.getRank();
   SmallVector<int64_t> pads;
   SmallVector<OpFoldResult> symbolicPads;
   Value padValue, runtimePads;
@@ -145,10 +152,14 @@ LogicalResult lowerPad(NodeContext &ctx) {
                             ctx.getFloatAttr("value", 0.0f));
   } else {
     // Pads known only at run time are read in the general form's body
-    // (the result shape is static all the same); computed from dynamic
-    // dims, they size the result at run time.
+    // when the result shape is static all the same; computed from dynamic
+    // dims, or sizing a result of run-time shape, they are sizes the host
+    // holds (read back from the device where computed there).
     if (ctx.hasInput(1) && !ctx.getConstantInput(1)) {
-      if (std::optional<SymbolicShape> shape = getSymbolicInput(ctx, 1))
+      bool sizesResult = !xt.hasStaticShape() || !type->hasStaticShape();
+      if (std::optional<SymbolicShape> shape =
+              sizesResult ? getSymbolicOrReadBackInput(ctx, 1)
+                          : getSymbolicInput(ctx, 1))
         symbolicPads = shape->elements;
       else
         runtimePads = ctx.getInput(1);
@@ -180,9 +191,10 @@ LogicalResult lowerPad(NodeContext &ctx) {
   if (pads.size() != 2 * axes.size() ||
       (!symbolicPads.empty() && symbolicPads.size() != pads.size()))
     return ctx.fail("pads has the wrong length");
-  if (runtimePads && !xt.hasStaticShape())
+  if (runtimePads && (!xt.hasStaticShape() || !type->hasStaticShape()))
     return ctx.fail("with dynamic dims the pads must be known at compile "
-                    "time or computed from the input shapes" +
+                    "time, computed from the input shapes or an int32/int64 "
+                    "tensor" +
                     ctx.getState().pinHint);
   SmallVector<int64_t> low(rank, 0), high(rank, 0);
   // Where each dim's low pad is in `pads` (-1: not padded).

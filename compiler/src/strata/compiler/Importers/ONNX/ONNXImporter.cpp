@@ -291,9 +291,10 @@ std::optional<int> getDynamicDataInputs(StringRef opType) {
                                                "Transpose",
                                                "Trilu",
                                                "Unsqueeze"};
-  // The recurrent ops check themselves that their weights are static.
+  // The recurrent ops check themselves that their weights are static;
+  // ScatterND and GatherND check their operands' shapes against each other.
   if (elementwise.contains(opType) || opType == "LSTM" || opType == "GRU" ||
-      opType == "RNN")
+      opType == "RNN" || opType == "ScatterND" || opType == "GatherND")
     return -1;
   if (firstInput.contains(opType))
     return 1;

@@ -12,6 +12,8 @@
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -96,6 +98,62 @@ Value createFold(OpBuilder &b, Location loc, Value data,
       .getResult(0);
 }
 
+// createFold with one reduction loop, over dynamic shapes: there an
+// executable cannot accumulate into a copy of an argument (the copy would
+// be a temporary of run-time size), so the fold writes a fresh tensor and
+// reads `data` as an input at an extra first step of the reduction loop.
+// The caller's reduction inputs (and whatever its body extracts along the
+// loop) carry one leading row for that step (padLeadingRow), so that the
+// step exists even when there is nothing to fold; the body runs for the
+// later steps.
+Value createFoldReadingData(OpBuilder &b, Location loc, Value data,
+                            ValueRange reductionInputs,
+                            ArrayRef<AffineMap> maps, FoldBody body) {
+  auto type = cast<RankedTensorType>(data.getType());
+  int64_t rank = type.getRank();
+  SmallVector<AffineMap> allMaps{
+      b.getMultiDimIdentityMap(rank + 1).getMajorSubMap(rank)};
+  llvm::append_range(allMaps, maps);
+  allMaps.push_back(allMaps.front());
+  SmallVector<Value> inputs{data};
+  llvm::append_range(inputs, reductionInputs);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, inputs,
+             ValueRange{createEmpty(b, loc, type, data)}, allMaps, iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               SmallVector<Value> ivs;
+               for (int64_t i = 0; i <= rank; ++i)
+                 ivs.push_back(linalg::IndexOp::create(nb, nl, i));
+               Value first = arith::CmpIOp::create(
+                   nb, nl, arith::CmpIPredicate::eq, ivs[rank],
+                   arith::ConstantIndexOp::create(nb, nl, 0));
+               Value folded = body(nb, nl, args.back(),
+                                   args.drop_front().drop_back(), ivs);
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::SelectOp::create(nb, nl, first, args.front(), folded)
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+// `input` with one more row of zeros before its first (dim 0).
+Value padLeadingRow(OpBuilder &b, Location loc, Value input) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  if (!ShapedType::isDynamic(shape[0]))
+    ++shape[0];
+  SmallVector<OpFoldResult> low(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> high(low);
+  low[0] = b.getIndexAttr(1);
+  return tensor::PadOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), input, low,
+      high, createScalar(b, loc, type.getElementType(), 0));
+}
+
 // ScatterElements (and opset-9/10 Scatter): for each index position p,
 // result[p with axis replaced by indices[p]] (op)= updates[p].
 LogicalResult lowerScatterElements(NodeContext &ctx) {
@@ -167,72 +225,121 @@ LogicalResult lowerScatterElements(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+// Two sizes an op ties together: a compile-time mismatch fails the
+// import, a run-time one fails the call with a named host assert.
+LogicalResult checkSameSize(NodeContext &ctx, OpFoldResult a, OpFoldResult b,
+                            const Twine &what) {
+  if (isSameSize(a, b))
+    return success();
+  std::optional<int64_t> ca = getConstantIntValue(a),
+                         cb = getConstantIntValue(b);
+  if (ca && cb)
+    return ctx.fail(what + " differ (" + Twine(*ca) + " and " + Twine(*cb) +
+                    ")");
+  OpBuilder &builder = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value equal =
+      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                            getValueOrCreateConstantIndexOp(builder, loc, a),
+                            getValueOrCreateConstantIndexOp(builder, loc, b));
+  cf::AssertOp::create(builder, loc, equal,
+                       (ctx.getNode().op_type() + " computing '" +
+                        ctx.getNode().output(0) + "': " + what + " differ")
+                           .str());
+  return success();
+}
+
 // ScatterND: indices [..., k] name data slices data[i_0, ..., i_{k-1}, :];
-// updates [..., data.shape[k:]] are folded into them.
+// updates [..., data.shape[k:]] are folded into them. Any dim may be known
+// only at run time (a mask written by slice assignment over a padded
+// image's size): the update positions flatten into one reduction loop.
 LogicalResult lowerScatterND(NodeContext &ctx) {
-  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
-  if (failed(type))
-    return failure();
   FailureOr<Combine> kind = getCombine(ctx);
   if (failed(kind))
     return failure();
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
-  int64_t rank = type->getRank();
+  Value data = ctx.getInput(0);
+  auto type = cast<RankedTensorType>(data.getType());
+  int64_t rank = type.getRank();
   RankedTensorType it = ctx.getInputType(1), ut = ctx.getInputType(2);
   if (it.getRank() < 1)
     return ctx.fail("indices must have rank >= 1");
   int64_t k = it.getDimSize(it.getRank() - 1);
+  if (ShapedType::isDynamic(k))
+    return ctx.fail("the last dim of indices must be known at compile time");
   if (k < 1 || k > rank)
     return ctx.fail("the last dim of indices must be in [1, data rank]");
+  int64_t positionRank = it.getRank() - 1;
+  if (ut.getRank() != positionRank + rank - k)
+    return ctx.fail("updates must have rank " + Twine(positionRank + rank - k) +
+                    " (indices' rank - 1 + "
+                    "data's rank - " +
+                    Twine(k) + ")");
   if (failed(ctx.checkConstantIndices(
-          1, [&](int64_t position) { return type->getDimSize(position % k); })))
+          1, [&](int64_t position) { return type.getDimSize(position % k); })))
     return failure();
-  int64_t numUpdates = it.getNumElements() / k;
-  if (numUpdates == 0)
-    return ctx.setOutput(0, ctx.getInput(0));
+  SmallVector<OpFoldResult> dataSizes = getDimSizes(b, loc, data);
+  SmallVector<OpFoldResult> indexSizes = getDimSizes(b, loc, ctx.getInput(1));
+  SmallVector<OpFoldResult> updateSizes = getDimSizes(b, loc, ctx.getInput(2));
+  for (int64_t d = 0; d < positionRank; ++d)
+    if (failed(checkSameSize(ctx, updateSizes[d], indexSizes[d],
+                             "dim " + Twine(d) + " of updates and indices")))
+      return failure();
+  for (int64_t d = k; d < rank; ++d)
+    if (failed(
+            checkSameSize(ctx, updateSizes[positionRank + d - k], dataSizes[d],
+                          "dim " + Twine(positionRank + d - k) +
+                              " of updates and dim " + Twine(d) + " of data")))
+      return failure();
+  if (llvm::is_contained(it.getShape(), 0))
+    return ctx.setOutput(0, data);
   // Flatten the update positions: indices [P, k], updates [P, rest...].
-  SmallVector<int64_t> updateShape{numUpdates};
-  llvm::append_range(updateShape, type->getShape().drop_front(k));
-  if (ut.getNumElements() != ShapedType::getNumElements(updateShape))
-    return ctx.fail("updates have the wrong shape");
-  Value indices = createReshape(b, loc, ctx.getInput(1), {numUpdates, k});
-  Value updates = createReshape(b, loc, ctx.getInput(2), updateShape);
+  OpFoldResult positions =
+      getSizeProduct(b, loc, ArrayRef(indexSizes).take_front(positionRank));
+  Value indices = createDynamicReshape(b, loc, ctx.getInput(1),
+                                       {positions, b.getIndexAttr(k)});
+  SmallVector<OpFoldResult> flatUpdateSizes{positions};
+  llvm::append_range(flatUpdateSizes, ArrayRef(dataSizes).drop_front(k));
+  Value updates =
+      createDynamicReshape(b, loc, ctx.getInput(2), flatUpdateSizes);
   // updates[p, q_k, ...]: p is the reduction loop `rank`.
   SmallVector<AffineExpr> exprs{b.getAffineDimExpr(rank)};
   for (int64_t d = k; d < rank; ++d)
     exprs.push_back(b.getAffineDimExpr(d));
   AffineMap updateMap = AffineMap::get(rank + 1, 0, exprs, b.getContext());
   bool isUnsigned = ctx.isInputUnsigned(0);
-  Value result = createFold(
-      b, loc, ctx.getInput(0), {updates}, {updateMap}, 1,
-      [&](OpBuilder &nb, Location nl, Value acc, ValueRange args,
-          ArrayRef<Value> ivs) -> Value {
-        Value hit = createScalar(nb, nl, nb.getI1Type(), 1);
-        for (int64_t j = 0; j < k; ++j) {
-          Value raw = tensor::ExtractOp::create(
-              nb, nl, indices,
-              ValueRange{ivs[rank], arith::ConstantIndexOp::create(nb, nl, j)});
-          Value index = normalizeIndex(nb, nl, raw, type->getDimSize(j));
-          hit = arith::AndIOp::create(
-              nb, nl, hit,
-              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, index,
-                                    ivs[j]));
-        }
-        return arith::SelectOp::create(
-                   nb, nl, hit,
-                   combine(nb, nl, *kind, acc, args[0], isUnsigned), acc)
-            .getResult();
-      });
-  return ctx.setOutput(0, result);
+  auto body = [&](OpBuilder &nb, Location nl, Value acc, ValueRange args,
+                  ArrayRef<Value> ivs) -> Value {
+    Value hit = createScalar(nb, nl, nb.getI1Type(), 1);
+    for (int64_t j = 0; j < k; ++j) {
+      Value raw = tensor::ExtractOp::create(
+          nb, nl, indices,
+          ValueRange{ivs[rank], arith::ConstantIndexOp::create(nb, nl, j)});
+      Value index = normalizeIndex(nb, nl, raw, dataSizes[j]);
+      hit = arith::AndIOp::create(
+          nb, nl, hit,
+          arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, index,
+                                ivs[j]));
+    }
+    return arith::SelectOp::create(
+               nb, nl, hit, combine(nb, nl, *kind, acc, args[0], isUnsigned),
+               acc)
+        .getResult();
+  };
+  if (type.hasStaticShape())
+    return ctx.setOutput(
+        0, createFold(b, loc, data, {updates}, {updateMap}, 1, body));
+  indices = padLeadingRow(b, loc, indices);
+  updates = padLeadingRow(b, loc, updates);
+  return ctx.setOutput(
+      0, createFoldReadingData(b, loc, data, {updates}, {updateMap}, body));
 }
 
 // GatherND: result[b..., i..., rest...] = data[b..., indices[b..., i..., :],
-// rest...] with `batch_dims` leading dims shared by data and indices.
+// rest...] with `batch_dims` leading dims shared by data and indices. Any
+// dim but the indices' last may be known only at run time.
 LogicalResult lowerGatherND(NodeContext &ctx) {
-  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
-  if (failed(type))
-    return failure();
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
   RankedTensorType dt = ctx.getInputType(0), it = ctx.getInputType(1);
@@ -241,6 +348,8 @@ LogicalResult lowerGatherND(NodeContext &ctx) {
   if (q < 1)
     return ctx.fail("indices must have rank >= 1");
   int64_t k = it.getDimSize(q - 1);
+  if (ShapedType::isDynamic(k))
+    return ctx.fail("the last dim of indices must be known at compile time");
   if (batchDims < 0 || batchDims >= q || batchDims + k > dt.getRank())
     return ctx.fail("batch_dims and the last dim of indices do not fit the "
                     "data");
@@ -248,11 +357,20 @@ LogicalResult lowerGatherND(NodeContext &ctx) {
         return dt.getDimSize(batchDims + position % k);
       })))
     return failure();
-  if (type->getNumElements() == 0)
-    return ctx.setOutput(0, createZeroElements(b, loc, *type));
   Value data = ctx.getInput(0), indices = ctx.getInput(1);
+  SmallVector<OpFoldResult> dataSizes = getDimSizes(b, loc, data);
+  SmallVector<OpFoldResult> sizes = getDimSizes(b, loc, indices);
+  for (int64_t d = 0; d < batchDims; ++d)
+    if (failed(checkSameSize(ctx, sizes[d], dataSizes[d],
+                             "batch dim " + Twine(d) + " of data and indices")))
+      return failure();
+  sizes.pop_back();
+  llvm::append_range(sizes, ArrayRef(dataSizes).drop_front(batchDims + k));
+  auto type = RankedTensorType::get(getStaticShape(sizes), dt.getElementType());
+  if (type.hasStaticShape() && type.getNumElements() == 0)
+    return ctx.setOutput(0, createZeroElements(b, loc, type));
   Value result = createIndexedGeneric(
-      b, loc, {}, {}, *type,
+      b, loc, {}, {}, type,
       [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
         SmallVector<Value> coords(ivs.begin(), ivs.begin() + batchDims);
         SmallVector<Value> indexCoords(ivs.begin(), ivs.begin() + q - 1);
@@ -261,11 +379,12 @@ LogicalResult lowerGatherND(NodeContext &ctx) {
           indexCoords.back() = arith::ConstantIndexOp::create(nb, nl, j);
           Value raw = tensor::ExtractOp::create(nb, nl, indices, indexCoords);
           coords.push_back(
-              normalizeIndex(nb, nl, raw, dt.getDimSize(batchDims + j)));
+              normalizeIndex(nb, nl, raw, dataSizes[batchDims + j]));
         }
         coords.append(ivs.begin() + q - 1, ivs.end());
         return tensor::ExtractOp::create(nb, nl, data, coords).getResult();
-      });
+      },
+      sizes);
   return ctx.setOutput(0, result);
 }
 

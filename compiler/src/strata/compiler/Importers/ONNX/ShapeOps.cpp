@@ -292,21 +292,23 @@ LogicalResult getOptionalInts(NodeContext &ctx, unsigned index,
 }
 
 // Slice with sizes known at run time: of dynamic dims, or with starts and
-// ends computed from dynamic dims (torch's `x[:, :h]` after a pad). Axes
-// and steps are constants, steps positive; each sliced dim's start and end
-// are normalized (negative from the end) and clamped at run time.
+// ends computed from dynamic dims (torch's `x[:, :h]` after a pad) or
+// from data (read back by the host, which sizes the result with them).
+// Axes and steps are constants, steps positive; each sliced dim's start
+// and end are normalized (negative from the end) and clamped at run time.
 LogicalResult lowerDynamicSlice(NodeContext &ctx) {
   RankedTensorType inputType = ctx.getInputType(0);
   int64_t rank = inputType.getRank();
-  std::optional<SymbolicShape> starts = getSymbolicInput(ctx, 1);
-  std::optional<SymbolicShape> ends = getSymbolicInput(ctx, 2);
   SmallVector<int64_t> axes, steps;
   if (failed(getOptionalInts(ctx, 3, axes)) ||
       failed(getOptionalInts(ctx, 4, steps)))
     return failure();
+  std::optional<SymbolicShape> starts = getSymbolicOrReadBackInput(ctx, 1);
+  std::optional<SymbolicShape> ends = getSymbolicOrReadBackInput(ctx, 2);
   if (!starts || !ends)
     return ctx.fail("with dynamic dims the starts and ends must be known at "
-                    "compile time or computed from the input shapes" +
+                    "compile time, computed from the input shapes or int32/"
+                    "int64 tensors" +
                     ctx.getState().pinHint);
   size_t count = starts->elements.size();
   if (axes.empty())
@@ -379,9 +381,25 @@ LogicalResult lowerSlice(NodeContext &ctx) {
     for (unsigned i = 1; i <= 4; ++i) {
       if (!ctx.hasInput(i) || ctx.getConstantInput(i))
         continue;
+      // Starts and ends of a dynamic input, or of a result whose size
+      // nothing declares, size the result: the host reads them back.
+      // Otherwise the device reads them where it slices.
+      bool constantAxesAndSteps =
+          (!ctx.hasInput(3) || ctx.getConstantInput(3)) &&
+          (!ctx.hasInput(4) || ctx.getConstantInput(4));
+      bool staticResult = false;
+      if (ctx.hasInferredOutputType(0)) {
+        FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+        if (failed(type))
+          return failure();
+        staticResult = type->hasStaticShape();
+      }
+      if (constantAxesAndSteps &&
+          (!inputType.hasStaticShape() || !staticResult))
+        return lowerDynamicSlice(ctx);
       if (!inputType.hasStaticShape())
-        return ctx.fail("with dynamic dims the starts, ends, axes and steps "
-                        "must be known at compile time" +
+        return ctx.fail("with dynamic dims the axes and steps must be known "
+                        "at compile time" +
                         ctx.getState().pinHint);
       return lowerRuntimeSlice(ctx);
     }

@@ -392,6 +392,37 @@ std::optional<SymbolicShape> getSymbolicInput(NodeContext &ctx,
   return shape;
 }
 
+std::optional<SymbolicShape> getSymbolicOrReadBackInput(NodeContext &ctx,
+                                                        unsigned index) {
+  if (std::optional<SymbolicShape> shape = getSymbolicInput(ctx, index))
+    return shape;
+  if (!ctx.hasInput(index) || ctx.isSequenceInput(index))
+    return std::nullopt;
+  RankedTensorType type = ctx.getInputType(index);
+  // The host reads i32 and i64 elements (ONNX's pads and slice bounds).
+  if (!type.getElementType().isInteger(32) &&
+      !type.getElementType().isInteger(64))
+    return std::nullopt;
+  if (type.getRank() > 1 || !type.hasStaticShape() ||
+      type.getNumElements() > 64)
+    return std::nullopt;
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value input = ctx.getInput(index);
+  SymbolicShape shape;
+  shape.scalar = type.getRank() == 0;
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    SmallVector<Value> at;
+    if (!shape.scalar)
+      at.push_back(arith::ConstantIndexOp::create(b, loc, i));
+    Value element = tensor::ExtractOp::create(b, loc, input, at);
+    shape.elements.push_back(
+        arith::IndexCastOp::create(b, loc, b.getIndexType(), element)
+            .getResult());
+  }
+  return shape;
+}
+
 bool tryFoldSymbolicShape(NodeContext &ctx, LogicalResult &result) {
   if (tryFoldSymbolicEqual(ctx, result))
     return true;

@@ -26,6 +26,14 @@ bool tryFoldSymbolicShape(NodeContext &ctx, mlir::LogicalResult &result);
 // of rank 0 or 1.
 std::optional<SymbolicShape> getSymbolicInput(NodeContext &ctx, unsigned index);
 
+// Input `index` as getSymbolicInput gives it, or else, when it is a small
+// integer tensor computed at run time (pads or slice bounds taken from a
+// data input), its elements read back by the host program: the host waits
+// for the dispatches that compute them, so use it only where the values
+// size a result.
+std::optional<SymbolicShape> getSymbolicOrReadBackInput(NodeContext &ctx,
+                                                        unsigned index);
+
 // Reshape, Flatten, Squeeze and Unsqueeze of a dynamically shaped value, or
 // a Reshape to a symbolic shape.
 mlir::LogicalResult lowerDynamicReshapeLike(NodeContext &ctx);
