@@ -232,3 +232,36 @@ func.func @large_input_split_kept(%x: tensor<1x784xf32>, %w: tensor<784x512xf32>
 // CHECK-NOT:     strata.single_workgroup
 // CHECK:         flow.dispatch.region -> (tensor<1x512xf32>)
 // CHECK:           math.tanh
+
+// -----
+
+// A large value the next region reads through a reshape stays a result
+// (merged, it would be a stack temporary past the limit): the second slice
+// keeps its own region (torch.roll's two slices of a window-reversed map).
+#id = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>
+func.func @large_value_through_reshape(%x: tensor<2x2x7x2x7x192xf32>) -> (tensor<2x3x14x192xf32>, tensor<2x11x14x192xf32>) {
+  %t = flow.dispatch.region -> (tensor<2x2x7x2x7x192xf32>) {
+    %e = tensor.empty() : tensor<2x2x7x2x7x192xf32>
+    %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<2x2x7x2x7x192xf32>) outs(%e : tensor<2x2x7x2x7x192xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %v = arith.negf %in : f32
+      linalg.yield %v : f32
+    } -> tensor<2x2x7x2x7x192xf32>
+    flow.return %g : tensor<2x2x7x2x7x192xf32>
+  }
+  %c = tensor.collapse_shape %t [[0], [1, 2], [3, 4], [5]] : tensor<2x2x7x2x7x192xf32> into tensor<2x14x14x192xf32>
+  %a = flow.dispatch.region -> (tensor<2x3x14x192xf32>) {
+    %s = tensor.extract_slice %c[0, 11, 0, 0] [2, 3, 14, 192] [1, 1, 1, 1] : tensor<2x14x14x192xf32> to tensor<2x3x14x192xf32>
+    flow.return %s : tensor<2x3x14x192xf32>
+  }
+  %b = flow.dispatch.region -> (tensor<2x11x14x192xf32>) {
+    %s = tensor.extract_slice %c[0, 0, 0, 0] [2, 11, 14, 192] [1, 1, 1, 1] : tensor<2x14x14x192xf32> to tensor<2x11x14x192xf32>
+    flow.return %s : tensor<2x11x14x192xf32>
+  }
+  return %a, %b : tensor<2x3x14x192xf32>, tensor<2x11x14x192xf32>
+}
+// CHECK-LABEL: func.func @large_value_through_reshape
+// CHECK:         %[[M:.+]]:2 = flow.dispatch.region -> (tensor<2x2x7x2x7x192xf32>, tensor<2x3x14x192xf32>)
+// CHECK:         %[[C:.+]] = tensor.collapse_shape %[[M]]#0
+// CHECK:         flow.dispatch.region -> (tensor<2x11x14x192xf32>)
+// CHECK-NEXT:      tensor.extract_slice %[[C]][0, 0, 0, 0] [2, 11, 14, 192]

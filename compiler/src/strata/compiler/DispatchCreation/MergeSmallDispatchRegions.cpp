@@ -196,6 +196,17 @@ bool isReshapeOfFirst(ArrayRef<Operation *> chain,
   });
 }
 
+// Whether only `next` reads `value`, directly or through reshapes (which
+// the merge clones into it): merged, the value is a stack temporary.
+bool isReadOnlyBy(Value value, flow::DispatchRegionOp next) {
+  return llvm::all_of(value.getUsers(), [&](Operation *user) {
+    if (next->isProperAncestor(user))
+      return true;
+    return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user) &&
+           isReadOnlyBy(user->getResult(0), next);
+  });
+}
+
 // Whether `next` may join `first`: it reads a result of `first`, every
 // other value it reads is available before `first` (or reshapes of such
 // a value or of a result of `first`), the results only it reads are small,
@@ -221,13 +232,10 @@ bool canMerge(flow::DispatchRegionOp first, flow::DispatchRegionOp next) {
   if (!readsFirst ||
       countLinalgOps(first) + countLinalgOps(next) > kMaxMergedLinalgOps)
     return false;
-  for (OpResult result : first->getResults()) {
-    bool onlyNext = llvm::all_of(result.getUsers(), [&](Operation *user) {
-      return next->isProperAncestor(user);
-    });
-    if (onlyNext && getByteSize(result.getType()) > kMaxInternalBytes)
+  for (OpResult result : first->getResults())
+    if (isReadOnlyBy(result, next) &&
+        getByteSize(result.getType()) > kMaxInternalBytes)
       return false;
-  }
   return true;
 }
 
