@@ -1,14 +1,11 @@
 //===- strata_compile_main.cpp - compile a program into a module file ----===//
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Support/Timing.h"
+#include "strata/compiler/API/Compile.h"
 #include "strata/compiler/Importers/ONNX/ONNXImporter.h"
 #include "strata/compiler/Pipelines/Pipelines.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Process.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 namespace cl = llvm::cl;
@@ -116,96 +113,56 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "Strata compiler: MLIR program -> module file\n");
 
-  // "import" shows an ONNX model as the importer emitted it.
-  bool dumpImport = dumpAfter == "import";
-  if (!dumpAfter.empty() && !dumpImport &&
-      !llvm::is_contained(strata::getPhaseNames(), dumpAfter)) {
-    llvm::errs() << "strata-compile: unknown phase '" << dumpAfter
-                 << "' for --dump-after (phases:";
-    for (llvm::StringRef phase : strata::getPhaseNames())
-      llvm::errs() << " " << phase;
-    llvm::errs() << ") (ONNX models also: import)\n";
-    return 2;
-  }
   if (outputFile.empty() && dumpAfter.empty()) {
     llvm::errs() << "strata-compile: no output: pass -o FILE.smod or "
                     "--dump-after=PHASE\n";
     return 2;
   }
 
-  mlir::DialectRegistry registry;
-  strata::registerCompilerDialects(registry);
-  strata::registerONNXImporterDialects(registry);
-  strata::registerCompilerPasses();
-  mlir::MLIRContext context(registry);
-  // Diagnostics name the op and its location; the full op dump is noise.
-  context.printOpOnDiagnostic(false);
-  context.loadAllAvailableDialects();
-
-  std::string error;
-  auto input = mlir::openInputFile(inputFile, &error);
-  if (!input) {
-    llvm::errs() << "strata-compile: " << error << "\n";
-    return 1;
-  }
-  bool isONNX = strata::isONNXModel(inputFile, input->getBuffer());
-  llvm::StringRef contents = input->getBuffer();
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  if (isONNX) {
-    strata::ONNXImportOptions importOptions;
-    importOptions.functionName = functionName;
-    importOptions.externalDataRoot = externalDataRoot;
-    for (auto [option, limit] :
-         {std::pair{&maxTensorBytes, &importOptions.limits.maxTensorBytes},
-          {&maxTensorRank, &importOptions.limits.maxRank},
-          {&maxONNXNodes, &importOptions.limits.maxNodes}}) {
-      if (*option < 1 || *option > uint64_t(INT64_MAX)) {
-        llvm::errs() << "strata-compile: --" << option->ArgStr
-                     << " must be between 1 and " << INT64_MAX << "\n";
-        return 2;
-      }
-      *limit = static_cast<int64_t>(option->getValue());
-    }
-    for (const std::string &pin : dimPins)
-      if (!strata::parseDimPin(pin, importOptions.pins, error)) {
-        llvm::errs() << "strata-compile: " << error << "\n";
-        return 2;
-      }
-    for (const std::string &pin : inputShapePins)
-      if (!strata::parseInputShapePin(pin, importOptions.pins, error)) {
-        llvm::errs() << "strata-compile: " << error << "\n";
-        return 2;
-      }
-    for (const std::string &pin : inputValuePins)
-      if (!strata::parseInputValuePin(pin, importOptions.pins, error)) {
-        llvm::errs() << "strata-compile: " << error << "\n";
-        return 2;
-      }
-    module =
-        strata::importONNXModel(inputFile, contents, &context, importOptions);
-  } else {
-    if (!dimPins.empty() || !inputShapePins.empty() ||
-        !inputValuePins.empty()) {
-      llvm::errs() << "strata-compile: --dim, --input-shape and --input-value "
-                      "pin an ONNX model's inputs; '"
-                   << inputFile << "' is an MLIR program\n";
+  strata::compiler::CompileOptions options;
+  options.target = target;
+  options.cpu = cpu;
+  options.cudaArch = cudaArch;
+  options.moduleName = moduleName;
+  options.functionName = functionName;
+  options.externalDataRoot = externalDataRoot;
+  for (auto [option, limit] :
+       {std::pair{&maxTensorBytes, &options.maxTensorBytes},
+        {&maxTensorRank, &options.maxTensorRank},
+        {&maxONNXNodes, &options.maxNodes}}) {
+    if (*option < 1 || *option > uint64_t(INT64_MAX)) {
+      llvm::errs() << "strata-compile: --" << option->ArgStr
+                   << " must be between 1 and " << INT64_MAX << "\n";
       return 2;
     }
-    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+    *limit = static_cast<int64_t>(option->getValue());
   }
-  if (!module)
-    return 1;
-  if (dumpImport) {
-    module->print(llvm::outs(),
-                  mlir::OpPrintingFlags().elideLargeElementsAttrs(64));
-    llvm::outs() << "\n";
-    if (outputFile.empty())
-      return 0;
-  }
+  std::string error;
+  for (const std::string &pin : dimPins)
+    if (!strata::parseDimPin(pin, options.pins, error)) {
+      llvm::errs() << "strata-compile: " << error << "\n";
+      return 2;
+    }
+  for (const std::string &pin : inputShapePins)
+    if (!strata::parseInputShapePin(pin, options.pins, error)) {
+      llvm::errs() << "strata-compile: " << error << "\n";
+      return 2;
+    }
+  for (const std::string &pin : inputValuePins)
+    if (!strata::parseInputValuePin(pin, options.pins, error)) {
+      llvm::errs() << "strata-compile: " << error << "\n";
+      return 2;
+    }
+  options.dumpAfter = dumpAfter;
+  options.dumpStream = &llvm::outs();
+  options.stopAfterDump = outputFile.empty();
+  options.timing = timing;
+  options.progress = progress || (progress.getNumOccurrences() == 0 &&
+                                  llvm::sys::Process::StandardErrIsDisplayed());
+  options.diagnosticStream = &llvm::errs();
+  options.diagnosticPrefix = "strata-compile";
 
+  // Opened first so that a bad output path fails before a long compile.
   std::unique_ptr<llvm::ToolOutputFile> output;
   if (!outputFile.empty()) {
     output = mlir::openOutputFile(outputFile, &error);
@@ -214,22 +171,13 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-
-  strata::CompileOptions options;
-  options.target = target;
-  options.cpu = cpu;
-  options.cudaArch = cudaArch;
-  options.moduleName = moduleName;
-  options.timing = timing;
-  options.progress = progress || (progress.getNumOccurrences() == 0 &&
-                                  llvm::sys::Process::StandardErrIsDisplayed());
-  if (mlir::failed(strata::compileModule(*module, options,
-                                         dumpImport ? "" : dumpAfter.getValue(),
-                                         llvm::outs(),
-                                         /*stopAfterDump=*/outputFile.empty(),
-                                         output ? &output->os() : nullptr)))
-    return 1;
-  if (output)
+  strata::compiler::CompileResult result = strata::compiler::compile(
+      strata::compiler::CompileSource::fromFile(inputFile), options);
+  if (!result.ok())
+    return result.invalidOptions ? 2 : 1;
+  if (output) {
+    output->os() << result.moduleBytes;
     output->keep();
+  }
   return 0;
 }
