@@ -5,6 +5,7 @@
 #             strata-runtime.pc
 #   compiler  the tools (tools/CMakeLists.txt): strata-compile, strata-opt,
 #             strata-run, strata-bench, strata-dump, strata-minimal-run
+#   python    the strata package (python/CMakeLists.txt)
 # examples/embed builds against the runtime component out of tree
 # (tests/install checks it).
 include(CMakePackageConfigHelpers)

@@ -16,6 +16,8 @@ packages=(
   flatbuffers-compiler libflatbuffers-dev
   # tests (pkgconf: tests/install builds examples/embed with pkg-config too)
   libgtest-dev libgmock-dev python3-numpy pkgconf
+  # the Python package (python/: pybind11 extension) and its tests
+  pybind11-dev python3-dev python3-pytest
   # the model corpus: torchvision architectures exported by the tests
   python3-torch python3-torchvision
   # sanitizer runtimes for clang (ASan/UBSan/TSan builds)

@@ -1,0 +1,282 @@
+"""`import strata` as a user uses it: compile MLIR and ONNX programs, run
+them on numpy arrays against numpy, introspection, and every kind of error.
+
+Run by ctest (python_package) with PYTHONPATH=build/python; by hand:
+  PYTHONPATH=build/python /usr/bin/python3 -m pytest -q tests/python
+"""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import strata
+
+SOURCE_DIR = os.environ.get(
+    "STRATA_SOURCE_DIR",
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+SIMPLE_MUL = os.path.join(SOURCE_DIR, "examples", "simple_mul.mlir")
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+
+def make_model(nodes, inputs, outputs, initializers=(), domains=()):
+    graph = helper.make_graph(nodes, "g", inputs, outputs,
+                              initializer=list(initializers))
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17)] + [helper.make_opsetid(d, 1)
+                                        for d in domains])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+RNG = np.random.default_rng(7)
+W = RNG.standard_normal((8, 4)).astype(np.float32)
+B = RNG.standard_normal(4).astype(np.float32)
+
+
+def mlp_model():
+    """MatMul + Add + Relu over a dynamic batch."""
+    return make_model(
+        [helper.make_node("MatMul", ["x", "w"], ["xw"], name="matmul"),
+         helper.make_node("Add", ["xw", "b"], ["xwb"], name="bias"),
+         helper.make_node("Relu", ["xwb"], ["y"], name="relu")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])],
+        [numpy_helper.from_array(W, "w"), numpy_helper.from_array(B, "b")])
+
+
+def mlp_reference(x):
+    return np.maximum(x @ W + B, 0)
+
+
+@pytest.fixture(scope="module")
+def mlp_module():
+    return strata.load(strata.compile(mlp_model().SerializeToString()))
+
+
+def test_simple_mul_mlir(tmp_path):
+    module_bytes = strata.compile(SIMPLE_MUL)
+    assert isinstance(module_bytes, bytes) and len(module_bytes) > 0
+    a = np.array([1, 2, 3, 4], np.float32)
+    b = np.array([5, 6, 7, 8], np.float32)
+    # From bytes and from a file, on both local drivers.
+    path = tmp_path / "simple_mul.smod"
+    path.write_bytes(module_bytes)
+    for module in (strata.load(module_bytes),
+                   strata.load(str(path), device="local-sync"),
+                   strata.load(path)):
+        assert module.functions == ["simple_mul"]
+        result = module.simple_mul(a, b)
+        assert result.dtype == np.float32 and result.shape == (4,)
+        np.testing.assert_array_equal(result, a * b)
+        np.testing.assert_array_equal(module["module.simple_mul"](a, b), a * b)
+
+
+def test_mlir_from_memory_and_module_name():
+    text = open(SIMPLE_MUL, "rb").read()
+    module = strata.load(strata.compile(text, module_name="walkthrough"))
+    fn = module["walkthrough.simple_mul"]
+    assert fn.name == "walkthrough.simple_mul"
+    np.testing.assert_array_equal(
+        fn(np.full(4, 2, np.float32), [1, 2, 3, 4]),  # a list takes the dtype
+        np.array([2, 4, 6, 8], np.float32))
+
+
+def test_onnx_dynamic_batch(mlp_module):
+    fn = mlp_module.main
+    assert mlp_module.functions == ["main"]
+    assert fn.inputs == [("x", np.dtype(np.float32), (None, 8))]
+    assert fn.outputs == [("y", np.dtype(np.float32), (None, 4))]
+    for batch in (1, 5, 33):
+        x = RNG.standard_normal((batch, 8)).astype(np.float32)
+        y = fn(x)
+        assert y.shape == (batch, 4) and y.dtype == np.float32
+        np.testing.assert_allclose(y, mlp_reference(x), rtol=1e-5, atol=1e-5)
+
+
+def test_onnx_model_proto_and_pins():
+    model = mlp_model()
+    pinned = strata.load(strata.compile(model, dims={"batch": 3}))
+    assert pinned.main.inputs == [("x", np.dtype(np.float32), (3, 8))]
+    x = RNG.standard_normal((3, 8)).astype(np.float32)
+    np.testing.assert_allclose(pinned.main(x), mlp_reference(x),
+                               rtol=1e-5, atol=1e-5)
+    shaped = strata.load(strata.compile(model, input_shapes={"x": (2, 8)},
+                                        function_name="mlp"))
+    assert shaped.functions == ["mlp"]
+    assert shaped.mlp.outputs == [("y", np.dtype(np.float32), (2, 4))]
+    dynamic = strata.load(strata.compile(model, input_shapes={"x": (None, 8)}))
+    assert dynamic.main.inputs[0][2] == (None, 8)
+
+
+def test_onnx_integer_and_bool_types():
+    """uint8 stays uint8, int64 and bool as declared; several outputs."""
+    model = make_model(
+        [helper.make_node("Cast", ["a"], ["a64"], to=TensorProto.INT64),
+         helper.make_node("Add", ["a64", "b"], ["sum"]),
+         helper.make_node("Add", ["a", "a"], ["twice"]),
+         helper.make_node("Greater", ["b", "zero"], ["positive"])],
+        [helper.make_tensor_value_info("a", TensorProto.UINT8, [6]),
+         helper.make_tensor_value_info("b", TensorProto.INT64, [6])],
+        [helper.make_tensor_value_info("sum", TensorProto.INT64, [6]),
+         helper.make_tensor_value_info("twice", TensorProto.UINT8, [6]),
+         helper.make_tensor_value_info("positive", TensorProto.BOOL, [6])],
+        [numpy_helper.from_array(np.array(0, np.int64), "zero")])
+    module = strata.load(strata.compile(model.SerializeToString()))
+    fn = module.main
+    assert [(n, d) for n, d, _ in fn.inputs] == [
+        ("a", np.dtype(np.uint8)), ("b", np.dtype(np.int64))]
+    assert [(n, d) for n, d, _ in fn.outputs] == [
+        ("sum", np.dtype(np.int64)), ("twice", np.dtype(np.uint8)),
+        ("positive", np.dtype(np.bool_))]
+    a = np.array([0, 1, 127, 128, 200, 255], np.uint8)
+    b = np.array([-5, 0, 1 << 40, 7, -(1 << 33), 2], np.int64)
+    total, twice, positive = fn(a, b)
+    assert (total.dtype, twice.dtype, positive.dtype) == (
+        np.int64, np.uint8, np.bool_)
+    np.testing.assert_array_equal(total, a.astype(np.int64) + b)
+    np.testing.assert_array_equal(twice, (a.astype(np.int64) * 2 % 256))
+    np.testing.assert_array_equal(positive, b > 0)
+
+
+def test_non_contiguous_and_readonly_inputs(mlp_module):
+    big = RNG.standard_normal((6, 16)).astype(np.float32)
+    x = big[::2, ::2]  # strided view: copied to row-major
+    assert not x.flags.c_contiguous
+    np.testing.assert_allclose(mlp_module.main(x), mlp_reference(x),
+                               rtol=1e-5, atol=1e-5)
+    frozen = np.ascontiguousarray(x)
+    frozen.setflags(write=False)
+    np.testing.assert_allclose(mlp_module.main(frozen), mlp_reference(x),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_inputs_are_released(mlp_module):
+    """The runtime lets go of every imported array once a call is done."""
+    x = np.ones((64, 8), np.float32)
+    before = sys.getrefcount(x)
+    for _ in range(5):
+        mlp_module.main(x)
+    assert sys.getrefcount(x) == before
+    np.testing.assert_array_equal(x, np.ones((64, 8), np.float32))
+
+
+def test_wrong_dtype_names_the_argument(mlp_module):
+    with pytest.raises(ValueError) as error:
+        mlp_module.main(np.ones((2, 8), np.float64))
+    message = str(error.value)
+    assert "'x'" in message and "float32" in message and "float64" in message
+
+
+def test_wrong_rank_and_dims_name_the_argument(mlp_module):
+    with pytest.raises(ValueError) as error:
+        mlp_module.main(np.ones((2, 8, 1), np.float32))
+    message = str(error.value)
+    assert "'x'" in message and "rank 2" in message and "rank 3" in message
+    with pytest.raises(ValueError) as error:
+        mlp_module.main(np.ones((2, 7), np.float32))
+    message = str(error.value)
+    assert "'x'" in message and "(None, 8)" in message and "(2, 7)" in message
+
+
+def test_wrong_argument_count(mlp_module):
+    with pytest.raises(TypeError, match=r"takes 1 argument .*'x'.*got 2"):
+        mlp_module.main(np.ones((1, 8), np.float32), np.ones(1))
+    with pytest.raises(TypeError, match="got 0"):
+        mlp_module.main()
+
+
+def test_unknown_function(mlp_module):
+    with pytest.raises(AttributeError, match="main"):
+        mlp_module.nope
+    with pytest.raises(KeyError):
+        mlp_module["module.nope"]
+
+
+def test_runtime_error_is_runtime_error():
+    """Dims the program ties together are checked at the call."""
+    program = b"""
+func.func @add(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32> {
+  %0 = arith.addf %a, %b : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+"""
+    module = strata.load(strata.compile(program))
+    assert module.add.inputs[0] == ("", np.dtype(np.float32), (None,))
+    np.testing.assert_array_equal(
+        module.add(np.ones(3, np.float32), np.ones(3, np.float32)),
+        np.full(3, 2, np.float32))
+    with pytest.raises(RuntimeError):
+        module.add(np.ones(3, np.float32), np.ones(4, np.float32))
+
+
+def test_compile_error_carries_diagnostics(tmp_path):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+                   "  %0 = arith.addf %a, %undefined : tensor<4xf32>\n"
+                   "  return %0 : tensor<4xf32>\n}\n")
+    with pytest.raises(strata.CompileError) as error:
+        strata.compile(bad)
+    diagnostics = error.value.diagnostics
+    assert diagnostics and diagnostics[0].severity == "error"
+    assert diagnostics[0].file.endswith("bad.mlir")
+    assert diagnostics[0].line == 2 and diagnostics[0].column > 0
+    assert "undefined" in diagnostics[0].message or "undeclared" in \
+        diagnostics[0].message
+    assert diagnostics[0].message in str(error.value)
+    assert "bad.mlir:2:" in str(error.value)
+
+
+def test_compile_error_from_onnx_names_the_node():
+    # A node whose inputs do not fit: the importer's checks name it.
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="bad_matmul")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+        initializer=[numpy_helper.from_array(np.ones((5, 4), np.float32),
+                                             "w")])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    with pytest.raises(strata.CompileError) as error:
+        strata.compile(model)
+    errors = [d for d in error.value.diagnostics if d.severity == "error"]
+    assert errors
+    assert "bad_matmul" in str(error.value)
+    # An op the importer refuses: the diagnostic's location names the node.
+    model = make_model(
+        [helper.make_node("Custom", ["x"], ["y"], name="the_custom",
+                          domain="my.domain")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        domains=["my.domain"])
+    with pytest.raises(strata.CompileError) as error:
+        strata.compile(model)
+    (diagnostic,) = [d for d in error.value.diagnostics
+                     if d.severity == "error"]
+    assert diagnostic.name == "the_custom" and "Custom" in diagnostic.message
+    assert diagnostic.file == "<memory>"
+
+
+def test_bad_options():
+    with pytest.raises(strata.CompileError, match="unknown target 'tpu'"):
+        strata.compile(SIMPLE_MUL, target="tpu")
+    with pytest.raises(strata.CompileError, match="MLIR program"):
+        strata.compile(SIMPLE_MUL, dims={"batch": 1})
+    with pytest.raises(strata.CompileError, match="nope"):
+        strata.compile(mlp_model(), input_shapes={"nope": (1, 8)})
+    with pytest.raises(strata.CompileError, match="cannot open"):
+        strata.compile("/nonexistent/model.onnx")
+    with pytest.raises(ValueError):
+        strata.compile(mlp_model(), dims={"batch": "many"})
+    with pytest.raises(TypeError):
+        strata.compile(42)
+    with pytest.raises(RuntimeError):
+        strata.load(b"not a module")
+    with pytest.raises(RuntimeError):
+        strata.load(strata.compile(SIMPLE_MUL), device="no-such-driver")
