@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -265,8 +266,12 @@ public:
   }
 
   strata_session_t *get() const { return session; }
+  // A session runs one call at a time (runtime.h); Python threads calling
+  // its functions with the GIL released take turns here.
+  std::mutex &getCallMutex() { return callMutex; }
 
 private:
+  std::mutex callMutex;
   strata_instance_t *instance = nullptr;
   strata_device_t *device = nullptr;
   strata_session_t *session = nullptr;

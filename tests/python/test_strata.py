@@ -280,3 +280,79 @@ def test_bad_options():
         strata.load(b"not a module")
     with pytest.raises(RuntimeError):
         strata.load(strata.compile(SIMPLE_MUL), device="no-such-driver")
+
+
+def test_float16_int8_bool_inputs():
+    program = b"""
+func.func @mix(%h: tensor<2x3xf16>, %i: tensor<2x3xi8>, %c: tensor<2x3xi1>)
+    -> (tensor<2x3xf16>, tensor<2x3xi8>) {
+  %0 = arith.addf %h, %h : tensor<2x3xf16>
+  %1 = arith.select %c, %i, %i : tensor<2x3xi1>, tensor<2x3xi8>
+  %2 = arith.muli %1, %i : tensor<2x3xi8>
+  return %0, %2 : tensor<2x3xf16>, tensor<2x3xi8>
+}
+"""
+    fn = strata.load(strata.compile(program)).mix
+    assert [d for _, d, _ in fn.inputs] == [
+        np.dtype(np.float16), np.dtype(np.int8), np.dtype(np.bool_)]
+    h = np.array([[0.5, 1.5, -2], [3, 65504 / 4, 0]], np.float16)
+    i = np.array([[1, -2, 3], [-12, 11, 127]], np.int8)
+    c = np.array([[True, False, True], [False, True, True]])
+    doubled, squared = fn(h, i, c)
+    assert doubled.dtype == np.float16 and squared.dtype == np.int8
+    np.testing.assert_array_equal(doubled, h + h)
+    np.testing.assert_array_equal(squared, (i.astype(np.int32) ** 2).astype(
+        np.int8))
+    with pytest.raises(ValueError, match="argument 2: expected dtype bool, "
+                                         "got uint8"):
+        fn(h, i, c.astype(np.uint8))
+
+
+def test_threads(mlp_module):
+    """Compiles run in parallel (the GIL released); calls of one module
+    from several threads take turns."""
+    import threading
+    model = mlp_model()
+    compiled, errors = {}, []
+
+    def compile_one(batch):
+        compiled[batch] = strata.compile(model, dims={"batch": batch})
+
+    def call_many(batch):
+        for _ in range(20):
+            x = RNG.standard_normal((batch, 8)).astype(np.float32)
+            if not np.allclose(mlp_module.main(x), mlp_reference(x),
+                               rtol=1e-5, atol=1e-5):
+                errors.append(batch)
+
+    threads = [threading.Thread(target=compile_one, args=(b,))
+               for b in (1, 2, 3)]
+    threads += [threading.Thread(target=call_many, args=(b,))
+                for b in (1, 7, 64, 5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for batch, module_bytes in compiled.items():
+        x = np.ones((batch, 8), np.float32)
+        np.testing.assert_allclose(strata.load(module_bytes).main(x),
+                                   mlp_reference(x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(not os.environ.get("STRATA_BIN_DIR"),
+                    reason="STRATA_BIN_DIR (the build's bin/) not set")
+def test_same_module_as_strata_compile(tmp_path):
+    """strata-compile and strata.compile are one code path."""
+    import subprocess
+    model_path = tmp_path / "mlp.onnx"
+    model_path.write_bytes(mlp_model().SerializeToString())
+    for source, flags, kwargs in [
+            (SIMPLE_MUL, [], {}),
+            (str(model_path), ["--dim=batch=4", "--module-name=m"],
+             {"dims": {"batch": 4}, "module_name": "m"})]:
+        out = tmp_path / "out.smod"
+        subprocess.run([os.path.join(os.environ["STRATA_BIN_DIR"],
+                                     "strata-compile"), source, "-o", str(out)]
+                       + flags, check=True)
+        assert out.read_bytes() == strata.compile(source, **kwargs)
