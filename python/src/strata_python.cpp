@@ -28,6 +28,7 @@
 
 #include "strata/compiler/API/Compile.h"
 #include "strata/runtime.h"
+#include "strata_version.h"
 
 namespace py = pybind11;
 
@@ -510,6 +511,8 @@ private:
 
 PYBIND11_MODULE(_strata, m) {
   m.doc() = "Strata's compiler and runtime (use the strata package)";
+  m.attr("__version__") = STRATA_VERSION_STRING;
+  m.attr("git_commit") = STRATA_GIT_COMMIT;
 
   m.def("_compile", &compileProgram, py::arg("path"), py::arg("data"),
         py::arg("format"), py::arg("target"), py::arg("cpu"),

@@ -18,6 +18,7 @@ from . import _strata
 __all__ = ["compile", "load", "CompileError", "Diagnostic", "Module",
            "Function", "phase_names"]
 
+__version__ = _strata.__version__
 Function = _strata.Function
 phase_names = _strata.phase_names
 

@@ -58,6 +58,11 @@ def mlp_module():
     return strata.load(strata.compile(mlp_model().SerializeToString()))
 
 
+def test_version_and_phases():
+    assert strata.__version__.count(".") == 2
+    assert strata.phase_names()[0] == "input" and "vm" in strata.phase_names()
+
+
 def test_simple_mul_mlir(tmp_path):
     module_bytes = strata.compile(SIMPLE_MUL)
     assert isinstance(module_bytes, bytes) and len(module_bytes) > 0
