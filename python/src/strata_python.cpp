@@ -438,6 +438,9 @@ private:
           hasReflection ? getDtype(info.elementType) : py::object(py::none());
       array = numpy.attr("asarray")(value, dtype);
     }
+    // Bytes in the other order are swapped into this machine's (a copy).
+    if (!array.dtype().attr("isnative").cast<bool>())
+      array = array.attr("astype")(array.dtype().attr("newbyteorder")("="));
     strata_element_type_t elementType = getElementType(array.dtype());
     if (hasReflection) {
       if (elementType != info.elementType)

@@ -154,6 +154,9 @@ def test_non_contiguous_and_readonly_inputs(mlp_module):
     assert not x.flags.c_contiguous
     np.testing.assert_allclose(mlp_module.main(x), mlp_reference(x),
                                rtol=1e-5, atol=1e-5)
+    swapped = x.astype(x.dtype.newbyteorder())  # same values, other order
+    np.testing.assert_allclose(mlp_module.main(swapped), mlp_reference(x),
+                               rtol=1e-5, atol=1e-5)
     frozen = np.ascontiguousarray(x)
     frozen.setflags(write=False)
     np.testing.assert_allclose(mlp_module.main(frozen), mlp_reference(x),
