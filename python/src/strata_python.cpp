@@ -221,18 +221,16 @@ py::tuple describe(const TensorInfo &info) {
 class Session {
 public:
   Session(const std::string &deviceUri) {
-    check(strata_instance_create(&instance));
-    check(strata_device_create(instance, deviceUri.c_str(), &device));
-    check(strata_session_create(instance, device, &session));
+    try {
+      check(strata_instance_create(&instance));
+      check(strata_device_create(instance, deviceUri.c_str(), &device));
+      check(strata_session_create(instance, device, &session));
+    } catch (...) {
+      release();
+      throw;
+    }
   }
-  ~Session() {
-    // The device's workers may still hold inputs whose release takes the
-    // GIL.
-    py::gil_scoped_release release;
-    strata_session_release(session);
-    strata_device_release(device);
-    strata_instance_release(instance);
-  }
+  ~Session() { release(); }
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
 
@@ -272,6 +270,15 @@ public:
   std::mutex &getCallMutex() { return callMutex; }
 
 private:
+  void release() {
+    // The device's workers may still hold inputs whose release takes the
+    // GIL.
+    py::gil_scoped_release unlock;
+    strata_session_release(session);
+    strata_device_release(device);
+    strata_instance_release(instance);
+  }
+
   std::mutex callMutex;
   strata_instance_t *instance = nullptr;
   strata_device_t *device = nullptr;
