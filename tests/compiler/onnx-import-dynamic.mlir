@@ -91,15 +91,21 @@
 // RUN: /usr/bin/python3 %S/onnx-make-model.py dynamic_scatter_nd %t.sn.onnx
 // RUN: strata-compile %t.sn.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=SN
 // ScatterND over dynamic operands: the updates' dims are checked against
-// the indices' at the call; the fold writes a fresh tensor, reading the
-// data at a first step that the padded updates and indices make room for.
+// the indices' at the call; one sequential region copies the data into the
+// result and folds each update into the element its indices name.
 // SN:      cf.assert %{{.+}}, "ScatterND computing 'y': dim 0 of updates and indices differ"
 // SN:      cf.assert %{{.+}}, "ScatterND computing 'y': dim 1 of updates and indices differ"
-// SN:      %[[INDICES:.+]] = tensor.pad %{{.+}} low[1, 0] high[0, 0]
-// SN:      %[[UPDATES:.+]] = tensor.pad %{{.+}} low[1] high[0]
-// SN:      %[[EMPTY:.+]] = tensor.empty(%{{.+}}, %{{.+}}) : tensor<?x?xf32>
-// SN:      linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %[[UPDATES]] : tensor<?x?xf32>, tensor<?xf32>) outs(%[[EMPTY]] : tensor<?x?xf32>)
-// SN:        %[[FIRST:.+]] = arith.cmpi eq, %{{.+}}, %c0{{.*}} : index
-// SN:        tensor.extract %[[INDICES]]
-// SN:        %[[FOLDED:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
-// SN:        arith.select %[[FIRST]], %{{.+}}, %[[FOLDED]] : f32
+// SN:      %[[INDICES:.+]] = tensor.expand_shape {{.+}} : tensor<?xi64> into tensor<?x2xi64>
+// SN:      %[[UPDATES:.+]] = tensor.collapse_shape %arg2 {{.+}} into tensor<?xf32>
+// SN:      scf.execute_region -> tensor<?x?xf32> no_inline {
+// SN:        %[[EMPTY:.+]] = tensor.empty(%{{.+}}, %{{.+}}) : tensor<?x?xf32>
+// SN:        %[[COPIED:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[EMPTY]])
+// SN:          tensor.extract %arg0
+// SN:          tensor.insert
+// SN:        scf.for %[[P:.+]] = {{.+}} iter_args(%[[ACC:.+]] = %[[COPIED]])
+// SN:          tensor.extract %[[INDICES]][%[[P]], %{{.+}}] : tensor<?x2xi64>
+// SN:          %[[ROW:.+]] = arith.minsi
+// SN:          tensor.extract %[[INDICES]][%[[P]], %{{.+}}] : tensor<?x2xi64>
+// SN:          %[[COL:.+]] = arith.minsi
+// SN:          %[[U:.+]] = tensor.extract %[[UPDATES]][%[[P]]] : tensor<?xf32>
+// SN:          tensor.insert %[[U]] into %[[ACC]][%[[ROW]], %[[COL]]] : tensor<?x?xf32>

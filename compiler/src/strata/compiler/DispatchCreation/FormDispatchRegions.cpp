@@ -436,25 +436,30 @@ void fuseProducers(flow::DispatchRegionOp region, bool rootIsLinalg) {
     changed = false;
     SetVector<Value> captured;
     getUsedValuesDefinedAbove(region.getBody(), captured);
+    // Every cheap producer in one sweep, then look again: one at a time,
+    // a region whose body reads long chains of run-time sizes (a dynamic
+    // scatter's index arithmetic) took minutes. The originals left dead
+    // go with the pass's final DCE (roots pending in its worklist are
+    // erased there once dead).
+    for (Value value : captured) {
+      Operation *producer = value.getDefiningOp();
+      if (!producer || !isCheapToClone(producer) || isSizeFromTensorData(value))
+        continue;
+      OpBuilder builder(&body, body.begin());
+      Operation *clone = builder.clone(*producer);
+      for (auto [oldResult, newResult] :
+           llvm::zip(producer->getResults(), clone->getResults()))
+        oldResult.replaceUsesWithIf(newResult, [&](OpOperand &use) {
+          return region->isProperAncestor(use.getOwner());
+        });
+      changed = true;
+    }
+    if (changed)
+      continue;
     for (Value value : captured) {
       Operation *producer = value.getDefiningOp();
       if (!producer || isSizeFromTensorData(value))
         continue;
-      if (isCheapToClone(producer)) {
-        OpBuilder builder(&body, body.begin());
-        Operation *clone = builder.clone(*producer);
-        for (auto [oldResult, newResult] :
-             llvm::zip(producer->getResults(), clone->getResults()))
-          oldResult.replaceUsesWithIf(newResult, [&](OpOperand &use) {
-            return region->isProperAncestor(use.getOwner());
-          });
-        // Roots are pending in the pass's worklist; the pass erases them
-        // once they are dead.
-        if (producer->use_empty() && !isDispatchRoot(producer))
-          producer->erase();
-        changed = true;
-        break;
-      }
       if (!rootIsLinalg || !isFusableProducer(producer) ||
           !allUsesInside(producer, region))
         continue;

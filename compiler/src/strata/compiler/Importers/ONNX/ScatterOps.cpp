@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -98,60 +99,25 @@ Value createFold(OpBuilder &b, Location loc, Value data,
       .getResult(0);
 }
 
-// createFold with one reduction loop, over dynamic shapes: there an
-// executable cannot accumulate into a copy of an argument (the copy would
-// be a temporary of run-time size), so the fold writes a fresh tensor and
-// reads `data` as an input at an extra first step of the reduction loop.
-// The caller's reduction inputs (and whatever its body extracts along the
-// loop) carry one leading row for that step (padLeadingRow), so that the
-// step exists even when there is nothing to fold; the body runs for the
-// later steps.
-Value createFoldReadingData(OpBuilder &b, Location loc, Value data,
-                            ValueRange reductionInputs,
-                            ArrayRef<AffineMap> maps, FoldBody body) {
-  auto type = cast<RankedTensorType>(data.getType());
-  int64_t rank = type.getRank();
-  SmallVector<AffineMap> allMaps{
-      b.getMultiDimIdentityMap(rank + 1).getMajorSubMap(rank)};
-  llvm::append_range(allMaps, maps);
-  allMaps.push_back(allMaps.front());
-  SmallVector<Value> inputs{data};
-  llvm::append_range(inputs, reductionInputs);
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{type}, inputs,
-             ValueRange{createEmpty(b, loc, type, data)}, allMaps, iterators,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               SmallVector<Value> ivs;
-               for (int64_t i = 0; i <= rank; ++i)
-                 ivs.push_back(linalg::IndexOp::create(nb, nl, i));
-               Value first = arith::CmpIOp::create(
-                   nb, nl, arith::CmpIPredicate::eq, ivs[rank],
-                   arith::ConstantIndexOp::create(nb, nl, 0));
-               Value folded = body(nb, nl, args.back(),
-                                   args.drop_front().drop_back(), ivs);
-               linalg::YieldOp::create(
-                   nb, nl,
-                   arith::SelectOp::create(nb, nl, first, args.front(), folded)
-                       .getResult());
-             })
-      .getResult(0);
-}
-
-// `input` with one more row of zeros before its first (dim 0).
-Value padLeadingRow(OpBuilder &b, Location loc, Value input) {
-  auto type = cast<RankedTensorType>(input.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  if (!ShapedType::isDynamic(shape[0]))
-    ++shape[0];
-  SmallVector<OpFoldResult> low(type.getRank(), b.getIndexAttr(0));
-  SmallVector<OpFoldResult> high(low);
-  low[0] = b.getIndexAttr(1);
-  return tensor::PadOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), input, low,
-      high, createScalar(b, loc, type.getElementType(), 0));
+// A loop nest over every coordinate of `sizes` threading `tensor` through
+// `body` (coordinates, current tensor -> next tensor).
+using LoopNestBody =
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange, Value)>;
+Value createLoopNest(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                     Value tensor, LoopNestBody body) {
+  SmallVector<Value> lbs, ubs, steps;
+  for (OpFoldResult size : sizes) {
+    lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    ubs.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
+    steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
+  }
+  scf::LoopNest nest =
+      scf::buildLoopNest(b, loc, lbs, ubs, steps, ValueRange{tensor},
+                         [&](OpBuilder &nb, Location nl, ValueRange ivs,
+                             ValueRange args) -> scf::ValueVector {
+                           return {body(nb, nl, ivs, args[0])};
+                         });
+  return nest.results.front();
 }
 
 // ScatterElements (and opset-9/10 Scatter): for each index position p,
@@ -252,7 +218,7 @@ LogicalResult checkSameSize(NodeContext &ctx, OpFoldResult a, OpFoldResult b,
 // ScatterND: indices [..., k] name data slices data[i_0, ..., i_{k-1}, :];
 // updates [..., data.shape[k:]] are folded into them. Any dim may be known
 // only at run time (a mask written by slice assignment over a padded
-// image's size): the update positions flatten into one reduction loop.
+// image's size); the update positions flatten into one dim.
 LogicalResult lowerScatterND(NodeContext &ctx) {
   FailureOr<Combine> kind = getCombine(ctx);
   if (failed(kind))
@@ -330,10 +296,42 @@ LogicalResult lowerScatterND(NodeContext &ctx) {
   if (type.hasStaticShape())
     return ctx.setOutput(
         0, createFold(b, loc, data, {updates}, {updateMap}, 1, body));
-  indices = padLeadingRow(b, loc, indices);
-  updates = padLeadingRow(b, loc, updates);
-  return ctx.setOutput(
-      0, createFoldReadingData(b, loc, data, {updates}, {updateMap}, body));
+  // Over dynamic shapes, one sequential pass: the data copied into the
+  // result, then each update folded into the element it names (an
+  // executable cannot accumulate into a copy of an argument of run-time
+  // size, and this reads each update once).
+  auto region = scf::ExecuteRegionOp::create(b, loc, TypeRange{type});
+  region.setNoInline(true);
+  OpBuilder::InsertionGuard guard(b);
+  b.createBlock(&region.getRegion());
+  Value copied = createLoopNest(
+      b, loc, dataSizes, createEmpty(b, loc, type, data),
+      [&](OpBuilder &nb, Location nl, ValueRange ivs, Value result) {
+        Value element = tensor::ExtractOp::create(nb, nl, data, ivs);
+        return tensor::InsertOp::create(nb, nl, element, result, ivs)
+            .getResult();
+      });
+  SmallVector<OpFoldResult> updateLoops{positions};
+  llvm::append_range(updateLoops, ArrayRef(dataSizes).drop_front(k));
+  Value folded = createLoopNest(
+      b, loc, updateLoops, copied,
+      [&](OpBuilder &nb, Location nl, ValueRange ivs, Value result) {
+        SmallVector<Value> coords;
+        for (int64_t j = 0; j < k; ++j) {
+          Value raw = tensor::ExtractOp::create(
+              nb, nl, indices,
+              ValueRange{ivs[0], arith::ConstantIndexOp::create(nb, nl, j)});
+          coords.push_back(normalizeIndex(nb, nl, raw, dataSizes[j]));
+        }
+        llvm::append_range(coords, ivs.drop_front());
+        Value update = tensor::ExtractOp::create(nb, nl, updates, ivs);
+        Value old = tensor::ExtractOp::create(nb, nl, result, coords);
+        Value next = combine(nb, nl, *kind, old, update, isUnsigned);
+        return tensor::InsertOp::create(nb, nl, next, result, coords)
+            .getResult();
+      });
+  scf::YieldOp::create(b, loc, folded);
+  return ctx.setOutput(0, region.getResult(0));
 }
 
 // GatherND: result[b..., i..., rest...] = data[b..., indices[b..., i..., :],
