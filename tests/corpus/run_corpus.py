@@ -24,9 +24,6 @@ import numpy as np
 # message it must give: refused with it, the variant passes; compiled, it
 # must run and match like any other.
 KNOWN_REFUSALS = {
-    # Its shifted-window mask is built by slice assignment (ScatterND) over
-    # the padded image's dynamic size.
-    ("swin_t", "dynamic_any_size"): "(ScatterND): dynamic dims",
     # Its position embeddings fix the image size (torch's forward refuses
     # other sizes too): the dynamic height and width must be pinned.
     ("vit_b_16", "dynamic_any_size"):
