@@ -214,6 +214,9 @@ def main():
     run_ = os.path.join(args.bin, "strata-run")
     bench = os.path.join(args.bin, "strata-bench")
     dump = os.path.join(args.bin, "strata-dump")
+    # Not built in sanitizer builds (it links statically).
+    minimal = os.path.join(args.bin, "strata-minimal-run")
+    minimal_tools = [minimal] if os.path.exists(minimal) else []
 
     with tempfile.TemporaryDirectory() as tmp:
         module = os.path.join(tmp, "simple_mul.smod")
@@ -402,7 +405,8 @@ def main():
 
         # Every tool answers --version: Strata's version and the commit (the
         # compiler tools also their LLVM's), and lists it in --help.
-        for tool in [compile_, os.path.join(args.compiler_bin, "strata-opt"), run_, bench, dump]:
+        for tool in [compile_, os.path.join(args.compiler_bin, "strata-opt"), run_, bench,
+                     dump] + minimal_tools:
             r = run([tool, "--version"])
             expect(r.returncode == 0 and re.search(r"Strata (compiler )?\d+\.\d+\.\d+", r.stdout)
                    and "git " in r.stdout, f"{os.path.basename(tool)} --version", r)
@@ -425,7 +429,7 @@ def main():
         r = run([compile_, os.path.join(args.source_dir, "examples/simple_mul.mlir"),
                  "-o", os.path.join(tmp, "quiet.smod")])
         expect(r.returncode == 0 and r.stderr == "", "strata-compile is quiet off a terminal", r)
-        for tool in [run_, bench, dump]:
+        for tool in [run_, bench, dump] + minimal_tools:
             r = run([tool, "--help"])
             expect(r.returncode == 0 and "--version" in r.stdout, f"{os.path.basename(tool)} --help lists --version", r)
         expect_error(run([bench, f"--module={module}", "--function=simple_mul", "--iterations=1",

@@ -102,6 +102,15 @@ int main(int argc, char **argv) {
                 STRATA_VERSION_STRING, STRATA_GIT_COMMIT);
     return 0;
   }
+  if (argc == 2 && std::strcmp(argv[1], "--help") == 0) {
+    std::printf("usage: strata-minimal-run MODULE.smod FUNCTION\n\n"
+                "Calls FUNCTION with f32 inputs of ones on a local-sync "
+                "device and prints each result's shape and sum.\n\n"
+                "flags:\n"
+                "  --version  print the Strata version and git commit\n"
+                "  --help     print this help\n");
+    return 0;
+  }
   if (argc != 3) {
     std::fprintf(stderr, "usage: strata-minimal-run MODULE.smod FUNCTION\n");
     return 2;
