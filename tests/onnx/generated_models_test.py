@@ -823,6 +823,36 @@ def dynamic_scatter_nd_case(rng, name, data_shape, index_shape, reduction,
             [scatter_nd_reference(data, indices, updates, reduction)])
 
 
+def dynamic_scatter_elements_case(rng, name, data_shape, index_shape, axis,
+                                  reduction, want_error=None):
+    """ScatterElements with every dim known only at run time: updates
+    applied in index order (negative indices from the end)."""
+    data = rng.standard_normal(data_shape).astype(np.float32)
+    size = data_shape[axis]
+    indices = (rng.integers(0, size, index_shape)
+               - rng.integers(0, 2, index_shape) * size).astype(np.int64)
+    updates = rng.standard_normal(index_shape).astype(np.float32)
+    node = helper.make_node("ScatterElements", ["data", "indices", "updates"],
+                            ["y"], axis=axis, reduction=reduction)
+    rank = len(data_shape)
+    model = make_model(
+        [node], [value("data", F, [None] * rank),
+                 value("indices", I64, [None] * rank),
+                 value("updates", F, [None] * rank)],
+        [value("y", F, [None] * rank)], opset=18)
+    inputs = [data, indices, updates]
+    if want_error:
+        return (name, model, inputs, ("run_error", want_error))
+    want = data.copy()
+    for position in np.ndindex(*index_shape):
+        at = list(position)
+        at[axis] = int(indices[position]) % size
+        at = tuple(at)
+        want[at] = want[at] + updates[position] if reduction == "add" \
+            else updates[position]
+    return (name, model, inputs, [want])
+
+
 def dynamic_gather_nd_case(rng, name, data_shape, index_shape, batch_dims):
     """GatherND with every dim but the indices' last known only at run
     time (a detector's or tagger's per-row picks over a dynamic batch)."""
@@ -899,6 +929,7 @@ def runtime_slice_case(rng, name, shape, starts, ends, axes, dynamic):
 # them, naming why.
 DYNAMIC_EXECUTABLE_PREFIXES = ("range_runtime_", "topk_runtime_",
                                "scatter_nd_dynamic_", "gather_nd_dynamic_",
+                               "scatter_elements_dynamic_",
                                "pad_runtime_",
                                "slice_runtime_")
 VMVX_DYNAMIC_ERROR = "the vmvx target compiles static shapes only"
@@ -971,6 +1002,14 @@ def cases():
         update_shape=(3, 4),
         want_error="ScatterND computing 'y': dim 1 of updates and indices "
                    "differ")
+    yield dynamic_scatter_elements_case(rng, "scatter_elements_dynamic_rows",
+                                        (5, 7), (3, 7), 0, "none")
+    yield dynamic_scatter_elements_case(rng, "scatter_elements_dynamic_add",
+                                        (4, 6, 3), (4, 9, 2), 1, "add")
+    yield dynamic_scatter_elements_case(
+        rng, "scatter_elements_dynamic_too_large", (4, 6), (5, 2), 1, "none",
+        want_error="ScatterElements computing 'y': dim 0 of indices is larger "
+                   "than the data's")
     yield dynamic_gather_nd_case(rng, "gather_nd_dynamic_rows", (6, 5, 4),
                                  (3, 2, 2), 0)
     yield dynamic_gather_nd_case(rng, "gather_nd_dynamic_batch", (3, 7, 4),

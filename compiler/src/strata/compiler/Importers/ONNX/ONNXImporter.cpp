@@ -292,9 +292,11 @@ std::optional<int> getDynamicDataInputs(StringRef opType) {
                                                "Trilu",
                                                "Unsqueeze"};
   // The recurrent ops check themselves that their weights are static;
-  // ScatterND and GatherND check their operands' shapes against each other.
+  // the scatters and GatherND check their operands' shapes against each
+  // other.
   if (elementwise.contains(opType) || opType == "LSTM" || opType == "GRU" ||
-      opType == "RNN" || opType == "ScatterND" || opType == "GatherND")
+      opType == "RNN" || opType == "ScatterND" || opType == "GatherND" ||
+      opType == "ScatterElements" || opType == "Scatter")
     return -1;
   if (firstInput.contains(opType))
     return 1;

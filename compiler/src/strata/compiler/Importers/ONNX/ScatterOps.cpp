@@ -120,26 +120,140 @@ Value createLoopNest(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
   return nest.results.front();
 }
 
+// Two sizes an op ties together: a compile-time mismatch fails the
+// import, a run-time one fails the call with a named host assert.
+LogicalResult checkSameSize(NodeContext &ctx, OpFoldResult a, OpFoldResult b,
+                            const Twine &what) {
+  if (isSameSize(a, b))
+    return success();
+  std::optional<int64_t> ca = getConstantIntValue(a),
+                         cb = getConstantIntValue(b);
+  if (ca && cb)
+    return ctx.fail(what + " differ (" + Twine(*ca) + " and " + Twine(*cb) +
+                    ")");
+  OpBuilder &builder = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value equal =
+      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                            getValueOrCreateConstantIndexOp(builder, loc, a),
+                            getValueOrCreateConstantIndexOp(builder, loc, b));
+  cf::AssertOp::create(builder, loc, equal,
+                       (ctx.getNode().op_type() + " computing '" +
+                        ctx.getNode().output(0) + "': " + what + " differ")
+                           .str());
+  return success();
+}
+
+// A scatter over dynamic shapes as one sequential region (a dispatch of one
+// workgroup): `data` copied into the result, then for each coordinate of
+// `updateSizes` the update there folded into the result element `target`
+// names. An executable cannot accumulate into a copy of an argument of
+// run-time size; this also reads each update once.
+using ScatterTarget =
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
+Value createSequentialScatter(OpBuilder &b, Location loc, Value data,
+                              Value updates, ArrayRef<OpFoldResult> updateSizes,
+                              ScatterTarget target, Combine kind,
+                              bool isUnsigned) {
+  auto type = cast<RankedTensorType>(data.getType());
+  auto region = scf::ExecuteRegionOp::create(b, loc, TypeRange{type});
+  region.setNoInline(true);
+  OpBuilder::InsertionGuard guard(b);
+  b.createBlock(&region.getRegion());
+  Value copied = createLoopNest(
+      b, loc, getDimSizes(b, loc, data), createEmpty(b, loc, type, data),
+      [&](OpBuilder &nb, Location nl, ValueRange ivs, Value result) {
+        Value element = tensor::ExtractOp::create(nb, nl, data, ivs);
+        return tensor::InsertOp::create(nb, nl, element, result, ivs)
+            .getResult();
+      });
+  Value folded = createLoopNest(
+      b, loc, updateSizes, copied,
+      [&](OpBuilder &nb, Location nl, ValueRange ivs, Value result) {
+        SmallVector<Value> coords = target(nb, nl, ivs);
+        Value update = tensor::ExtractOp::create(nb, nl, updates, ivs);
+        Value old = tensor::ExtractOp::create(nb, nl, result, coords);
+        Value next = combine(nb, nl, kind, old, update, isUnsigned);
+        return tensor::InsertOp::create(nb, nl, next, result, coords)
+            .getResult();
+      });
+  scf::YieldOp::create(b, loc, folded);
+  return region.getResult(0);
+}
+
+// ScatterElements over dynamic dims: indices and updates of one shape, no
+// larger than the data's off the axis (checked at the call, naming the
+// node).
+LogicalResult lowerDynamicScatterElements(NodeContext &ctx, int64_t axis,
+                                          Combine kind) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value data = ctx.getInput(0), indices = ctx.getInput(1),
+        updates = ctx.getInput(2);
+  SmallVector<OpFoldResult> dataSizes = getDimSizes(b, loc, data);
+  SmallVector<OpFoldResult> indexSizes = getDimSizes(b, loc, indices);
+  SmallVector<OpFoldResult> updateSizes = getDimSizes(b, loc, updates);
+  for (auto [d, sizes] : llvm::enumerate(llvm::zip(indexSizes, updateSizes)))
+    if (failed(checkSameSize(ctx, std::get<1>(sizes), std::get<0>(sizes),
+                             "dim " + Twine(d) + " of updates and indices")))
+      return failure();
+  for (auto [d, sizes] : llvm::enumerate(llvm::zip(indexSizes, dataSizes))) {
+    if (static_cast<int64_t>(d) == axis)
+      continue;
+    auto [index, size] = sizes;
+    std::optional<int64_t> ci = getConstantIntValue(index),
+                           cs = getConstantIntValue(size);
+    if (ci && cs) {
+      if (*ci > *cs)
+        return ctx.fail("indices are larger than the data");
+      continue;
+    }
+    Value fits =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                              getValueOrCreateConstantIndexOp(b, loc, index),
+                              getValueOrCreateConstantIndexOp(b, loc, size));
+    cf::AssertOp::create(b, loc, fits,
+                         (ctx.getNode().op_type() + " computing '" +
+                          ctx.getNode().output(0) + "': dim " + Twine(d) +
+                          " of indices is larger than the data's")
+                             .str());
+  }
+  Value result = createSequentialScatter(
+      b, loc, data, updates, indexSizes,
+      [&](OpBuilder &nb, Location nl, ValueRange ivs) {
+        SmallVector<Value> coords(ivs);
+        Value raw = tensor::ExtractOp::create(nb, nl, indices, ivs);
+        coords[axis] = normalizeIndex(nb, nl, raw, dataSizes[axis]);
+        return coords;
+      },
+      kind, ctx.isInputUnsigned(0));
+  return ctx.setOutput(0, result);
+}
+
 // ScatterElements (and opset-9/10 Scatter): for each index position p,
 // result[p with axis replaced by indices[p]] (op)= updates[p].
 LogicalResult lowerScatterElements(NodeContext &ctx) {
-  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
-  if (failed(type))
-    return failure();
   FailureOr<Combine> kind = getCombine(ctx);
   if (failed(kind))
     return failure();
-  OpBuilder &b = ctx.getBuilder();
-  Location loc = ctx.getLoc();
-  int64_t rank = type->getRank();
-  RankedTensorType it = ctx.getInputType(1);
-  if (it.getRank() != rank || ctx.getInputType(2).getShape() != it.getShape())
-    return ctx.fail("indices and updates must have the data's rank and one "
-                    "shape");
+  RankedTensorType dt = ctx.getInputType(0), it = ctx.getInputType(1);
+  int64_t rank = dt.getRank();
+  if (it.getRank() != rank || ctx.getInputType(2).getRank() != rank)
+    return ctx.fail("indices and updates must have the data's rank");
   int64_t axis = ctx.getIntAttr("axis", 0);
   if (axis < -rank || axis >= rank)
     return ctx.fail("axis " + Twine(axis) + " is out of range");
   axis = normalizeAxis(axis, rank);
+  if (!dt.hasStaticShape() || !it.hasStaticShape() ||
+      !ctx.getInputType(2).hasStaticShape())
+    return lowerDynamicScatterElements(ctx, axis, *kind);
+  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
+  if (failed(type))
+    return failure();
+  if (ctx.getInputType(2).getShape() != it.getShape())
+    return ctx.fail("indices and updates must have one shape");
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
   if (it.getNumElements() == 0)
     return ctx.setOutput(0, ctx.getInput(0));
   for (int64_t d = 0; d < rank; ++d)
@@ -189,30 +303,6 @@ LogicalResult lowerScatterElements(NodeContext &ctx) {
             .getResult();
       });
   return ctx.setOutput(0, result);
-}
-
-// Two sizes an op ties together: a compile-time mismatch fails the
-// import, a run-time one fails the call with a named host assert.
-LogicalResult checkSameSize(NodeContext &ctx, OpFoldResult a, OpFoldResult b,
-                            const Twine &what) {
-  if (isSameSize(a, b))
-    return success();
-  std::optional<int64_t> ca = getConstantIntValue(a),
-                         cb = getConstantIntValue(b);
-  if (ca && cb)
-    return ctx.fail(what + " differ (" + Twine(*ca) + " and " + Twine(*cb) +
-                    ")");
-  OpBuilder &builder = ctx.getBuilder();
-  Location loc = ctx.getLoc();
-  Value equal =
-      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
-                            getValueOrCreateConstantIndexOp(builder, loc, a),
-                            getValueOrCreateConstantIndexOp(builder, loc, b));
-  cf::AssertOp::create(builder, loc, equal,
-                       (ctx.getNode().op_type() + " computing '" +
-                        ctx.getNode().output(0) + "': " + what + " differ")
-                           .str());
-  return success();
 }
 
 // ScatterND: indices [..., k] name data slices data[i_0, ..., i_{k-1}, :];
@@ -296,26 +386,11 @@ LogicalResult lowerScatterND(NodeContext &ctx) {
   if (type.hasStaticShape())
     return ctx.setOutput(
         0, createFold(b, loc, data, {updates}, {updateMap}, 1, body));
-  // Over dynamic shapes, one sequential pass: the data copied into the
-  // result, then each update folded into the element it names (an
-  // executable cannot accumulate into a copy of an argument of run-time
-  // size, and this reads each update once).
-  auto region = scf::ExecuteRegionOp::create(b, loc, TypeRange{type});
-  region.setNoInline(true);
-  OpBuilder::InsertionGuard guard(b);
-  b.createBlock(&region.getRegion());
-  Value copied = createLoopNest(
-      b, loc, dataSizes, createEmpty(b, loc, type, data),
-      [&](OpBuilder &nb, Location nl, ValueRange ivs, Value result) {
-        Value element = tensor::ExtractOp::create(nb, nl, data, ivs);
-        return tensor::InsertOp::create(nb, nl, element, result, ivs)
-            .getResult();
-      });
   SmallVector<OpFoldResult> updateLoops{positions};
   llvm::append_range(updateLoops, ArrayRef(dataSizes).drop_front(k));
-  Value folded = createLoopNest(
-      b, loc, updateLoops, copied,
-      [&](OpBuilder &nb, Location nl, ValueRange ivs, Value result) {
+  Value result = createSequentialScatter(
+      b, loc, data, updates, updateLoops,
+      [&](OpBuilder &nb, Location nl, ValueRange ivs) {
         SmallVector<Value> coords;
         for (int64_t j = 0; j < k; ++j) {
           Value raw = tensor::ExtractOp::create(
@@ -324,14 +399,10 @@ LogicalResult lowerScatterND(NodeContext &ctx) {
           coords.push_back(normalizeIndex(nb, nl, raw, dataSizes[j]));
         }
         llvm::append_range(coords, ivs.drop_front());
-        Value update = tensor::ExtractOp::create(nb, nl, updates, ivs);
-        Value old = tensor::ExtractOp::create(nb, nl, result, coords);
-        Value next = combine(nb, nl, *kind, old, update, isUnsigned);
-        return tensor::InsertOp::create(nb, nl, next, result, coords)
-            .getResult();
-      });
-  scf::YieldOp::create(b, loc, folded);
-  return ctx.setOutput(0, region.getResult(0));
+        return coords;
+      },
+      *kind, isUnsigned);
+  return ctx.setOutput(0, result);
 }
 
 // GatherND: result[b..., i..., rest...] = data[b..., indices[b..., i..., :],
