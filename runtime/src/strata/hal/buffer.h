@@ -67,6 +67,10 @@ public:
   uint64_t byte_offset() const { return byte_offset_; }
   // The allocation this buffer views: itself unless it is a subspan.
   Buffer *allocated_buffer() { return parent_ ? parent_.get() : this; }
+  // Identifies the subclass of an allocation (the address of a tag object
+  // the subclass owns; null for host memory): how a driver recognises its
+  // own buffers without RTTI.
+  virtual const void *implementation_tag() const { return nullptr; }
 
   // First byte of this buffer in host memory, or null when the memory is
   // not host-accessible.

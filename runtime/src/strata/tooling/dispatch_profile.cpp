@@ -68,8 +68,8 @@ RowFigures GetFigures(const DispatchTimes::Row &row, uint64_t calls,
 
 std::vector<DispatchSite> ReadDispatchSites(const vm::Function &function) {
   std::vector<DispatchSite> sites;
-  auto *module =
-      dynamic_cast<const vm::BytecodeModule *>(function.module.get());
+  const vm::BytecodeModule *module =
+      function.module ? function.module->AsBytecodeModule() : nullptr;
   if (!module || !module->def().dispatch_sites())
     return sites;
   for (const schema::DispatchSiteDef *def : *module->def().dispatch_sites()) {

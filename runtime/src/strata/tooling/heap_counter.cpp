@@ -19,8 +19,15 @@ void *CountedAllocate(std::size_t size, std::size_t alignment) {
     std::size_t rounded = (size + alignment - 1) / alignment * alignment;
     pointer = std::aligned_alloc(alignment, rounded ? rounded : alignment);
   }
-  if (!pointer)
+  if (!pointer) {
+#if __cpp_exceptions
     throw std::bad_alloc();
+#else
+    // Built without exceptions (STRATA_SIZE_OPTIMIZED): out of memory ends
+    // the process, as operator new would there.
+    std::abort();
+#endif
+  }
   return pointer;
 }
 

@@ -56,6 +56,8 @@ struct GlobalCounts {
 
 class BytecodeModule final : public Module {
 public:
+  const BytecodeModule *AsBytecodeModule() const override { return this; }
+
   // Verifies and loads a module file. Always takes ownership of `bytes`:
   // on failure they are released before returning. When `bytes` start at an
   // address too poorly aligned for the rodata alignments the module

@@ -26,10 +26,16 @@
 
 namespace strata::vm {
 
+class BytecodeModule;
+class NativeModuleState;
+
 // Per-context mutable state of a module. Modules subclass it.
 class ModuleState {
 public:
   virtual ~ModuleState() = default;
+  // The state as a native module's, or null: the runtime builds without
+  // RTTI, so no dynamic_cast.
+  virtual NativeModuleState *AsNativeModuleState() { return nullptr; }
 };
 
 // A module this one needs registered before it.
@@ -154,6 +160,9 @@ public:
                                            uint32_t pc) const {
     return {};
   }
+
+  // This module as a bytecode module (a compiled module file), or null.
+  virtual const BytecodeModule *AsBytecodeModule() const { return nullptr; }
 
 protected:
   Module(std::string name, uint32_t version)

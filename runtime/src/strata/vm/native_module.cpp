@@ -90,7 +90,8 @@ Status NativeModule::ResolveImport(ModuleState *state, uint32_t import_ordinal,
   if (import_ordinal >= imports_.size())
     return OutOfRangeError("import ordinal ", import_ordinal,
                            " out of range for module '", name(), "'");
-  auto *native_state = dynamic_cast<NativeModuleState *>(state);
+  NativeModuleState *native_state =
+      state ? state->AsNativeModuleState() : nullptr;
   if (!native_state)
     return FailedPreconditionError(
         "native module '", name(),

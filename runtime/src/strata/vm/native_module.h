@@ -105,6 +105,7 @@ struct NativeModuleDescriptor {
 // Base for states of native modules that import functions.
 class NativeModuleState : public ModuleState {
 public:
+  NativeModuleState *AsNativeModuleState() override { return this; }
   std::span<const Function> imports() const { return imports_; }
 
 private:

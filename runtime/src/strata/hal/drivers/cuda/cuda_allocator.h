@@ -33,6 +33,7 @@ public:
   // its memory is one, else null (host memory wrapped by
   // Buffer::WrapHostMemory, another device's buffer).
   static CudaBuffer *FromBuffer(Buffer *buffer);
+  const void *implementation_tag() const override { return &kTag; }
 
   // The address of the allocation's first byte on the device.
   CUdeviceptr device_address() const { return device_address_; }
@@ -43,6 +44,7 @@ public:
 
 private:
   friend class CudaAllocator;
+  static const char kTag;
   // `host_block_size`: the size of the pinned block holding the bytes (at
   // least byte_length), 0 for device memory.
   CudaBuffer(RefPtr<CudaAllocator> allocator, MemoryTypeBitfield memory_type,
