@@ -1,7 +1,10 @@
 //===- NodeContext.cpp - what one node's lowering sees --------------------===//
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
+#include "strata/compiler/Importers/ONNX/Builders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Diagnostics.h"
@@ -115,6 +118,30 @@ NodeContext::checkConstantIndices(unsigned index,
                   ", element " + llvm::Twine(position - 1) +
                   ") is out of range for a dimension of " + llvm::Twine(size));
   }
+  return success();
+}
+
+LogicalResult NodeContext::checkSizes(OpFoldResult a, OpFoldResult b,
+                                      const llvm::Twine &broken, bool atMost) {
+  if (isSameSize(a, b))
+    return success();
+  std::optional<int64_t> ca = getConstantIntValue(a),
+                         cb = getConstantIntValue(b);
+  if (ca && cb) {
+    if (atMost ? *ca <= *cb : *ca == *cb)
+      return success();
+    return fail(broken + " (" + llvm::Twine(*ca) + " and " + llvm::Twine(*cb) +
+                ")");
+  }
+  Value holds = arith::CmpIOp::create(
+      builder, loc,
+      atMost ? arith::CmpIPredicate::ule : arith::CmpIPredicate::eq,
+      getValueOrCreateConstantIndexOp(builder, loc, a),
+      getValueOrCreateConstantIndexOp(builder, loc, b));
+  cf::AssertOp::create(
+      builder, loc, holds,
+      (node.op_type() + " computing '" + node.output(0) + "': " + broken)
+          .str());
   return success();
 }
 

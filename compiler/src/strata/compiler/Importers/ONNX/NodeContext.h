@@ -164,6 +164,13 @@ public:
   mlir::LogicalResult
   checkConstantIndices(unsigned index,
                        llvm::function_ref<int64_t(int64_t)> sizeAt);
+  // Two sizes the op ties together: `a` == `b`, or with `atMost` `a` <=
+  // `b`. Known to break it, the import fails; known only at run time, a
+  // host assert naming the node checks it at the call. `broken` says what
+  // is wrong ("dim 1 of updates and indices differ").
+  mlir::LogicalResult checkSizes(mlir::OpFoldResult a, mlir::OpFoldResult b,
+                                 const llvm::Twine &broken,
+                                 bool atMost = false);
   // Integer values of a constant input (e.g. axes, pads); fails with a
   // diagnostic when the input is not a compile-time constant.
   mlir::FailureOr<llvm::SmallVector<int64_t>> getConstantInts(unsigned index);

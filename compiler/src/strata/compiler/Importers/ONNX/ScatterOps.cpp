@@ -13,7 +13,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -120,35 +119,6 @@ Value createLoopNest(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
   return nest.results.front();
 }
 
-// Two sizes an op ties together: `a` == `b`, or with `atMost` `a` <= `b`.
-// Known to break it, the import fails; known only at run time, a host
-// assert naming the node checks it at the call. `broken` says what is
-// wrong ("dim 1 of updates and indices differ").
-LogicalResult checkSizes(NodeContext &ctx, OpFoldResult a, OpFoldResult b,
-                         const Twine &broken, bool atMost = false) {
-  if (isSameSize(a, b))
-    return success();
-  std::optional<int64_t> ca = getConstantIntValue(a),
-                         cb = getConstantIntValue(b);
-  if (ca && cb) {
-    if (atMost ? *ca <= *cb : *ca == *cb)
-      return success();
-    return ctx.fail(broken + " (" + Twine(*ca) + " and " + Twine(*cb) + ")");
-  }
-  OpBuilder &builder = ctx.getBuilder();
-  Location loc = ctx.getLoc();
-  Value holds = arith::CmpIOp::create(
-      builder, loc,
-      atMost ? arith::CmpIPredicate::ule : arith::CmpIPredicate::eq,
-      getValueOrCreateConstantIndexOp(builder, loc, a),
-      getValueOrCreateConstantIndexOp(builder, loc, b));
-  cf::AssertOp::create(builder, loc, holds,
-                       (ctx.getNode().op_type() + " computing '" +
-                        ctx.getNode().output(0) + "': " + broken)
-                           .str());
-  return success();
-}
-
 // A scatter over dynamic shapes as one sequential region (a dispatch of one
 // workgroup): `data` copied into the result, then for each coordinate of
 // `updateSizes` the update there folded into the result element `target`
@@ -199,16 +169,16 @@ LogicalResult lowerDynamicScatterElements(NodeContext &ctx, int64_t axis,
   SmallVector<OpFoldResult> indexSizes = getDimSizes(b, loc, indices);
   SmallVector<OpFoldResult> updateSizes = getDimSizes(b, loc, updates);
   for (int64_t d = 0, e = indexSizes.size(); d < e; ++d) {
-    if (failed(
-            checkSizes(ctx, updateSizes[d], indexSizes[d],
-                       "dim " + Twine(d) + " of updates and indices differ")))
+    if (failed(ctx.checkSizes(updateSizes[d], indexSizes[d],
+                              "dim " + Twine(d) +
+                                  " of updates and indices differ")))
       return failure();
     // A position past the data would be written out of bounds.
     if (d != axis &&
-        failed(checkSizes(ctx, indexSizes[d], dataSizes[d],
-                          "dim " + Twine(d) +
-                              " of indices is larger than the data's",
-                          /*atMost=*/true)))
+        failed(ctx.checkSizes(indexSizes[d], dataSizes[d],
+                              "dim " + Twine(d) +
+                                  " of indices is larger than the data's",
+                              /*atMost=*/true)))
       return failure();
   }
   Value result = createSequentialScatter(
@@ -332,15 +302,15 @@ LogicalResult lowerScatterND(NodeContext &ctx) {
   SmallVector<OpFoldResult> indexSizes = getDimSizes(b, loc, ctx.getInput(1));
   SmallVector<OpFoldResult> updateSizes = getDimSizes(b, loc, ctx.getInput(2));
   for (int64_t d = 0; d < positionRank; ++d)
-    if (failed(
-            checkSizes(ctx, updateSizes[d], indexSizes[d],
-                       "dim " + Twine(d) + " of updates and indices differ")))
+    if (failed(ctx.checkSizes(updateSizes[d], indexSizes[d],
+                              "dim " + Twine(d) +
+                                  " of updates and indices differ")))
       return failure();
   for (int64_t d = k; d < rank; ++d)
-    if (failed(checkSizes(ctx, updateSizes[positionRank + d - k], dataSizes[d],
-                          "dim " + Twine(positionRank + d - k) +
-                              " of updates and dim " + Twine(d) +
-                              " of data differ")))
+    if (failed(ctx.checkSizes(updateSizes[positionRank + d - k], dataSizes[d],
+                              "dim " + Twine(positionRank + d - k) +
+                                  " of updates and dim " + Twine(d) +
+                                  " of data differ")))
       return failure();
   if (llvm::is_contained(it.getShape(), 0))
     return ctx.setOutput(0, data);
@@ -424,9 +394,9 @@ LogicalResult lowerGatherND(NodeContext &ctx) {
   SmallVector<OpFoldResult> dataSizes = getDimSizes(b, loc, data);
   SmallVector<OpFoldResult> sizes = getDimSizes(b, loc, indices);
   for (int64_t d = 0; d < batchDims; ++d)
-    if (failed(checkSizes(ctx, sizes[d], dataSizes[d],
-                          "batch dim " + Twine(d) +
-                              " of data and indices differ")))
+    if (failed(ctx.checkSizes(sizes[d], dataSizes[d],
+                              "batch dim " + Twine(d) +
+                                  " of data and indices differ")))
       return failure();
   sizes.pop_back();
   llvm::append_range(sizes, ArrayRef(dataSizes).drop_front(batchDims + k));
