@@ -41,7 +41,28 @@
 
 // RUN: /usr/bin/python3 %S/onnx-make-model.py dynamic_unsupported %t.un.onnx
 // RUN: not strata-compile %t.un.onnx -o %t.smod 2>&1 | FileCheck %s --check-prefix=UN
-// UN: error: node 'ge' (GatherElements): dynamic dims (input 'x' is ?x2xf32, input 'i' is ?x2xi64) are not supported by this op yet; pin the dynamic dims when compiling: --dim=n=SIZE
+// UN: error: node 'rev' (ReverseSequence): dynamic dims (input 'x' is ?x2xf32) are not supported by this op yet; pin the dynamic dims when compiling: --dim=n=SIZE
+
+// RUN: /usr/bin/python3 %S/onnx-make-model.py dynamic_gather_elements %t.ge.onnx
+// RUN: strata-compile %t.ge.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=GE
+// GatherElements over dynamic operands (axis 1): dim 0 of the indices is
+// checked against the data's at the call (dim 1, the axis, may be longer);
+// the result is sized from the indices and each element reads the data at
+// its index, wrapped and clamped into the data's run-time dim 1.
+// GE:      func.func @main(%[[DATA:.+]]: tensor<?x?xf32> {strata.name = "data"}, %[[INDICES:.+]]: tensor<?x?xi64> {strata.name = "indices"})
+// GE:      %[[N:.+]] = tensor.dim %[[DATA]], %{{.+}} : tensor<?x?xf32>
+// GE:      %[[W:.+]] = tensor.dim %[[DATA]], %{{.+}} : tensor<?x?xf32>
+// GE:      %[[M:.+]] = tensor.dim %[[INDICES]], %{{.+}} : tensor<?x?xi64>
+// GE:      %[[K:.+]] = tensor.dim %[[INDICES]], %{{.+}} : tensor<?x?xi64>
+// GE:      %[[FITS:.+]] = arith.cmpi ule, %[[M]], %[[N]] : index
+// GE-NEXT: cf.assert %[[FITS]], "GatherElements computing 'y': dim 0 of indices is larger than the data's"
+// GE-NOT:  cf.assert
+// GE:      %[[EMPTY:.+]] = tensor.empty(%[[M]], %[[K]]) : tensor<?x?xf32>
+// GE:      linalg.generic {{.+}} ins(%[[INDICES]] : tensor<?x?xi64>) outs(%[[EMPTY]] : tensor<?x?xf32>)
+// GE:        %[[ROW:.+]] = linalg.index 0 : index
+// GE:        arith.addi %{{.+}}, %[[W]] : index
+// GE:        %[[COL:.+]] = arith.minsi
+// GE:        tensor.extract %[[DATA]][%[[ROW]], %[[COL]]] : tensor<?x?xf32>
 
 // RUN: /usr/bin/python3 %S/onnx-make-model.py runtime_range %t.rr.onnx
 // RUN: strata-compile %t.rr.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=RR

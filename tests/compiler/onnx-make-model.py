@@ -190,10 +190,18 @@ MODELS["dynamic_conv_height"] = lambda: model(
     helper.make_node("Conv", ["x", "w"], ["y"], name="conv"),
     [value("x", F, ["batch", 1, "height", 4]), value("w", F, [1, 1, 3, 3])],
     [value("y", F, ["batch", 1, None, 2])])
+# GatherElements over dynamic operands: the indices' dims off the axis are
+# checked against the data's at the call; the result has their shape.
+MODELS["dynamic_gather_elements"] = lambda: model(
+    helper.make_node("GatherElements", ["data", "indices"], ["y"],
+                     name="gather", axis=1),
+    [value("data", F, ["n", "w"]), value("indices", I64, ["m", "k"])],
+    [value("y", F, ["m", "k"])])
 # An op that takes no dynamic dims yet.
 MODELS["dynamic_unsupported"] = lambda: model(
-    helper.make_node("GatherElements", ["x", "i"], ["y"], name="ge"),
-    [value("x", F, ["n", 2]), value("i", I64, ["n", 2])],
+    helper.make_node("ReverseSequence", ["x", "lens"], ["y"], name="rev",
+                     batch_axis=1, time_axis=0),
+    [value("x", F, ["n", 2]), value("lens", I64, [2])],
     [value("y", F, ["n", 2])])
 
 if __name__ == "__main__":

@@ -853,6 +853,30 @@ def dynamic_scatter_elements_case(rng, name, data_shape, index_shape, axis,
     return (name, model, inputs, [want])
 
 
+def dynamic_gather_elements_case(rng, name, data_shape, index_shape, axis,
+                                 want_error=None):
+    """GatherElements with every dim known only at run time: the result has
+    the indices' shape (negative indices from the end)."""
+    data = rng.standard_normal(data_shape).astype(np.float32)
+    size = data_shape[axis]
+    indices = (rng.integers(0, size, index_shape)
+               - rng.integers(0, 2, index_shape) * size).astype(np.int64)
+    node = helper.make_node("GatherElements", ["data", "indices"], ["y"],
+                            axis=axis)
+    rank = len(data_shape)
+    model = make_model(
+        [node], [value("data", F, [None] * rank),
+                 value("indices", I64, [None] * rank)],
+        [value("y", F, [None] * rank)])
+    if want_error:
+        return (name, model, [data, indices], ("run_error", want_error))
+    # The data's corner the indices cover off the axis.
+    covered = data[tuple(slice(None) if d == axis % rank else slice(0, n)
+                         for d, n in enumerate(index_shape))]
+    want = np.take_along_axis(covered, indices % size, axis)
+    return (name, model, [data, indices], [want])
+
+
 def dynamic_gather_nd_case(rng, name, data_shape, index_shape, batch_dims):
     """GatherND with every dim but the indices' last known only at run
     time (a detector's or tagger's per-row picks over a dynamic batch)."""
@@ -930,6 +954,7 @@ def runtime_slice_case(rng, name, shape, starts, ends, axes, dynamic):
 DYNAMIC_EXECUTABLE_PREFIXES = ("range_runtime_", "topk_runtime_",
                                "scatter_nd_dynamic_", "gather_nd_dynamic_",
                                "scatter_elements_dynamic_",
+                               "gather_elements_dynamic_",
                                "pad_runtime_",
                                "slice_runtime_")
 VMVX_DYNAMIC_ERROR = "the vmvx target compiles static shapes only"
@@ -1009,6 +1034,23 @@ def cases():
     yield dynamic_scatter_elements_case(
         rng, "scatter_elements_dynamic_too_large", (4, 6), (5, 2), 1, "none",
         want_error="ScatterElements computing 'y': dim 0 of indices is larger "
+                   "than the data's")
+    # One model at two run-time sizes per axis; the indices may be longer
+    # than the data along the axis and shorter off it.
+    yield dynamic_gather_elements_case(rng, "gather_elements_dynamic_rows",
+                                       (5, 7), (3, 7), 0)
+    yield dynamic_gather_elements_case(
+        rng, "gather_elements_dynamic_rows_other_size", (2, 3), (6, 2), 0)
+    yield dynamic_gather_elements_case(rng, "gather_elements_dynamic_axis1",
+                                       (4, 6, 3), (4, 9, 2), 1)
+    yield dynamic_gather_elements_case(
+        rng, "gather_elements_dynamic_axis1_other_size", (2, 3, 5),
+        (1, 2, 5), 1)
+    yield dynamic_gather_elements_case(rng, "gather_elements_dynamic_last",
+                                       (3, 5), (2, 8), -1)
+    yield dynamic_gather_elements_case(
+        rng, "gather_elements_dynamic_too_large", (4, 6), (5, 2), 1,
+        want_error="GatherElements computing 'y': dim 0 of indices is larger "
                    "than the data's")
     yield dynamic_gather_nd_case(rng, "gather_nd_dynamic_rows", (6, 5, 4),
                                  (3, 2, 2), 0)

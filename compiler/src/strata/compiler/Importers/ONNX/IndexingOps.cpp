@@ -99,32 +99,44 @@ LogicalResult lowerGather(NodeContext &ctx) {
   return ctx.setOutput(0, result);
 }
 
+// GatherElements: result[p] = data[p with the axis coordinate replaced by
+// indices[p]]. The result has the indices' shape, no larger than the
+// data's off the axis (a position past the data would read out of bounds:
+// checked at the call where only known then). Any dim may be known only at
+// run time; indices wrap from the end and clamp into the axis.
 LogicalResult lowerGatherElements(NodeContext &ctx) {
-  FailureOr<RankedTensorType> type = ctx.getOutputType(0);
-  if (failed(type))
-    return failure();
   OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
   RankedTensorType dt = ctx.getInputType(0);
-  FailureOr<int64_t> axisOr =
-      ctx.getAxis(ctx.getIntAttr("axis", 0), dt.getRank());
+  int64_t rank = dt.getRank();
+  FailureOr<int64_t> axisOr = ctx.getAxis(ctx.getIntAttr("axis", 0), rank);
   if (failed(axisOr))
     return failure();
   int64_t axis = *axisOr;
-  if (type->getRank() != dt.getRank() ||
-      ctx.getInputType(1).getRank() != dt.getRank())
-    return ctx.fail("the indices and the result must have the data's rank");
+  if (ctx.getInputType(1).getRank() != rank)
+    return ctx.fail("the indices must have the data's rank");
   if (failed(ctx.checkConstantIndices(
           1, [&](int64_t) { return dt.getDimSize(axis); })))
     return failure();
-  Value data = ctx.getInput(0);
+  Value data = ctx.getInput(0), indices = ctx.getInput(1);
+  SmallVector<OpFoldResult> dataSizes = getDimSizes(b, loc, data);
+  SmallVector<OpFoldResult> sizes = getDimSizes(b, loc, indices);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis &&
+        failed(ctx.checkSizes(sizes[d], dataSizes[d],
+                              "dim " + Twine(d) +
+                                  " of indices is larger than the data's",
+                              /*atMost=*/true)))
+      return failure();
+  auto type = RankedTensorType::get(getStaticShape(sizes), dt.getElementType());
   Value result = createIndexedGeneric(
-      b, ctx.getLoc(), {ctx.getInput(1)},
-      {b.getMultiDimIdentityMap(type->getRank())}, *type,
+      b, loc, {indices}, {b.getMultiDimIdentityMap(rank)}, type,
       [&](OpBuilder &nb, Location nl, ValueRange args, ArrayRef<Value> ivs) {
         SmallVector<Value> coords(ivs);
-        coords[axis] = normalizeIndex(nb, nl, args[0], dt.getDimSize(axis));
+        coords[axis] = normalizeIndex(nb, nl, args[0], dataSizes[axis]);
         return tensor::ExtractOp::create(nb, nl, data, coords).getResult();
-      });
+      },
+      sizes);
   return ctx.setOutput(0, result);
 }
 

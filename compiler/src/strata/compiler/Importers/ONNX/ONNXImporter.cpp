@@ -292,11 +292,12 @@ std::optional<int> getDynamicDataInputs(StringRef opType) {
                                                "Trilu",
                                                "Unsqueeze"};
   // The recurrent ops check themselves that their weights are static;
-  // the scatters and GatherND check their operands' shapes against each
-  // other.
+  // the scatters, GatherND and GatherElements check their operands' shapes
+  // against each other.
   if (elementwise.contains(opType) || opType == "LSTM" || opType == "GRU" ||
       opType == "RNN" || opType == "ScatterND" || opType == "GatherND" ||
-      opType == "ScatterElements" || opType == "Scatter")
+      opType == "ScatterElements" || opType == "Scatter" ||
+      opType == "GatherElements")
     return -1;
   if (firstInput.contains(opType))
     return 1;
