@@ -6,7 +6,8 @@
 
 namespace strata::hal {
 
-// local-sync, local-task and (built with STRATA_HAL_DRIVER_CUDA) cuda.
+// local-sync, local-task and cuda, those this build has (the
+// STRATA_HAL_DRIVER_* options).
 Status RegisterAllDrivers(DriverRegistry &registry);
 
 } // namespace strata::hal

@@ -3,9 +3,17 @@
 #include <charconv>
 #include <thread>
 
+#include "strata_runtime_config.h"
+
+#if STRATA_HAL_LOADER_EMBEDDED_ELF
 #include "strata/hal/loaders/embedded_elf_loader.h"
+#endif
+#if STRATA_HAL_LOADER_SYSTEM_LIBRARY
 #include "strata/hal/loaders/system_library_loader.h"
+#endif
+#if STRATA_HAL_LOADER_VMVX
 #include "strata/hal/loaders/vmvx_module_loader.h"
+#endif
 
 namespace strata::hal {
 namespace {
@@ -33,14 +41,46 @@ Result<uint32_t> ParseBoundedOption(std::string_view key,
   return number;
 }
 
+struct LoaderName {
+  std::string_view name;
+  // The CMake option that builds it in.
+  std::string_view option;
+  bool built;
+};
+
+constexpr LoaderName kLoaderNames[] = {
+    {"embedded", "STRATA_HAL_LOADER_EMBEDDED_ELF",
+     STRATA_HAL_LOADER_EMBEDDED_ELF},
+    {"system", "STRATA_HAL_LOADER_SYSTEM_LIBRARY",
+     STRATA_HAL_LOADER_SYSTEM_LIBRARY},
+    {"vmvx", "STRATA_HAL_LOADER_VMVX", STRATA_HAL_LOADER_VMVX},
+};
+
+std::string BuiltLoaderList() {
+  std::string list;
+  for (const LoaderName &loader : kLoaderNames)
+    if (loader.built)
+      list.append(list.empty() ? "" : ", ").append(loader.name);
+  return list.empty() ? "none" : list;
+}
+
 Result<std::vector<std::string>> ParseLoaderList(std::string_view value) {
   std::vector<std::string> loaders;
   while (true) {
     size_t comma = value.find(',');
     std::string_view name = value.substr(0, comma);
-    if (name != "embedded" && name != "system" && name != "vmvx")
+    const LoaderName *known = nullptr;
+    for (const LoaderName &loader : kLoaderNames)
+      if (loader.name == name)
+        known = &loader;
+    if (!known)
       return InvalidArgumentError("device option 'loader': unknown loader '",
-                                  name, "'; loaders: embedded, system, vmvx");
+                                  name, "'; loaders: ", BuiltLoaderList());
+    if (!known->built)
+      return InvalidArgumentError("device option 'loader': loader '", name,
+                                  "' is not in this build of the runtime (",
+                                  known->option,
+                                  "=OFF); loaders: ", BuiltLoaderList());
     loaders.emplace_back(name);
     if (comma == std::string_view::npos)
       break;
@@ -91,16 +131,38 @@ Result<LocalDeviceOptions> ParseLocalDeviceOptions(std::string_view path,
   return options;
 }
 
+std::vector<std::string> BuiltLocalLoaders() {
+  std::vector<std::string> names;
+  for (const LoaderName &loader : kLoaderNames)
+    if (loader.built)
+      names.emplace_back(loader.name);
+  return names;
+}
+
 Result<std::vector<std::unique_ptr<ExecutableLoader>>>
 CreateLocalLoaders(const LocalDeviceOptions &options) {
   std::vector<std::unique_ptr<ExecutableLoader>> loaders;
   for (const std::string &name : options.loaders) {
-    if (name == "system")
-      loaders.push_back(std::make_unique<SystemLibraryLoader>());
-    else if (name == "vmvx")
-      loaders.push_back(std::make_unique<VmvxModuleLoader>());
-    else
+#if STRATA_HAL_LOADER_EMBEDDED_ELF
+    if (name == "embedded") {
       loaders.push_back(std::make_unique<EmbeddedElfLoader>());
+      continue;
+    }
+#endif
+#if STRATA_HAL_LOADER_SYSTEM_LIBRARY
+    if (name == "system") {
+      loaders.push_back(std::make_unique<SystemLibraryLoader>());
+      continue;
+    }
+#endif
+#if STRATA_HAL_LOADER_VMVX
+    if (name == "vmvx") {
+      loaders.push_back(std::make_unique<VmvxModuleLoader>());
+      continue;
+    }
+#endif
+    return InvalidArgumentError("loader '", name,
+                                "' is not in this build of the runtime");
   }
   return loaders;
 }

@@ -19,6 +19,10 @@
 
 namespace strata::hal {
 
+// The loaders this build has (the STRATA_HAL_LOADER_* options), in the
+// default order: "embedded", "system", "vmvx".
+std::vector<std::string> BuiltLocalLoaders();
+
 struct LocalDeviceOptions {
   // The device path without the query ("" or "0").
   std::string path;
@@ -29,8 +33,9 @@ struct LocalDeviceOptions {
   // model's one-workgroup stretches (lstm: ~90 us between split grids; 100
   // let it fall asleep and lose them: 0.237 -> 0.220 ms at 2 workers).
   uint32_t spin_microseconds = 300;
-  // Loader names in the order the executable cache asks them.
-  std::vector<std::string> loaders = {"embedded", "system", "vmvx"};
+  // Loader names in the order the executable cache asks them; by default
+  // every loader this build has.
+  std::vector<std::string> loaders = BuiltLocalLoaders();
 };
 
 // Parses "PATH?key=value&key=value". `allow_workers` says whether the

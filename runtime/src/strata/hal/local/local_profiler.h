@@ -40,6 +40,7 @@
 #include "strata/base/status.h"
 #include "strata/base/wait.h"
 #include "strata/hal/device.h"
+#include "strata_runtime_config.h"
 
 namespace strata::hal {
 
@@ -48,6 +49,8 @@ struct TraceArg {
   std::string_view key;
   std::variant<uint64_t, std::string_view> value;
 };
+
+#if STRATA_ENABLE_PROFILING
 
 class LocalProfiler {
 public:
@@ -115,6 +118,33 @@ private:
   std::vector<Event> events_;
   std::vector<std::thread::id> threads_;
 };
+
+#else // !STRATA_ENABLE_PROFILING
+
+// Built without profiling: a capture is refused with an error that says so,
+// and spans cost nothing.
+class LocalProfiler {
+public:
+  Status Begin(const ProfilingOptions &) {
+    return UnimplementedError("profiling is not in this build of the runtime "
+                              "(STRATA_ENABLE_PROFILING=OFF)");
+  }
+  Status Flush() { return OkStatus(); }
+  Status End() { return OkStatus(); }
+  bool is_active() const { return false; }
+  void RecordSpan(std::string_view, std::string_view,
+                  std::initializer_list<TraceArg>, int64_t, int64_t,
+                  const Status & = OkStatus()) {}
+  void RecordDispatch(std::string_view, std::string_view, uint32_t, uint32_t,
+                      uint32_t, uint32_t, int64_t, int64_t) {}
+  template <typename Work>
+  Status Span(std::string_view, std::string_view,
+              std::initializer_list<TraceArg>, Work &&work) {
+    return work();
+  }
+};
+
+#endif // STRATA_ENABLE_PROFILING
 
 } // namespace strata::hal
 
