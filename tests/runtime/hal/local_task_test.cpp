@@ -11,6 +11,7 @@
 
 #include "strata/hal/api.h"
 #include "strata/hal/drivers/local_task/local_task_driver.h"
+#include "strata/hal/drivers/local_task/task_grid_runner.h"
 #include "strata/hal/drivers/register_drivers.h"
 #include "strata/hal/local/executable_library.h"
 #include "strata/hal/local/local_device_options.h"
@@ -124,6 +125,10 @@ TEST(LocalTaskOptionsTest, BadOptionsAreNamedErrors) {
       {"local-task?workers=100000", StatusCode::kInvalidArgument, "workers"},
       {"local-task?spin_us=20000", StatusCode::kInvalidArgument, "spin_us"},
       {"local-task?spin_us=x", StatusCode::kInvalidArgument, "'x'"},
+      {"local-task?pin=2", StatusCode::kInvalidArgument,
+       "'pin' expects an integer in [0, 1]"},
+      {"local-sync?pin=1", StatusCode::kInvalidArgument,
+       "unknown device option 'pin'"},
       {"local-sync?spin_us=10", StatusCode::kInvalidArgument,
        "unknown device option 'spin_us'"},
       {"local-task?threads=2", StatusCode::kInvalidArgument,
@@ -344,6 +349,49 @@ TEST(LocalTaskTest, MoreSubmittersThanCallerSlotsTakeTurns) {
     thread.join();
   for (int t = 0; t < kThreads; ++t)
     EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
+TEST(LocalTaskOptionsTest, DefaultWorkersFollowTheAffinityMask) {
+  std::vector<uint32_t> cpus = AllowedCpus();
+  if (!cpus.empty())
+    EXPECT_EQ(HardwareConcurrency(), cpus.size());
+  EXPECT_GE(HardwareConcurrency(), 1u);
+}
+
+TEST(LocalTaskTest, PinnedPoolThreadsTakeTheAllowedCpusAfterTheFirst) {
+  std::vector<uint32_t> cpus = AllowedCpus();
+  auto runner = TaskGridRunner::Create(3, std::chrono::microseconds(0),
+                                       /*pin_workers=*/true);
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+  const std::vector<int> &pinned = (*runner)->pinned_cpus();
+  ASSERT_EQ(pinned.size(), 2u);
+  if (cpus.empty())
+    GTEST_SKIP() << "the OS does not report an affinity mask";
+  for (size_t i = 0; i < pinned.size(); ++i)
+    if (pinned[i] >= 0)
+      EXPECT_EQ(uint32_t(pinned[i]), cpus[(i + 1) % cpus.size()]);
+  auto unpinned = TaskGridRunner::Create(3, std::chrono::microseconds(0));
+  ASSERT_TRUE(unpinned.ok());
+  EXPECT_TRUE((*unpinned)->pinned_cpus().empty());
+}
+
+TEST(LocalTaskTest, PinnedPoolRunsEveryWorkgroup) {
+  RefPtr<Device> device = CreateDevice("local-task?workers=3&pin=1");
+  ASSERT_TRUE(device);
+  std::vector<uint8_t> bytes = ReadFile(HAL_TEST_LIBRARY_PATH);
+  auto executable =
+      device->CreateExecutable(STRATA_HAL_EXECUTABLE_FORMAT_ELF_X86_64, bytes);
+  ASSERT_TRUE(executable.ok()) << executable.status().ToString();
+  constexpr uint32_t kTotal = 999;
+  RefPtr<Buffer> out = Allocate(*device, (8 + 2 * kTotal) * 4);
+  ASSERT_TRUE(out->WriteData(0, std::vector<uint8_t>(out->byte_length())).ok());
+  BufferBinding bindings[] = {{out.get()}};
+  ASSERT_TRUE(
+      Dispatch(*device, **executable, kGridExport, {kTotal, 1, 1}, bindings)
+          .ok());
+  std::vector<uint32_t> values = Read<uint32_t>(*out);
+  for (uint32_t x = 0; x < kTotal; ++x)
+    ASSERT_EQ(values[8 + x], 1u) << x;
 }
 
 TEST(LocalTaskTest, DeviceDestroyedWhileIdleJoinsWorkers) {

@@ -3,6 +3,10 @@
 #include <charconv>
 #include <thread>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 #include "strata_runtime_config.h"
 
 #if STRATA_HAL_LOADER_EMBEDDED_ELF
@@ -120,12 +124,16 @@ Result<LocalDeviceOptions> ParseLocalDeviceOptions(std::string_view path,
       STRATA_ASSIGN_OR_RETURN(
           options.spin_microseconds,
           ParseBoundedOption(key, value, kMaxSpinMicroseconds, "microseconds"));
+    } else if (key == "pin" && allow_workers) {
+      STRATA_ASSIGN_OR_RETURN(uint32_t pin,
+                              ParseBoundedOption(key, value, 1, "0 or 1"));
+      options.pin_workers = pin == 1;
     } else if (key == "loader") {
       STRATA_ASSIGN_OR_RETURN(options.loaders, ParseLoaderList(value));
     } else {
       return InvalidArgumentError(
           "unknown device option '", key, "'; options: ",
-          allow_workers ? "workers, spin_us, loader" : "loader");
+          allow_workers ? "workers, spin_us, pin, loader" : "loader");
     }
   }
   return options;
@@ -167,7 +175,24 @@ CreateLocalLoaders(const LocalDeviceOptions &options) {
   return loaders;
 }
 
+std::vector<uint32_t> AllowedCpus() {
+  std::vector<uint32_t> cpus;
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0)
+    return cpus;
+  for (uint32_t cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &set))
+      cpus.push_back(cpu);
+#endif
+  return cpus;
+}
+
 uint32_t HardwareConcurrency() {
+  std::vector<uint32_t> cpus = AllowedCpus();
+  if (!cpus.empty())
+    return uint32_t(cpus.size());
   unsigned count = std::thread::hardware_concurrency();
   return count ? count : 1;
 }

@@ -34,7 +34,8 @@ public:
     STRATA_ASSIGN_OR_RETURN(
         params.grid_runner,
         TaskGridRunner::Create(
-            workers, std::chrono::microseconds(options.spin_microseconds)));
+            workers, std::chrono::microseconds(options.spin_microseconds),
+            options.pin_workers));
     STRATA_ASSIGN_OR_RETURN(RefPtr<LocalDevice> device,
                             LocalDevice::Create(std::move(params)));
     return RefPtr<Device>(std::move(device));
@@ -56,7 +57,8 @@ RefPtr<Driver> CreateLocalTaskDriver() {
 Status RegisterLocalTaskDriver(DriverRegistry &registry) {
   return registry.Register(
       std::string(kLocalTaskDriverName),
-      "runs dispatch grids on a pool of worker threads (workers=N)",
+      "runs dispatch grids on a pool of worker threads (workers=N, "
+      "spin_us=U, pin=0|1)",
       []() -> Result<RefPtr<Driver>> { return CreateLocalTaskDriver(); });
 }
 

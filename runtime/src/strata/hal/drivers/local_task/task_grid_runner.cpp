@@ -7,9 +7,14 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 #include "strata/base/abort_signal.h"
 #include "strata/base/scratch_array.h"
+#include "strata/hal/local/local_device_options.h"
 
 namespace strata::hal {
 
@@ -58,7 +63,7 @@ struct TaskGridRunner::Grid {
 
 Result<std::unique_ptr<TaskGridRunner>>
 TaskGridRunner::Create(uint32_t worker_count,
-                       std::chrono::microseconds spin_time) {
+                       std::chrono::microseconds spin_time, bool pin_workers) {
   if (worker_count == 0)
     return InvalidArgumentError("a task grid runner needs at least 1 worker");
   std::unique_ptr<TaskGridRunner> runner(
@@ -68,7 +73,29 @@ TaskGridRunner::Create(uint32_t worker_count,
   runner->queue_.reserve(64);
   for (uint32_t i = 0; i + 1 < worker_count; ++i)
     runner->threads_.emplace_back(&TaskGridRunner::WorkerMain, runner.get(), i);
+  if (pin_workers)
+    runner->PinWorkers();
   return runner;
+}
+
+void TaskGridRunner::PinWorkers() {
+  std::vector<uint32_t> cpus = AllowedCpus();
+  for (size_t i = 0; i < threads_.size(); ++i) {
+    int pinned = -1;
+#if defined(__linux__)
+    if (!cpus.empty()) {
+      uint32_t cpu = cpus[(i + 1) % cpus.size()];
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      // A refusal (a container's policy) leaves the thread where it is.
+      if (pthread_setaffinity_np(threads_[i].native_handle(), sizeof(set),
+                                 &set) == 0)
+        pinned = int(cpu);
+    }
+#endif
+    pinned_cpus_.push_back(pinned);
+  }
 }
 
 TaskGridRunner::TaskGridRunner(uint32_t worker_count,

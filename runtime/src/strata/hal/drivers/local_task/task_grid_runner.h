@@ -45,16 +45,22 @@ namespace strata::hal {
 class TaskGridRunner final : public LocalGridRunner {
 public:
   // `worker_count` >= 1: pool threads + the submitting thread. Idle
-  // threads spin for `spin_time` before they sleep.
+  // threads spin for `spin_time` before they sleep. `pin_workers` binds pool
+  // thread i to the (i+1)-th CPU the process may run on (wrapping), where
+  // the OS allows it.
   static Result<std::unique_ptr<TaskGridRunner>>
   Create(uint32_t worker_count,
-         std::chrono::microseconds spin_time = std::chrono::microseconds(300));
+         std::chrono::microseconds spin_time = std::chrono::microseconds(300),
+         bool pin_workers = false);
   ~TaskGridRunner() override;
 
   Status
   RunGrid(const LocalExecutable &executable, uint32_t export_ordinal,
           const strata_hal_executable_dispatch_state_v0_t &dispatch) override;
   uint32_t concurrency() const override { return worker_count_; }
+  // The CPU each pool thread is bound to, -1 where binding failed; empty
+  // when the pool is not pinned.
+  const std::vector<int> &pinned_cpus() const { return pinned_cpus_; }
 
 private:
   struct WorkRange;
@@ -70,6 +76,8 @@ private:
                   const strata_hal_executable_dispatch_state_v0_t &dispatch,
                   uint32_t z_begin, uint64_t z_count);
   void WorkerMain(uint32_t processor_id);
+  // Binds the pool threads to CPUs (Create's `pin_workers`).
+  void PinWorkers();
   // Claims and runs chunks of `grid` until none are left or `max_chunks`
   // ran; returns whether chunks are left.
   static bool Work(Grid &grid, uint32_t processor_id,
@@ -99,6 +107,7 @@ private:
   const uint32_t worker_count_;
   const std::chrono::microseconds spin_time_;
   std::vector<std::thread> threads_;
+  std::vector<int> pinned_cpus_;
 
   std::mutex mutex_;
   // Wakes workers when a grid is queued or at shutdown.
