@@ -120,6 +120,39 @@ TEST(ContextTest, BytecodeCallsNativeImportsIncludingVariadic) {
   EXPECT_EQ(results[1].i64(), 32);
 }
 
+TEST(ContextTest, RefArgumentsAreLentAndComeBack) {
+  // The interpreter moves a ref argument out of its register for an import
+  // call and back after it: a register passed twice must reach the callee
+  // twice, a null one as null, and every register must hold its ref again
+  // after the call.
+  ModuleBuilder builder("app");
+  builder.AddDependency("native", 3);
+  uint32_t make = builder.AddImport("native.make_buffer", "0i_r");
+  uint32_t same = builder.AddImport("native.same_refs", "0rrr_i");
+  uint32_t identity = builder.AddImport("native.identity", "0r_r");
+  FunctionBuilder &f =
+      builder.AddFunction("main", "0v_irr", {.i32 = 2, .ref = 3});
+  f.Op(Opcode::ConstI32).Reg(0).I32(8);
+  f.Op(Opcode::Call).Import(make).List({RegI32(0)}).List({RegRef(0)});
+  f.Op(Opcode::Call)
+      .Import(same)
+      .List({RegRef(0), RegRef(0), RegRef(1)})
+      .List({RegI32(1)});
+  f.Op(Opcode::Call).Import(identity).List({RegRef(0)}).List({RegRef(2)});
+  f.Op(Opcode::Return).List({RegI32(1), RegRef(0), RegRef(2)});
+  builder.AddExport("main", f.ordinal());
+  STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<NativeModule> native,
+                              CreateTestNativeModule());
+  STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<BytecodeModule> app, LoadModule(builder));
+  STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<Context> context,
+                              MakeContext({native, app}));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Value> results,
+                              InvokeByName(*context, "app.main", {}));
+  EXPECT_EQ(results[0].i32(), 1);
+  ASSERT_NE(results[1].ref(), nullptr);
+  EXPECT_EQ(results[1].ref(), results[2].ref());
+}
+
 TEST(ContextTest, DependencyVersionIsChecked) {
   STRATA_ASSERT_OK_AND_ASSIGN(RefPtr<NativeModule> native,
                               CreateTestNativeModule(/*version=*/1));

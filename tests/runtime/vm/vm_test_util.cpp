@@ -146,6 +146,16 @@ Status NativeIdentity(Stack &, ModuleState *, std::span<const Value> arguments,
   return OkStatus();
 }
 
+// 1 when its first two arguments are the same live object and the third is
+// null: how the interpreter lends a register passed twice.
+Status NativeSameRefs(Stack &, ModuleState *, std::span<const Value> arguments,
+                      std::span<Value> results) {
+  bool same = arguments[0].ref() && arguments[0].ref() == arguments[1].ref() &&
+              arguments[0].ref()->ref_count() >= 2 && !arguments[2].ref();
+  results[0] = Value::I32(same ? 1 : 0);
+  return OkStatus();
+}
+
 const NativeFunctionDef kNativeFunctions[] = {
     {"add", "0ii_i", NativeAdd},
     {"native.sum", "0iCiD_i", NativeSum},
@@ -154,6 +164,7 @@ const NativeFunctionDef kNativeFunctions[] = {
     {"make_buffer", "0i_r", NativeMakeBuffer},
     {"counter", "0v_i", NativeCounter},
     {"identity", "0r_r", NativeIdentity},
+    {"same_refs", "0rrr_i", NativeSameRefs},
 };
 
 } // namespace

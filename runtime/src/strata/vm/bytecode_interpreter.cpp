@@ -199,6 +199,34 @@ private:
     return OkStatus();
   }
 
+  // Appends typed register `reg` to the import call's arguments. A ref is
+  // lent, not copied: moved out of its register and back after the call, so
+  // a call costs no reference-count updates per ref argument (the callee
+  // sees const arguments: it retains what it keeps). A register passed
+  // twice is lent once and copied for its later uses.
+  void AppendArgument(const FrameRegisters &registers, uint16_t reg) {
+    std::vector<Value> &arguments = call_buffers_.arguments;
+    if (static_cast<RegisterBank>(TypedRegisterBank(reg)) !=
+        RegisterBank::kRef) {
+      AppendValue(arguments, registers, reg);
+      return;
+    }
+    uint16_t ordinal = TypedRegisterOrdinal(reg);
+    RefPtr<RefObject> &slot = registers.ref[ordinal];
+    if (slot) {
+      call_buffers_.lent_refs.emplace_back(uint32_t(arguments.size()), ordinal);
+      arguments.emplace_back(std::move(slot));
+      return;
+    }
+    for (auto [index, lent_ordinal] : call_buffers_.lent_refs) {
+      if (lent_ordinal == ordinal) {
+        arguments.emplace_back(arguments[index].ref_ptr());
+        return;
+      }
+    }
+    arguments.emplace_back(RefPtr<RefObject>());
+  }
+
   Status CallImport(uint32_t import_ordinal, uint16_t segment_count,
                     const uint8_t *segment_sizes, uint16_t argument_count,
                     const uint8_t *argument_regs, uint16_t result_count,
@@ -219,20 +247,19 @@ private:
     std::vector<Value> &results = call_buffers_.results;
     arguments.clear();
     arguments.reserve(argument_count + segment_count);
+    call_buffers_.lent_refs.clear();
     uint16_t next_register = 0;
     uint16_t segment = 0;
     for (const SignatureEntry &entry : signature.arguments()) {
       if (!entry.is_variadic()) {
-        AppendValue(arguments, registers,
-                    LoadU16(argument_regs + 2 * next_register++));
+        AppendArgument(registers, LoadU16(argument_regs + 2 * next_register++));
         continue;
       }
       uint16_t tuple_count = LoadU16(segment_sizes + 2 * segment++);
       arguments.emplace_back(Value::RawScalar{}, ValueType::kI32, tuple_count);
       size_t value_count = size_t(tuple_count) * entry.tuple_types.size();
       for (size_t i = 0; i < value_count; ++i)
-        AppendValue(arguments, registers,
-                    LoadU16(argument_regs + 2 * next_register++));
+        AppendArgument(registers, LoadU16(argument_regs + 2 * next_register++));
     }
     results.clear();
     results.resize(result_count);
@@ -240,7 +267,11 @@ private:
     // signature, and linking matched that to the export's.
     Status status = target.Call(stack_, arguments, results,
                                 ArgumentCheck::kCheckedByCaller);
-    // Drop the references the arguments hold now, not at the next call.
+    // The lent references go back to their registers, failed call or not.
+    for (auto [index, ordinal] : call_buffers_.lent_refs)
+      frame_->registers.ref[ordinal] = arguments[index].TakeRef();
+    // Drop the references the other arguments hold now, not at the next
+    // call.
     arguments.clear();
     STRATA_RETURN_IF_ERROR(status);
     for (uint16_t i = 0; i < result_count; ++i) {

@@ -70,13 +70,6 @@ FunctionName Function::Name() const {
 
 std::string Function::FullName() const { return StrCat(Name()); }
 
-Status Function::Call(Stack &stack, std::span<const Value> arguments,
-                      std::span<Value> results, ArgumentCheck check) const {
-  if (!module)
-    return FailedPreconditionError("call of a null function");
-  return module->Call(stack, state, export_ordinal, arguments, results, check);
-}
-
 std::optional<uint32_t> Module::FindExport(std::string_view name) const {
   for (size_t i = 0; i < exports_.size(); ++i) {
     if (exports_[i].name == name)

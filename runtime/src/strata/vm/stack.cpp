@@ -143,11 +143,11 @@ Result<uint8_t *> Stack::Allocate(size_t size, size_t *chunk_index,
   return storage;
 }
 
-Result<StackFrame *> Stack::PushFrame(FrameKind kind, const Module *module,
-                                      ModuleState *module_state,
-                                      uint32_t function_ordinal,
-                                      std::string_view function_name,
-                                      const RegisterCounts &counts) {
+Result<StackFrame *> Stack::PushUnnamedFrame(FrameKind kind,
+                                             const Module *module,
+                                             ModuleState *module_state,
+                                             uint32_t function_ordinal,
+                                             const RegisterCounts &counts) {
   if (depth_ >= options_.max_depth)
     return ResourceExhaustedError("VM stack depth limit of ",
                                   options_.max_depth,
@@ -162,7 +162,6 @@ Result<StackFrame *> Stack::PushFrame(FrameKind kind, const Module *module,
   frame->module = module;
   frame->module_state = module_state;
   frame->function_ordinal = function_ordinal;
-  frame->function_name = function_name;
   frame->registers.i32 = reinterpret_cast<int32_t *>(storage + layout.i32);
   frame->registers.i64 = reinterpret_cast<int64_t *>(storage + layout.i64);
   frame->registers.f32 = reinterpret_cast<float *>(storage + layout.f32);

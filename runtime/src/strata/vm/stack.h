@@ -122,16 +122,28 @@ public:
   struct CallBuffers {
     std::vector<Value> arguments;
     std::vector<Value> results;
+    // Ref arguments lent to the callee: {index in `arguments`, ordinal of
+    // the ref register they were moved out of}.
+    std::vector<std::pair<uint32_t, uint16_t>> lent_refs;
   };
   CallBuffers &call_buffers(uint32_t entry_depth);
 
   // Pushes a frame with zeroed registers. RESOURCE_EXHAUSTED past the depth
-  // or storage limit.
+  // or storage limit. Inline around PushUnnamedFrame: the name, passed on
+  // to an out-of-line call, would travel on the stack (its parameters fill
+  // the argument registers) and be reloaded as one 16-byte value, which
+  // stalls on every call of a native function.
   Result<StackFrame *> PushFrame(FrameKind kind, const Module *module,
                                  ModuleState *module_state,
                                  uint32_t function_ordinal,
                                  std::string_view function_name,
-                                 const RegisterCounts &counts = {});
+                                 const RegisterCounts &counts = {}) {
+    Result<StackFrame *> frame =
+        PushUnnamedFrame(kind, module, module_state, function_ordinal, counts);
+    if (frame.ok())
+      (*frame)->function_name = function_name;
+    return frame;
+  }
   // Pops the top frame, releasing the refs in its registers.
   void PopFrame();
   // Pops frames until depth() == `depth`.
@@ -220,6 +232,12 @@ private:
     size_t used;
   };
   static constexpr size_t kInlineStorageSize = 8 * 1024;
+
+  // PushFrame without the name.
+  Result<StackFrame *> PushUnnamedFrame(FrameKind kind, const Module *module,
+                                        ModuleState *module_state,
+                                        uint32_t function_ordinal,
+                                        const RegisterCounts &counts);
 
   Result<uint8_t *> Allocate(size_t size, size_t *chunk_index,
                              size_t *used_before);
