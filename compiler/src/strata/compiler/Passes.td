@@ -415,4 +415,15 @@ def ConvertHostToVMPass : Pass<"strata-convert-host-to-vm", "mlir::ModuleOp"> {
   let dependentDialects = ["::strata::vm::VMDialect"];
 }
 
+def HoistDeviceQueriesPass
+    : Pass<"strata-hoist-device-queries", "mlir::ModuleOp"> {
+  let summary = "Looks the device and its allocator up once, in __init";
+  let description = [{
+    `hal.devices.get` calls with a constant ordinal, and the
+    `hal.device.allocator` calls on their result, become loads of globals
+    that `__init` (created if the module has none) fills first.
+  }];
+  let dependentDialects = ["::strata::vm::VMDialect"];
+}
+
 #endif // STRATA_COMPILER_PASSES

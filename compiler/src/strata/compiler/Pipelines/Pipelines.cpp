@@ -183,6 +183,7 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
     ConvertHostToVMPassOptions vmOptions;
     vmOptions.moduleName = options.moduleName;
     pm.addPass(createConvertHostToVMPass(vmOptions));
+    pm.addPass(createHoistDeviceQueriesPass());
     return success();
   }
   return failure();
