@@ -7,10 +7,13 @@
 //  - Session / Function: the runtime's C API (runtime/include/strata/
 //    runtime.h). Inputs are numpy arrays imported without a copy where the
 //    device can use their memory (strata_buffer_view_import, the array kept
-//    alive until the runtime lets go of it); outputs are read into new
-//    numpy arrays. Argument checks happen here, against the function's
-//    reflection, so that errors are ValueError/TypeError naming the
-//    argument; what the runtime refuses is RuntimeError with its message.
+//    alive until the runtime lets go of it); outputs are numpy arrays over
+//    the result's own memory where it is the caller's alone
+//    (strata_buffer_view_exclusive_host_data: the array's base keeps the
+//    result alive), copies otherwise. Argument checks happen here, against
+//    the function's reflection, so that errors are ValueError/TypeError
+//    naming the argument; what the runtime refuses is RuntimeError with its
+//    message.
 //
 //===----------------------------------------------------------------------===//
 #include <pybind11/numpy.h>
@@ -369,12 +372,15 @@ public:
                            (names.empty() ? "" : " (" + names + ")") +
                            ", got " + std::to_string(args.size()));
     }
-    // Views released when the call ends, whatever happens.
+    // Views released when the call ends, whatever happens (those still in
+    // the list: a result handed to its array leaves it).
     struct Views {
       std::vector<strata_buffer_view_t *> list;
-      ~Views() {
+      ~Views() { clear(); }
+      void clear() {
         for (strata_buffer_view_t *view : list)
           strata_buffer_view_release(view);
+        list.clear();
       }
     } inputViews, outputViews;
     for (size_t i = 0; i < args.size(); ++i)
@@ -392,9 +398,12 @@ public:
     }
     check(status);
     outputViews.list.resize(outputCount);
+    // The inputs go first: a result that is an input (or views one) may
+    // then be the caller's alone, and is not copied.
+    inputViews.clear();
 
     py::list results;
-    for (strata_buffer_view_t *view : outputViews.list)
+    for (strata_buffer_view_t *&view : outputViews.list)
       results.append(readResult(view));
     if (results.size() == 1)
       return results[0];
@@ -491,7 +500,12 @@ private:
     return view;
   }
 
-  py::array readResult(strata_buffer_view_t *view) {
+  // A numpy array of the result: its own memory, owned by the array from
+  // then on (`view` is handed to the array's base and set to null), where
+  // the runtime says it is the caller's alone; otherwise a copy. Copied
+  // are a module's constants, inputs (imported numpy memory), globals, a
+  // result returned twice and memory the host cannot map.
+  py::array readResult(strata_buffer_view_t *&view) {
     strata_element_type_t type = strata_buffer_view_element_type(view);
     py::object dtype = getDtype(type);
     // bfloat16 comes back as its bits.
@@ -503,6 +517,17 @@ private:
     std::vector<py::ssize_t> shape;
     for (size_t d = 0, rank = strata_buffer_view_rank(view); d < rank; ++d)
       shape.push_back(strata_buffer_view_dim(view, d));
+    void *data = nullptr;
+    if (strata_buffer_view_byte_length(view) != 0)
+      check(strata_buffer_view_exclusive_host_data(view, &data));
+    if (data) {
+      py::capsule owner(view, [](void *owned) {
+        strata_buffer_view_release(static_cast<strata_buffer_view_t *>(owned));
+      });
+      view = nullptr;
+      return py::array(py::reinterpret_borrow<py::dtype>(dtype), shape, data,
+                       owner);
+    }
     py::array result(py::reinterpret_borrow<py::dtype>(dtype), shape);
     check(strata_buffer_view_read(view, result.mutable_data(),
                                   static_cast<size_t>(result.nbytes())));

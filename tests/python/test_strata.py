@@ -173,6 +173,121 @@ def test_inputs_are_released(mlp_module):
     np.testing.assert_array_equal(x, np.ones((64, 8), np.float32))
 
 
+# Results: fresh ones are wrapped in place, the rest copied.
+RESULTS_MLIR = b"""
+func.func @scale(%a: tensor<?xf32>) -> tensor<?xf32> {
+  %0 = arith.addf %a, %a : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+func.func @constant() -> tensor<4xf32> {
+  %0 = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @same(%a: tensor<4xf32>) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
+}
+func.func @twice(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = arith.addf %a, %a : tensor<4xf32>
+  return %0, %0 : tensor<4xf32>, tensor<4xf32>
+}
+"""
+
+
+def aligned_array(values, dtype=np.float32):
+    """A copy of `values` at a 64-byte boundary: imported without a copy."""
+    values = np.asarray(values, dtype)
+    raw = np.empty(values.nbytes + 64, np.uint8)
+    offset = -raw.ctypes.data % 64
+    array = raw[offset:offset + values.nbytes].view(dtype).reshape(
+        values.shape)
+    array[...] = values
+    assert array.ctypes.data % 64 == 0
+    return array
+
+
+def test_outputs_are_not_copied():
+    """A fresh result is the numpy array's memory: the array does not own
+    it (its base keeps the result alive), stays valid once the module and
+    its session are gone, and is writable."""
+    import gc
+    module = strata.load(strata.compile(RESULTS_MLIR))
+    x = np.arange(16, dtype=np.float32)
+    y = module.scale(x)
+    assert not y.flags.owndata and y.base is not None
+    assert y.flags.writeable and y.flags.c_contiguous
+    single = strata.load(strata.compile(SIMPLE_MUL)).simple_mul(
+        np.ones(4, np.float32), np.full(4, 3, np.float32))
+    assert not single.flags.owndata
+    del module
+    gc.collect()
+    # Other work may reuse freed memory; the results' is still theirs.
+    other = strata.load(strata.compile(RESULTS_MLIR))
+    np.testing.assert_array_equal(other.scale(np.full(16, 5, np.float32)),
+                                  np.full(16, 10, np.float32))
+    del other
+    gc.collect()
+    np.testing.assert_array_equal(y, x + x)
+    np.testing.assert_array_equal(single, np.full(4, 3, np.float32))
+    y[:] = -1
+    np.testing.assert_array_equal(y, np.full(16, -1, np.float32))
+
+
+def test_large_outputs_are_not_copied():
+    """A large result is not copied either, and a later call writes a new
+    result, not the one the caller holds."""
+    module = strata.load(strata.compile(RESULTS_MLIR))
+    first_input = RNG.standard_normal(1 << 20).astype(np.float32)  # 4 MiB
+    first = module.scale(first_input)
+    assert not first.flags.owndata and first.nbytes == 4 << 20
+    second = module.scale(np.ones(1 << 20, np.float32))
+    assert not second.flags.owndata
+    assert not np.shares_memory(first, second)
+    np.testing.assert_array_equal(first, first_input + first_input)
+    np.testing.assert_array_equal(second, np.full(1 << 20, 2, np.float32))
+
+
+def test_constant_and_input_results_are_independent():
+    """Results that are a module's constant, an input or one result
+    returned twice give arrays of their own: writing one changes no input,
+    no later call and no other result."""
+    module = strata.load(strata.compile(RESULTS_MLIR))
+    constant = module.constant()
+    constant[:] = 0
+    np.testing.assert_array_equal(module.constant(), [1, 2, 3, 4])
+    for x in (aligned_array([1, 2, 3, 4]),           # imported in place
+              np.arange(5, dtype=np.float32)[1:]):   # copied in
+        expected = x.copy()
+        same = module.same(x)
+        np.testing.assert_array_equal(same, expected)
+        same[:] = -7
+        np.testing.assert_array_equal(x, expected)
+        np.testing.assert_array_equal(module.same(x), expected)
+        x[:] = 9
+        np.testing.assert_array_equal(same, np.full(4, -7, np.float32))
+    first, second = module.twice(np.ones(4, np.float32))
+    assert not np.shares_memory(first, second)
+    first[:] = 0
+    np.testing.assert_array_equal(second, np.full(4, 2, np.float32))
+    # ONNX: a graph output that is an initializer, another the input.
+    model = make_model(
+        [helper.make_node("Identity", ["w"], ["c"], name="constant"),
+         helper.make_node("Identity", ["x"], ["y"], name="same")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 4])],
+        [helper.make_tensor_value_info("c", TensorProto.FLOAT, [8, 4]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 4])],
+        [numpy_helper.from_array(W, "w")])
+    onnx_module = strata.load(strata.compile(model))
+    x = aligned_array(RNG.standard_normal((8, 4)))
+    expected = x.copy()
+    c, y = onnx_module.main(x)
+    c[:] = 0
+    y[:] = 0
+    np.testing.assert_array_equal(x, expected)
+    c, y = onnx_module.main(x)
+    np.testing.assert_array_equal(c, W)
+    np.testing.assert_array_equal(y, expected)
+
+
 def test_wrong_dtype_names_the_argument(mlp_module):
     with pytest.raises(ValueError) as error:
         mlp_module.main(np.ones((2, 8), np.float64))

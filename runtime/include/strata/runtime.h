@@ -245,6 +245,25 @@ size_t strata_buffer_view_byte_length(const strata_buffer_view_t *view);
 /* Copies the tensor's bytes out; `byte_length` must equal its size. */
 strata_status_t strata_buffer_view_read(const strata_buffer_view_t *view,
                                         void *target, size_t byte_length);
+/* The tensor's bytes in place, for a caller that keeps a result without a
+ * copy. *out_data is set to its first byte (strata_buffer_view_byte_length
+ * bytes, row-major) when the memory is the caller's alone: host memory the
+ * device's allocator handed out (HOST_VISIBLE|HOST_COHERENT), and `view`
+ * holds the only reference to the tensor, to its buffer and to the
+ * allocation under it, so that no global, constant, other view or later
+ * call reads or writes it. The bytes are then valid, and the caller may
+ * read and write them, for as long as it holds `view` (until
+ * strata_buffer_view_release), provided it passes `view` to no call in that
+ * time. Otherwise *out_data is set to NULL (memory the host cannot map; a
+ * module's constant; memory imported with strata_buffer_view_import, which
+ * stays the importer's; a tensor also held elsewhere, such as a result that
+ * is an input the caller still holds, a global, or a result returned
+ * twice): copy it out with strata_buffer_view_read instead. A result of
+ * strata_session_call is the usual candidate; the answer holds until the
+ * caller makes another reference (it is not a lock). */
+strata_status_t
+strata_buffer_view_exclusive_host_data(strata_buffer_view_t *view,
+                                       void **out_data);
 
 /* Calls `function` with tensor inputs after checking them (count, shape,
  * element type; errors name the argument). On success writes the results

@@ -4,7 +4,7 @@
  * then the error paths (bad shape, unknown function, bad device, bad
  * module bytes); then read a module's reflection (names, element types,
  * dims of each input and output) and call it with inputs built from it;
- * the session's function list.
+ * the session's function list; results read and written in place.
  * Usage: c_api_test SIMPLE_MUL.smod NAMED_MUL.smod */
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,10 +383,12 @@ static void RunByReflection(strata_instance_t *instance,
   if (!OpenFunction(instance, module_path, "named_mul", &device, &session,
                     &function))
     return;
-  /* Both of the module's functions, in the order it declares them. */
-  static const char *kFunctions[2] = {"module.named_mul", "module.named_add"};
-  CHECK(strata_session_function_count(session) == 2);
-  for (size_t f = 0; f < 2; ++f) {
+  /* The module's functions, in the order it declares them. */
+  static const char *kFunctions[4] = {"module.named_mul", "module.named_add",
+                                      "module.named_twice",
+                                      "module.named_same"};
+  CHECK(strata_session_function_count(session) == 4);
+  for (size_t f = 0; f < 4; ++f) {
     const char *listed = NULL;
     if (Ok(strata_session_function_name(session, f, &listed), "listed name"))
       CHECK(strcmp(listed, kFunctions[f]) == 0);
@@ -439,6 +441,146 @@ static void RunByReflection(strata_instance_t *instance,
   strata_device_release(device);
 }
 
+/* Results in place (strata_buffer_view_exclusive_host_data): a result the
+ * caller alone holds is its memory (read and written through the pointer);
+ * one also held elsewhere is not: a result returned twice, an input the
+ * caller still holds, imported caller memory. */
+static void RunInPlace(strata_instance_t *instance, const char *module_path) {
+  strata_device_t *device = NULL;
+  strata_session_t *session = NULL;
+  strata_function_t *mul = NULL, *twice = NULL, *same = NULL;
+  if (!OpenFunction(instance, module_path, "named_mul", &device, &session,
+                    &mul))
+    return;
+  Ok(strata_session_lookup_function(session, "named_twice", &twice), "twice");
+  Ok(strata_session_lookup_function(session, "named_same", &same), "same");
+  const int64_t shape[2] = {2, 3};
+  float lhs[6] = {1, 2, 3, 4, 5, 6}, rhs[6] = {2, 2, 2, 2, 2, 2};
+  strata_buffer_view_t *inputs[2] = {NULL, NULL};
+  Ok(strata_buffer_view_create(session, shape, 2, STRATA_ELEMENT_TYPE_FLOAT_32,
+                               lhs, sizeof(lhs), &inputs[0]),
+     "lhs");
+  Ok(strata_buffer_view_create(session, shape, 2, STRATA_ELEMENT_TYPE_FLOAT_32,
+                               rhs, sizeof(rhs), &inputs[1]),
+     "rhs");
+  void *data = (void *)1;
+  ExpectError(strata_buffer_view_exclusive_host_data(NULL, &data),
+              STRATA_STATUS_INVALID_ARGUMENT, "'view' is null", "null view");
+  CHECK(data == (void *)1);
+
+  /* A fresh result: its memory, the product, writable in place. */
+  strata_buffer_view_t *outputs[2] = {NULL, NULL};
+  size_t count = 0;
+  if (inputs[0] && inputs[1] && twice && same &&
+      Ok(strata_session_call(session, mul, inputs, 2, outputs, 2, &count),
+         "call mul") &&
+      Ok(strata_buffer_view_exclusive_host_data(outputs[0], &data),
+         "product in place") &&
+      data) {
+    CHECK(count == 1);
+    float *product = data;
+    for (int e = 0; e < 6; ++e)
+      CHECK(product[e] == lhs[e] * 2.0f);
+    product[5] = -1.0f;
+    float read[6] = {0};
+    if (Ok(strata_buffer_view_read(outputs[0], read, sizeof(read)), "read"))
+      CHECK(read[5] == -1.0f);
+  } else {
+    CHECK(!"a fresh result is the caller's alone");
+  }
+  strata_buffer_view_release(outputs[0]);
+  outputs[0] = NULL;
+
+  /* One view returned twice: two handles, neither alone. */
+  count = 0;
+  if (inputs[0] && inputs[1] && twice &&
+      Ok(strata_session_call(session, twice, inputs, 2, outputs, 2, &count),
+         "call twice")) {
+    CHECK(count == 2);
+    for (size_t i = 0; i < count; ++i) {
+      data = (void *)1;
+      if (Ok(strata_buffer_view_exclusive_host_data(outputs[i], &data),
+             "twice in place"))
+        CHECK(data == NULL);
+    }
+    /* With the other handle gone, the last one is alone. */
+    strata_buffer_view_release(outputs[0]);
+    outputs[0] = NULL;
+    if (count == 2 &&
+        Ok(strata_buffer_view_exclusive_host_data(outputs[1], &data),
+           "twice in place, one handle left"))
+      CHECK(data != NULL && ((float *)data)[1] == 4.0f);
+    strata_buffer_view_release(outputs[1]);
+    outputs[1] = NULL;
+  }
+
+  /* The input returned: not alone while the caller holds the input too;
+   * alone once that handle is gone (memory the runtime allocated). */
+  const int64_t ints_shape[1] = {3};
+  int32_t ints[3] = {7, 8, 9};
+  strata_buffer_view_t *int_input = NULL;
+  if (same &&
+      Ok(strata_buffer_view_create(session, ints_shape, 1,
+                                   STRATA_ELEMENT_TYPE_SINT_32, ints,
+                                   sizeof(ints), &int_input),
+         "ints") &&
+      Ok(strata_session_call(session, same, &int_input, 1, outputs, 1, &count),
+         "call same")) {
+    data = (void *)1;
+    if (Ok(strata_buffer_view_exclusive_host_data(outputs[0], &data),
+           "same in place"))
+      CHECK(data == NULL);
+    strata_buffer_view_release(int_input);
+    int_input = NULL;
+    if (Ok(strata_buffer_view_exclusive_host_data(outputs[0], &data),
+           "same in place, input released"))
+      CHECK(data != NULL && ((int32_t *)data)[2] == 9);
+    strata_buffer_view_release(outputs[0]);
+    outputs[0] = NULL;
+  }
+  strata_buffer_view_release(int_input);
+
+  /* Imported memory stays the importer's, even returned as the result of a
+   * call whose input handle is gone. */
+  int32_t *aligned = aligned_alloc(64, 64);
+  aligned[0] = 1;
+  aligned[1] = 2;
+  aligned[2] = 3;
+  int imported_released = 0;
+  if (same && Ok(strata_buffer_view_import(
+                     session, ints_shape, 1, STRATA_ELEMENT_TYPE_SINT_32,
+                     aligned, 3 * sizeof(int32_t), CountImportRelease,
+                     &imported_released, &int_input),
+                 "import ints")) {
+    data = (void *)1;
+    if (Ok(strata_buffer_view_exclusive_host_data(int_input, &data),
+           "imported in place"))
+      CHECK(data == NULL);
+    if (Ok(strata_session_call(session, same, &int_input, 1, outputs, 1,
+                               &count),
+           "call same imported")) {
+      strata_buffer_view_release(int_input);
+      int_input = NULL;
+      data = (void *)1;
+      if (Ok(strata_buffer_view_exclusive_host_data(outputs[0], &data),
+             "imported result in place"))
+        CHECK(data == NULL);
+      strata_buffer_view_release(outputs[0]);
+    }
+    strata_buffer_view_release(int_input);
+  }
+  CHECK(imported_released == 1);
+  free(aligned);
+
+  strata_buffer_view_release(inputs[0]);
+  strata_buffer_view_release(inputs[1]);
+  strata_function_release(same);
+  strata_function_release(twice);
+  strata_function_release(mul);
+  strata_session_release(session);
+  strata_device_release(device);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: c_api_test SIMPLE_MUL.smod NAMED_MUL.smod\n");
@@ -454,6 +596,7 @@ int main(int argc, char **argv) {
   CHECK(released == 2); /* Both memory modules released with the sessions. */
   RunByReflection(instance, argv[2]);
   RunImported(instance, argv[1]);
+  RunInPlace(instance, argv[2]);
 
   strata_device_t *device = NULL;
   ExpectError(strata_device_create(instance, "warp-drive", &device),

@@ -461,6 +461,34 @@ strata_status_t strata_buffer_view_read(const strata_buffer_view_t *view,
       buffer->ReadData(0, {static_cast<uint8_t *>(target), byte_length}));
 }
 
+strata_status_t
+strata_buffer_view_exclusive_host_data(strata_buffer_view_t *view,
+                                       void **out_data) {
+  if (!view || !out_data)
+    return NullArgument(!view ? "view" : "out_data");
+  const hal::BufferView &tensor = *view->view;
+  hal::Buffer &buffer = *tensor.buffer();
+  hal::Buffer &allocation = *buffer.allocated_buffer();
+  // Only this handle holds the view, only the view its buffer, and only
+  // that buffer (a subspan) the allocation: nothing else in the runtime can
+  // reach the bytes. References are only ever added through one already
+  // held, so a count of one cannot grow behind the caller's back.
+  bool exclusive = tensor.ref_count() == 1 && buffer.ref_count() == 1 &&
+                   (&allocation == &buffer || allocation.ref_count() == 1);
+  // The allocators mark their own host memory HOST_VISIBLE|HOST_COHERENT;
+  // imported host bytes (Allocator::ImportHostBytes: a module's constants,
+  // strata_buffer_view_import) are wrapped as HOST_VISIBLE only and belong
+  // to whoever supplied them.
+  constexpr hal::MemoryTypeBitfield kAllocatedHostMemory =
+      STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE |
+      STRATA_HAL_MEMORY_TYPE_HOST_COHERENT;
+  bool allocated_host_memory = (allocation.memory_type() &
+                                kAllocatedHostMemory) == kAllocatedHostMemory &&
+                               buffer.host_data() != nullptr;
+  *out_data = exclusive && allocated_host_memory ? buffer.host_data() : nullptr;
+  return nullptr;
+}
+
 strata_status_t strata_cancellation_create(strata_cancellation_t **out_token) {
   if (!out_token)
     return NullArgument("out_token");
