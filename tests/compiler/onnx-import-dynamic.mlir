@@ -46,9 +46,10 @@
 // RUN: /usr/bin/python3 %S/onnx-make-model.py dynamic_gather_elements %t.ge.onnx
 // RUN: strata-compile %t.ge.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=GE
 // GatherElements over dynamic operands (axis 1): dim 0 of the indices is
-// checked against the data's at the call (dim 1, the axis, may be longer);
-// the result is sized from the indices and each element reads the data at
-// its index, wrapped and clamped into the data's run-time dim 1.
+// checked against the data's at the call (dim 1, the axis, may be longer),
+// and the axis must not be empty unless the indices are; the result is
+// sized from the indices and each element reads the data at its index,
+// wrapped and clamped into the data's run-time dim 1.
 // GE:      func.func @main(%[[DATA:.+]]: tensor<?x?xf32> {strata.name = "data"}, %[[INDICES:.+]]: tensor<?x?xi64> {strata.name = "indices"})
 // GE:      %[[N:.+]] = tensor.dim %[[DATA]], %{{.+}} : tensor<?x?xf32>
 // GE:      %[[W:.+]] = tensor.dim %[[DATA]], %{{.+}} : tensor<?x?xf32>
@@ -56,6 +57,12 @@
 // GE:      %[[K:.+]] = tensor.dim %[[INDICES]], %{{.+}} : tensor<?x?xi64>
 // GE:      %[[FITS:.+]] = arith.cmpi ule, %[[M]], %[[N]] : index
 // GE-NEXT: cf.assert %[[FITS]], "GatherElements computing 'y': dim 0 of indices is larger than the data's"
+// GE:      %[[AXIS_NONEMPTY:.+]] = arith.cmpi ne, %[[W]], %{{.+}} : index
+// GE:      %[[NO_ROWS:.+]] = arith.cmpi eq, %[[M]], %{{.+}} : index
+// GE:      %[[EITHER:.+]] = arith.ori %[[AXIS_NONEMPTY]], %[[NO_ROWS]] : i1
+// GE:      %[[NO_COLS:.+]] = arith.cmpi eq, %[[K]], %{{.+}} : index
+// GE:      %[[HOLDS:.+]] = arith.ori %[[EITHER]], %[[NO_COLS]] : i1
+// GE-NEXT: cf.assert %[[HOLDS]], "GatherElements computing 'y': dim 1 of the data is empty but the indices are not"
 // GE-NOT:  cf.assert
 // GE:      %[[EMPTY:.+]] = tensor.empty(%[[M]], %[[K]]) : tensor<?x?xf32>
 // GE:      linalg.generic {{.+}} ins(%[[INDICES]] : tensor<?x?xi64>) outs(%[[EMPTY]] : tensor<?x?xf32>)

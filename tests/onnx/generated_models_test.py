@@ -877,6 +877,39 @@ def dynamic_gather_elements_case(rng, name, data_shape, index_shape, axis,
     return (name, model, [data, indices], [want])
 
 
+def empty_indexed_dim_case(name, op, data_shape, index_shape, attrs,
+                           out_rank, want_error, dynamic=True):
+    """`op` indexing into a data dim that is empty while its indices are
+    not: no position to clamp an index into, so a clear error (at the call
+    for run-time sizes, at compile time for static ones), never a read or
+    write out of bounds."""
+    data = np.zeros(data_shape, np.float32)
+    indices = np.zeros(index_shape, np.int64)
+    inputs = [value("data", F, [None] * len(data_shape) if dynamic
+                    else list(data_shape)),
+              value("indices", I64, [None] * len(index_shape) if dynamic
+                    else list(index_shape))]
+    names = ["data", "indices"]
+    feeds = [data, indices]
+    if op in ("ScatterElements", "ScatterND"):
+        update_shape = (index_shape if op == "ScatterElements"
+                        else index_shape[:-1] + data_shape[index_shape[-1]:])
+        inputs.append(value("updates", F, [None] * len(update_shape)
+                            if dynamic else list(update_shape)))
+        names.append("updates")
+        feeds.append(np.ones(update_shape, np.float32))
+    if op in ("GatherND", "ScatterND"):
+        inputs[1] = value("indices", I64, ([None] * (len(index_shape) - 1)
+                                           if dynamic else
+                                           list(index_shape[:-1]))
+                          + [index_shape[-1]])
+    node = helper.make_node(op, names, ["y"], **attrs)
+    model = make_model([node], inputs, [value("y", F, [None] * out_rank)])
+    if not dynamic:
+        return (name, model, [], ("error", want_error))
+    return (name, model, feeds, ("run_error", want_error))
+
+
 def dynamic_gather_nd_case(rng, name, data_shape, index_shape, batch_dims):
     """GatherND with every dim but the indices' last known only at run
     time (a detector's or tagger's per-row picks over a dynamic batch)."""
@@ -956,7 +989,9 @@ DYNAMIC_EXECUTABLE_PREFIXES = ("range_runtime_", "topk_runtime_",
                                "scatter_elements_dynamic_",
                                "gather_elements_dynamic_",
                                "pad_runtime_",
-                               "slice_runtime_")
+                               "slice_runtime_",
+                               "empty_indexed_dim_Gather",
+                               "empty_indexed_dim_Scatter")
 VMVX_DYNAMIC_ERROR = "the vmvx target compiles static shapes only"
 
 
@@ -1052,6 +1087,19 @@ def cases():
         rng, "gather_elements_dynamic_too_large", (4, 6), (5, 2), 1,
         want_error="GatherElements computing 'y': dim 0 of indices is larger "
                    "than the data's")
+    for op, data_shape, index_shape, attrs, dim, out_rank in [
+            ("Gather", (3, 0, 2), (4,), {"axis": 1}, 1, 3),
+            ("GatherElements", (3, 0), (3, 2), {"axis": 1}, 1, 2),
+            ("GatherND", (0, 3), (2, 1), {}, 0, 2),
+            ("ScatterElements", (0, 2), (1, 2), {"axis": 0}, 0, 2),
+            ("ScatterND", (2, 0), (3, 2), {}, 1, 2)]:
+        yield empty_indexed_dim_case(
+            f"empty_indexed_dim_{op}", op, data_shape, index_shape, attrs,
+            out_rank, f"{op} computing 'y': dim {dim} of the data is empty "
+            "but the indices are not")
+    yield empty_indexed_dim_case(
+        "empty_indexed_dim_static", "Gather", (3, 0), (2,), {"axis": 1}, 2,
+        "dim 1 of the data is empty but the indices are not", dynamic=False)
     yield dynamic_gather_nd_case(rng, "gather_nd_dynamic_rows", (6, 5, 4),
                                  (3, 2, 2), 0)
     yield dynamic_gather_nd_case(rng, "gather_nd_dynamic_batch", (3, 7, 4),

@@ -75,8 +75,11 @@ LogicalResult lowerGather(NodeContext &ctx) {
   // The result's sizes: data dims before the axis, the indices' dims, data
   // dims after it.
   SmallVector<OpFoldResult> dataSizes = getDimSizes(b, loc, data);
+  SmallVector<OpFoldResult> indexSizes = getDimSizes(b, loc, ctx.getInput(1));
+  if (failed(ctx.checkIndexedDimNotEmpty(axis, dataSizes[axis], indexSizes)))
+    return failure();
   SmallVector<OpFoldResult> sizes(ArrayRef(dataSizes).take_front(axis));
-  llvm::append_range(sizes, getDimSizes(b, loc, ctx.getInput(1)));
+  llvm::append_range(sizes, indexSizes);
   llvm::append_range(sizes, ArrayRef(dataSizes).drop_front(axis + 1));
   // Indices are read at result dims [axis, axis + q).
   SmallVector<AffineExpr> exprs;
@@ -128,6 +131,8 @@ LogicalResult lowerGatherElements(NodeContext &ctx) {
                                   " of indices is larger than the data's",
                               /*atMost=*/true)))
       return failure();
+  if (failed(ctx.checkIndexedDimNotEmpty(axis, dataSizes[axis], sizes)))
+    return failure();
   auto type = RankedTensorType::get(getStaticShape(sizes), dt.getElementType());
   Value result = createIndexedGeneric(
       b, loc, {indices}, {b.getMultiDimIdentityMap(rank)}, type,

@@ -145,6 +145,40 @@ LogicalResult NodeContext::checkSizes(OpFoldResult a, OpFoldResult b,
   return success();
 }
 
+LogicalResult
+NodeContext::checkIndexedDimNotEmpty(int64_t dim, OpFoldResult dimSize,
+                                     ArrayRef<OpFoldResult> indexSizes) {
+  std::optional<int64_t> size = getConstantIntValue(dimSize);
+  if (size && *size > 0)
+    return success();
+  SmallVector<Value> dynamicIndexSizes;
+  for (OpFoldResult indexSize : indexSizes) {
+    std::optional<int64_t> known = getConstantIntValue(indexSize);
+    if (known && *known == 0)
+      return success();
+    if (!known)
+      dynamicIndexSizes.push_back(cast<Value>(indexSize));
+  }
+  std::string broken = ("dim " + llvm::Twine(dim) +
+                        " of the data is empty but the indices are not")
+                           .str();
+  if (size && dynamicIndexSizes.empty())
+    return fail(broken);
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value holds = arith::CmpIOp::create(
+      builder, loc, arith::CmpIPredicate::ne,
+      getValueOrCreateConstantIndexOp(builder, loc, dimSize), zero);
+  for (Value indexSize : dynamicIndexSizes)
+    holds = arith::OrIOp::create(builder, loc, holds,
+                                 arith::CmpIOp::create(builder, loc,
+                                                       arith::CmpIPredicate::eq,
+                                                       indexSize, zero));
+  cf::AssertOp::create(builder, loc, holds,
+                       node.op_type() + " computing '" + node.output(0) +
+                           "': " + broken);
+  return success();
+}
+
 std::optional<SmallVector<double>>
 NodeContext::getConstantFloats(unsigned index) {
   std::optional<DenseElementsAttr> attr = getConstantInput(index);

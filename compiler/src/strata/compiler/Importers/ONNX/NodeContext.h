@@ -171,6 +171,13 @@ public:
   mlir::LogicalResult checkSizes(mlir::OpFoldResult a, mlir::OpFoldResult b,
                                  const llvm::Twine &broken,
                                  bool atMost = false);
+  // Indices (of dims `indexSizes`) that position into data dim `dim` of
+  // size `dimSize`: an empty dim has no position to clamp a run-time index
+  // into, so unless the indices are empty too the import fails where that
+  // is known, and a host assert naming the node fails the call otherwise.
+  mlir::LogicalResult
+  checkIndexedDimNotEmpty(int64_t dim, mlir::OpFoldResult dimSize,
+                          llvm::ArrayRef<mlir::OpFoldResult> indexSizes);
   // Integer values of a constant input (e.g. axes, pads); fails with a
   // diagnostic when the input is not a compile-time constant.
   mlir::FailureOr<llvm::SmallVector<int64_t>> getConstantInts(unsigned index);

@@ -181,6 +181,8 @@ LogicalResult lowerDynamicScatterElements(NodeContext &ctx, int64_t axis,
                               /*atMost=*/true)))
       return failure();
   }
+  if (failed(ctx.checkIndexedDimNotEmpty(axis, dataSizes[axis], indexSizes)))
+    return failure();
   Value result = createSequentialScatter(
       b, loc, data, updates, indexSizes,
       [&](OpBuilder &nb, Location nl, ValueRange ivs) {
@@ -314,6 +316,10 @@ LogicalResult lowerScatterND(NodeContext &ctx) {
       return failure();
   if (llvm::is_contained(it.getShape(), 0))
     return ctx.setOutput(0, data);
+  for (int64_t j = 0; j < k; ++j)
+    if (failed(ctx.checkIndexedDimNotEmpty(
+            j, dataSizes[j], ArrayRef(indexSizes).take_front(positionRank))))
+      return failure();
   // Flatten the update positions: indices [P, k], updates [P, rest...].
   OpFoldResult positions =
       getSizeProduct(b, loc, ArrayRef(indexSizes).take_front(positionRank));
@@ -399,6 +405,10 @@ LogicalResult lowerGatherND(NodeContext &ctx) {
                                   " of data and indices differ")))
       return failure();
   sizes.pop_back();
+  for (int64_t j = 0; j < k; ++j)
+    if (failed(ctx.checkIndexedDimNotEmpty(batchDims + j,
+                                           dataSizes[batchDims + j], sizes)))
+      return failure();
   llvm::append_range(sizes, ArrayRef(dataSizes).drop_front(batchDims + k));
   auto type = RankedTensorType::get(getStaticShape(sizes), dt.getElementType());
   if (type.hasStaticShape() && type.getNumElements() == 0)
