@@ -248,7 +248,7 @@ strata_status_t strata_buffer_view_read(const strata_buffer_view_t *view,
 /* The tensor's bytes in place, for a caller that keeps a result without a
  * copy. *out_data is set to its first byte (strata_buffer_view_byte_length
  * bytes, row-major) when the memory is the caller's alone: host memory the
- * device's allocator handed out (HOST_VISIBLE|HOST_COHERENT), and `view`
+ * device's allocator handed out (HOST_VISIBLE, not imported), and `view`
  * holds the only reference to the tensor, to its buffer and to the
  * allocation under it, so that no global, constant, other view or later
  * call reads or writes it. The bytes are then valid, and the caller may

@@ -42,6 +42,7 @@ public:
     if (release_)
       release_();
   }
+  bool wraps_external_memory() const override { return true; }
 
 private:
   std::function<void()> release_;

@@ -71,6 +71,9 @@ public:
   // the subclass owns; null for host memory): how a driver recognises its
   // own buffers without RTTI.
   virtual const void *implementation_tag() const { return nullptr; }
+  // Whether the bytes belong to someone else (WrapHostMemory: a module's
+  // constants, a caller's imported array) rather than to an allocator.
+  virtual bool wraps_external_memory() const { return false; }
 
   // First byte of this buffer in host memory, or null when the memory is
   // not host-accessible.

@@ -475,16 +475,13 @@ strata_buffer_view_exclusive_host_data(strata_buffer_view_t *view,
   // held, so a count of one cannot grow behind the caller's back.
   bool exclusive = tensor.ref_count() == 1 && buffer.ref_count() == 1 &&
                    (&allocation == &buffer || allocation.ref_count() == 1);
-  // The allocators mark their own host memory HOST_VISIBLE|HOST_COHERENT;
-  // imported host bytes (Allocator::ImportHostBytes: a module's constants,
-  // strata_buffer_view_import) are wrapped as HOST_VISIBLE only and belong
-  // to whoever supplied them.
-  constexpr hal::MemoryTypeBitfield kAllocatedHostMemory =
-      STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE |
-      STRATA_HAL_MEMORY_TYPE_HOST_COHERENT;
-  bool allocated_host_memory = (allocation.memory_type() &
-                                kAllocatedHostMemory) == kAllocatedHostMemory &&
-                               buffer.host_data() != nullptr;
+  // Imported host bytes (a module's constants, strata_buffer_view_import)
+  // belong to whoever supplied them; only an allocator's own host memory is
+  // handed out.
+  bool allocated_host_memory =
+      !allocation.wraps_external_memory() &&
+      (allocation.memory_type() & STRATA_HAL_MEMORY_TYPE_HOST_VISIBLE) &&
+      buffer.host_data() != nullptr;
   *out_data = exclusive && allocated_host_memory ? buffer.host_data() : nullptr;
   return nullptr;
 }
