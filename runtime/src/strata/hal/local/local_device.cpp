@@ -1,7 +1,5 @@
 #include "strata/hal/local/local_device.h"
 
-#include <sstream>
-
 #include "strata/base/scratch_array.h"
 #include "strata/hal/local/cpu_features.h"
 
@@ -298,29 +296,29 @@ Status LocalDevice::QueueFlush(QueueAffinity queue_affinity) {
 }
 
 std::string LocalDevice::DumpInfo() const {
-  std::ostringstream text;
+  // StrCat, not a stream: iostreams would pull the C++ library's locale
+  // machinery (~400 KB) into every static embedding.
   RefPtr<Allocator> current_allocator = allocator();
   AllocatorStatistics stats = current_allocator->statistics();
-  text << "device: " << id_ << "\n";
-  text << (queue_
-               ? "  queues: 1 (command buffers run inline when the queue is "
-                 "idle, else on a queue thread)\n"
-               : "  queues: 1 (work runs inline on the submitting thread)\n");
-  text << "  dispatch concurrency: " << grid_runner_->concurrency() << "\n";
-  text << "  allocator: " << current_allocator->name() << " (live "
-       << stats.bytes_live << " bytes, peak " << stats.bytes_peak << " bytes, "
-       << stats.allocation_count << " allocations, cached "
-       << stats.bytes_cached << " bytes)\n";
-  text << "  executable loaders:";
+  std::string text = StrCat(
+      "device: ", id_, "\n",
+      queue_ ? "  queues: 1 (command buffers run inline when the queue is "
+               "idle, else on a queue thread)\n"
+             : "  queues: 1 (work runs inline on the submitting thread)\n",
+      "  dispatch concurrency: ", grid_runner_->concurrency(), "\n",
+      "  allocator: ", current_allocator->name(), " (live ", stats.bytes_live,
+      " bytes, peak ", stats.bytes_peak, " bytes, ", stats.allocation_count,
+      " allocations, cached ", stats.bytes_cached, " bytes)\n",
+      "  executable loaders:");
   for (const auto &loader : executable_cache_.loaders()) {
-    text << " " << loader->name() << " [";
+    text += StrCat(" ", loader->name(), " [");
     std::vector<std::string> formats = loader->SupportedFormats();
     for (size_t i = 0; i < formats.size(); ++i)
-      text << (i ? ", " : "") << formats[i];
-    text << "]";
+      text += StrCat(i ? ", " : "", formats[i]);
+    text += "]";
   }
-  text << "\n";
-  return text.str();
+  text += "\n";
+  return text;
 }
 
 } // namespace strata::hal

@@ -1,7 +1,5 @@
 #include "strata/hal/drivers/cuda/cuda_device.h"
 
-#include <sstream>
-
 #include "strata/base/abort_signal.h"
 #include "strata/base/scratch_array.h"
 #include "strata/hal/drivers/cuda/cuda_allocator.h"
@@ -455,21 +453,20 @@ Status CudaDevice::ProfilingEnd() {
 }
 
 std::string CudaDevice::DumpInfo() const {
-  std::ostringstream text;
   RefPtr<Allocator> current_allocator = allocator();
   AllocatorStatistics stats = current_allocator->statistics();
-  text << "device: " << kCudaDeviceId << "\n";
-  text << FormatCudaDeviceProperties(context_->properties());
-  text << "  queues: 1 (one CUDA stream; queue operations wait for it)\n";
-  text << "  allocator: " << current_allocator->name() << " (live "
-       << stats.bytes_live << " bytes, peak " << stats.bytes_peak << " bytes, "
-       << stats.allocation_count << " allocations, cached "
-       << stats.bytes_cached << " bytes)\n";
-  text << "  executable formats:";
+  std::string text =
+      StrCat("device: ", kCudaDeviceId, "\n",
+             FormatCudaDeviceProperties(context_->properties()),
+             "  queues: 1 (one CUDA stream; queue operations wait for it)\n",
+             "  allocator: ", current_allocator->name(), " (live ",
+             stats.bytes_live, " bytes, peak ", stats.bytes_peak, " bytes, ",
+             stats.allocation_count, " allocations, cached ",
+             stats.bytes_cached, " bytes)\n", "  executable formats:");
   for (const std::string &format : executable_cache_.SupportedFormats())
-    text << " " << format;
-  text << "\n";
-  return text.str();
+    text += StrCat(" ", format);
+  text += "\n";
+  return text;
 }
 
 } // namespace strata::hal::cuda
