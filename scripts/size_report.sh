@@ -6,8 +6,8 @@
 #   scripts/size_report.sh [--full] [MODULE.smod FUNCTION]
 #
 # Configurations: the minimal one (default, in build-size/: the local-sync
-# driver and the embedded ELF loader only, no profiling) and --full (every
-# driver, loader and profiling, as the default build has them, in
+# driver and the embedded ELF loader only, no profiling, no f64 math in the
+# VM) and --full (every part, as the default build has them, in
 # build-size-full/). Embeddings: strata-minimal-run (VM, hal module, one
 # local device, embedded ELF loader; no session or driver registry), static
 # (glibc and libstdc++ inside) and against the shared C/C++ libraries (the
@@ -19,12 +19,12 @@ cd "$(dirname "$0")/.."
 dir=build-size
 parts=(-DSTRATA_HAL_DRIVER_LOCAL_TASK=OFF -DSTRATA_HAL_DRIVER_CUDA=OFF
        -DSTRATA_HAL_LOADER_SYSTEM_LIBRARY=OFF -DSTRATA_HAL_LOADER_VMVX=OFF
-       -DSTRATA_ENABLE_PROFILING=OFF)
+       -DSTRATA_ENABLE_PROFILING=OFF -DSTRATA_VM_F64_MATH=OFF)
 if [[ "${1:-}" == "--full" ]]; then
   dir=build-size-full
   parts=(-DSTRATA_HAL_DRIVER_LOCAL_TASK=ON -DSTRATA_HAL_DRIVER_CUDA=ON
          -DSTRATA_HAL_LOADER_SYSTEM_LIBRARY=ON -DSTRATA_HAL_LOADER_VMVX=ON
-         -DSTRATA_ENABLE_PROFILING=ON)
+         -DSTRATA_ENABLE_PROFILING=ON -DSTRATA_VM_F64_MATH=ON)
   shift
 fi
 cmake -S . -B "$dir" -G Ninja -DSTRATA_BUILD_COMPILER=OFF \

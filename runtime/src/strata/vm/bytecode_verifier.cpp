@@ -6,6 +6,7 @@
 #include "strata/schema/module_generated.h"
 #include "strata/vm/bytecode.h"
 #include "strata/vm/bytecode_decoder.h"
+#include "strata_runtime_config.h"
 
 namespace strata::vm {
 
@@ -295,12 +296,15 @@ private:
         break;
       }
       case 'm':
-        if (operand.value >= kUnaryMathFunctionCount)
+      case 'n':
+        if (!STRATA_VM_F64_MATH && (instruction.opcode == Opcode::MathF64 ||
+                                    instruction.opcode == Opcode::Math2F64))
+          return Error(at, "f64 math is not in this build of the runtime "
+                           "(STRATA_VM_F64_MATH=OFF)");
+        if (operand.kind == 'm' && operand.value >= kUnaryMathFunctionCount)
           return Error(at,
                        StrCat("unknown unary math function ", operand.value));
-        break;
-      case 'n':
-        if (operand.value >= kBinaryMathFunctionCount)
+        if (operand.kind == 'n' && operand.value >= kBinaryMathFunctionCount)
           return Error(at,
                        StrCat("unknown binary math function ", operand.value));
         break;

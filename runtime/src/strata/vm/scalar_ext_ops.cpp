@@ -5,6 +5,7 @@
 
 #include "strata/vm/bytecode_decoder.h"
 #include "strata/vm/scalar_ops.h"
+#include "strata_runtime_config.h"
 
 namespace strata::vm {
 namespace {
@@ -63,21 +64,25 @@ Status ExecuteScalarExtOp(Opcode opcode, const uint8_t *code, uint32_t *pc,
     r.f32[d] = UnaryMath<float>(u32(), r.f32[x]);
     return OkStatus();
   }
+#if STRATA_VM_F64_MATH
   case Opcode::MathF64: {
     uint16_t d = u16(), x = u16();
     r.f64[d] = UnaryMath<double>(u32(), r.f64[x]);
     return OkStatus();
   }
+#endif
   case Opcode::Math2F32: {
     uint16_t d = u16(), x = u16(), y = u16();
     r.f32[d] = BinaryMath<float>(u32(), r.f32[x], r.f32[y]);
     return OkStatus();
   }
+#if STRATA_VM_F64_MATH
   case Opcode::Math2F64: {
     uint16_t d = u16(), x = u16(), y = u16();
     r.f64[d] = BinaryMath<double>(u32(), r.f64[x], r.f64[y]);
     return OkStatus();
   }
+#endif
   case Opcode::FmaF32: {
     uint16_t d = u16(), a = u16(), b = u16(), c = u16();
     r.f32[d] = std::fma(r.f32[a], r.f32[b], r.f32[c]);
