@@ -14,6 +14,8 @@ packages=(
   libmlir-22-dev mlir-22-tools llvm-22 llvm-22-dev llvm-22-tools lld-22 clang-22
   # module schema
   flatbuffers-compiler libflatbuffers-dev
+  # the tools' JSON output (strata-bench --json; header-only)
+  nlohmann-json3-dev
   # tests (pkgconf: tests/install builds examples/embed with pkg-config too)
   libgtest-dev libgmock-dev python3-numpy pkgconf
   # the Python package (python/: pybind11 extension) and its tests

@@ -23,10 +23,10 @@ def dispatch_spans(result, trace):
     return [e for e in events if e.get("ph") == "X" and e.get("cat") == "dispatch"]
 
 
-def make_named_mlp(path):
+def make_named_mlp(path, head="/head/Gemm"):
     """An ONNX MLP with named nodes: /fc1/Gemm + /act1/Relu and /fc2/Gemm +
-    /act2/Relu (same shapes: one shared executable), /head/Gemm + an
-    unnamed Sigmoid."""
+    /act2/Relu (same shapes: one shared executable), `head` (/head/Gemm) +
+    an unnamed Sigmoid."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(0)
@@ -38,7 +38,7 @@ def make_named_mlp(path):
         helper.make_node("Relu", ["h1"], ["a1"], name="/act1/Relu"),
         helper.make_node("Gemm", ["a1", "w2", "b2"], ["h2"], name="/fc2/Gemm"),
         helper.make_node("Relu", ["h2"], ["a2"], name="/act2/Relu"),
-        helper.make_node("Gemm", ["a2", "w3", "b3"], ["h3"], name="/head/Gemm"),
+        helper.make_node("Gemm", ["a2", "w3", "b3"], ["h3"], name=head),
         helper.make_node("Sigmoid", ["h3"], ["y"]),
     ]
     graph = helper.make_graph(
@@ -196,6 +196,54 @@ def expect(condition, what, result=None):
         detail = f"\n  exit {result.returncode}\n  stdout: {result.stdout!r}\n  stderr: {result.stderr!r}"
     print(f"FAIL {what}{detail}")
     failures.append(what)
+
+
+def check_json_text(tmp, source_dir, compile_, bench):
+    """strata-bench --json is valid JSON whatever the names in it hold: a
+    function name and an ONNX node name (a dispatch's name) with a quote, a
+    backslash and a tab come back from json.loads as they were."""
+    name = 'mul"q\\b\tt'
+    program = os.path.join(tmp, "odd_name.mlir")
+    with open(os.path.join(source_dir, "examples/simple_mul.mlir")) as f:
+        # MLIR spells the tab of a quoted symbol as \09.
+        text = f.read().replace("@simple_mul", '@"mul\\"q\\\\b\\09t"')
+    with open(program, "w") as f:
+        f.write(text)
+    module = os.path.join(tmp, "odd_name.smod")
+    r = run([compile_, program, "-o", module])
+    expect(r.returncode == 0, "strata-compile a function named with a quote and a backslash", r)
+    r = run([bench, f"--module={module}", f"--function={name}", "--iterations=3", "--json",
+             "--per-dispatch", "--input=4xf32=1", "--input=4xf32=2"])
+    ok = r.returncode == 0
+    if ok:
+        try:
+            stats = json.loads(r.stdout)
+            ok = (stats["function"] == "module." + name and len(stats["dispatches"]) == 1 and
+                  list(stats) == ["function", "device", "iterations", "min_ms", "median_ms",
+                                  "p90_ms", "mean_ms", "max_ms", "allocations_per_call",
+                                  "heap_allocations_per_call", "profiled_call_ms",
+                                  "dispatches"])
+        except ValueError:
+            ok = False
+    expect(ok, "strata-bench --json escapes a function name", r)
+
+    head = '/head"q\\b\t/Gemm'
+    model, module = os.path.join(tmp, "odd_mlp.onnx"), os.path.join(tmp, "odd_mlp.smod")
+    make_named_mlp(model, head=head)
+    r = run([compile_, model, "-o", module])
+    expect(r.returncode == 0, "strata-compile an MLP with a quote and a backslash in a node name", r)
+    r = run([bench, f"--module={module}", "--function=main", "--input=64x256xf32=0.5",
+             "--iterations=3", "--json", "--per-dispatch"])
+    ok = r.returncode == 0
+    if ok:
+        try:
+            rows = json.loads(r.stdout)["dispatches"]
+            ok = ("matmul_sigmoid:" + head in [row["name"] for row in rows] and
+                  all(list(row) == ["site", "name", "calls_per_iteration", "mean_us", "total_ms",
+                                    "share", "gflops"] for row in rows))
+        except ValueError:
+            ok = False
+    expect(ok, "strata-bench --per-dispatch --json escapes a node name", r)
 
 
 def expect_error(result, needle, what):
@@ -401,6 +449,7 @@ def main():
             ok = len(spans) == dispatch_sites and all(e["name"] in disassembly for e in spans)
         expect(ok, f"strata-bench --trace: {len(spans)} spans for {dispatch_sites} dispatches", r)
         check_dispatch_names(tmp, compile_, run_, bench, dump)
+        check_json_text(tmp, args.source_dir, compile_, bench)
         check_input_names(tmp, compile_, run_, dump)
 
         # Every tool answers --version: Strata's version and the commit (the

@@ -9,6 +9,7 @@
 #include "strata/tooling/dispatch_profile.h"
 #include "strata/tooling/flags.h"
 #include "strata/tooling/heap_counter.h"
+#include "strata/tooling/json_text.h"
 #include "strata/tooling/program_runner.h"
 #include "strata/tooling/terminal.h"
 
@@ -157,22 +158,25 @@ int Run(int argc, char **argv) {
     mean += ms / double(millis.size());
   std::string name = program->function.FullName();
   if (json) {
-    std::printf("{\"function\": \"%s\", \"device\": \"%s\", \"iterations\": "
-                "%lld, \"min_ms\": %.6f, \"median_ms\": %.6f, \"p90_ms\": "
-                "%.6f, \"mean_ms\": %.6f, \"max_ms\": %.6f, "
-                "\"allocations_per_call\": %.3f, "
-                "\"heap_allocations_per_call\": %.3f",
-                name.c_str(), device_uri.c_str(), (long long)iterations,
-                millis.front(), Percentile(millis, 0.5),
-                Percentile(millis, 0.9), mean, millis.back(),
-                allocations_per_call, heap_allocations_per_call);
-    if (per_dispatch)
-      std::printf(", \"profiled_call_ms\": %.6f, \"dispatches\": %s",
-                  profiled_call_ms,
-                  tooling::FormatDispatchJson(dispatch_rows, iterations,
-                                              profiled_call_ms)
-                      .c_str());
-    std::printf("}\n");
+    // Keys in this order; bench/*.py read median_ms and the others.
+    nlohmann::ordered_json stats;
+    stats["function"] = name;
+    stats["device"] = device_uri;
+    stats["iterations"] = iterations;
+    stats["min_ms"] = tooling::RoundTo(millis.front(), 6);
+    stats["median_ms"] = tooling::RoundTo(Percentile(millis, 0.5), 6);
+    stats["p90_ms"] = tooling::RoundTo(Percentile(millis, 0.9), 6);
+    stats["mean_ms"] = tooling::RoundTo(mean, 6);
+    stats["max_ms"] = tooling::RoundTo(millis.back(), 6);
+    stats["allocations_per_call"] = tooling::RoundTo(allocations_per_call, 3);
+    stats["heap_allocations_per_call"] =
+        tooling::RoundTo(heap_allocations_per_call, 3);
+    if (per_dispatch) {
+      stats["profiled_call_ms"] = tooling::RoundTo(profiled_call_ms, 6);
+      stats["dispatches"] =
+          tooling::DispatchJson(dispatch_rows, iterations, profiled_call_ms);
+    }
+    std::printf("%s\n", tooling::JsonText(stats).c_str());
   } else {
     std::printf("%s on %s: %lld calls\n  min    %10.4f ms\n  median %10.4f "
                 "ms\n  p90    %10.4f ms\n  mean   %10.4f ms\n  max    %10.4f "

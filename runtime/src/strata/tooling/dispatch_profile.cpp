@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "strata/schema/module_generated.h"
+#include "strata/tooling/json_text.h"
 #include "strata/vm/bytecode_module.h"
 
 namespace strata::tooling {
@@ -20,23 +21,6 @@ __attribute__((format(printf, 1, 2))) std::string Format(const char *format,
   va_end(args);
   return std::string(text,
                      std::min(size_t(std::max(length, 0)), sizeof(text) - 1));
-}
-
-// A JSON string literal: quotes, backslashes and control characters
-// escaped (node names are the model author's text).
-std::string JsonString(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += Format("\\u%04x", unsigned(c));
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out + "\"";
 }
 
 // What one row means per program call.
@@ -147,24 +131,24 @@ std::string FormatDispatchTable(const std::vector<DispatchTimes::Row> &rows,
   return table;
 }
 
-std::string FormatDispatchJson(const std::vector<DispatchTimes::Row> &rows,
-                               uint64_t calls, double call_ms) {
-  std::string json = "[";
+nlohmann::ordered_json DispatchJson(const std::vector<DispatchTimes::Row> &rows,
+                                    uint64_t calls, double call_ms) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
   for (const DispatchTimes::Row &row : rows) {
     RowFigures figures = GetFigures(row, calls, call_ms);
-    if (json.size() > 1)
-      json += ", ";
-    json += Format("{\"site\": %u, \"name\": ", row.site) +
-            JsonString(row.name) +
-            Format(", \"calls_per_iteration\": %.3f, \"mean_us\": %.3f, "
-                   "\"total_ms\": %.6f, \"share\": %.6f, \"gflops\": ",
-                   figures.calls_per_iteration, figures.mean_us,
-                   figures.total_ms, figures.share) +
-            (figures.gflops >= 0 ? Format("%.3f", figures.gflops)
-                                 : std::string("null")) +
-            "}";
+    nlohmann::ordered_json object;
+    object["site"] = row.site;
+    object["name"] = row.name;
+    object["calls_per_iteration"] = RoundTo(figures.calls_per_iteration, 3);
+    object["mean_us"] = RoundTo(figures.mean_us, 3);
+    object["total_ms"] = RoundTo(figures.total_ms, 6);
+    object["share"] = RoundTo(figures.share, 6);
+    object["gflops"] = figures.gflops >= 0
+                           ? nlohmann::ordered_json(RoundTo(figures.gflops, 3))
+                           : nlohmann::ordered_json(nullptr);
+    json.push_back(std::move(object));
   }
-  return json + "]";
+  return json;
 }
 
 } // namespace strata::tooling

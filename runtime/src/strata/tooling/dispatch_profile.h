@@ -12,6 +12,8 @@
 #include <tuple>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "strata/hal/device.h"
 #include "strata/vm/module.h"
 
@@ -64,9 +66,11 @@ private:
 std::string FormatDispatchTable(const std::vector<DispatchTimes::Row> &rows,
                                 uint64_t calls, double call_ms);
 
-// The same as a JSON array of objects.
-std::string FormatDispatchJson(const std::vector<DispatchTimes::Row> &rows,
-                               uint64_t calls, double call_ms);
+// The same as a JSON array of objects (site, name, calls_per_iteration,
+// mean_us, total_ms, share, gflops: null where unknown), for JsonText
+// (json_text.h).
+nlohmann::ordered_json DispatchJson(const std::vector<DispatchTimes::Row> &rows,
+                                    uint64_t calls, double call_ms);
 
 } // namespace strata::tooling
 
