@@ -417,11 +417,11 @@ def ConvertHostToVMPass : Pass<"strata-convert-host-to-vm", "mlir::ModuleOp"> {
 
 def HoistDeviceQueriesPass
     : Pass<"strata-hoist-device-queries", "mlir::ModuleOp"> {
-  let summary = "Looks the device and its allocator up once, in __init";
+  let summary = "Looks each device up once, in __init";
   let description = [{
-    `hal.devices.get` calls with a constant ordinal, and the
-    `hal.device.allocator` calls on their result, become loads of globals
-    that `__init` (created if the module has none) fills first.
+    `hal.devices.get` calls with a constant ordinal become loads of a global
+    that `__init` (created if the module has none) fills first. Allocator
+    queries stay per call: a device's allocator may be replaced later.
   }];
   let dependentDialects = ["::strata::vm::VMDialect"];
 }

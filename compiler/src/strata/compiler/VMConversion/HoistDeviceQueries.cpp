@@ -1,15 +1,16 @@
-//===- HoistDeviceQueries.cpp - device and allocator looked up once -------===//
+//===- HoistDeviceQueries.cpp - each device looked up once ----------------===//
 //
 // Every host function starts by asking the runtime for its device
-// (`hal.devices.get`) and that device's allocator (`hal.device.allocator`):
-// two import calls per invocation whose answers never change within a
-// context. They are asked once, in `__init`, which stores them in globals
-// (per-context state, like the executables); the functions load the
-// globals instead. A call on the hot path of a small model is ~15 import
-// calls, so this is 2 of them.
+// (`hal.devices.get`): an import call per invocation whose answer never
+// changes within a context (the session fixes its devices). It is asked
+// once, in `__init`, which stores the device in a global (per-context
+// state, like the executables); the functions load the global instead.
 //
-// Only device queries with a constant ordinal are hoisted; an allocator
-// query moves with them when its device is one of those devices.
+// Only device queries with a constant ordinal are hoisted. The device's
+// allocator is still asked for at each call: a device's allocator may be
+// replaced after the module was loaded (Device::SetAllocator, e.g. with a
+// tracking or limiting wrapper), and later allocations must come from the
+// new one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,13 +30,12 @@ namespace strata {
 namespace {
 
 constexpr StringLiteral kDevicesGet = "hal.devices.get";
-constexpr StringLiteral kDeviceAllocator = "hal.device.allocator";
 constexpr StringLiteral kInitializer = "__init";
 
-// The globals holding device `ordinal` and its allocator.
-struct DeviceGlobals {
-  FlatSymbolRefAttr device, allocator;
-  Type deviceType, allocatorType;
+// The global holding one device.
+struct DeviceGlobal {
+  FlatSymbolRefAttr symbol;
+  Type type;
 };
 
 // The ordinal of a `hal.devices.get` call when it is a constant.
@@ -47,11 +47,6 @@ std::optional<int32_t> getConstantDeviceOrdinal(vm::CallOp call) {
   if (!constant)
     return std::nullopt;
   return int32_t(constant.getValue());
-}
-
-bool isAllocatorQuery(vm::CallOp call) {
-  return call.getCallee() == kDeviceAllocator && call.getNumOperands() == 1 &&
-         call.getNumResults() == 1;
 }
 
 // A symbol named `base` (or `base_N`) no other symbol of `module` uses.
@@ -77,80 +72,51 @@ vm::FuncOp getOrCreateInitializer(vm::ModuleOp module) {
   return init;
 }
 
-// Rewrites the queries of `func` into loads of `globals` (created on first
-// use, per device ordinal).
+// Rewrites the device queries of `func` into loads of `globals` (created on
+// first use, one per device ordinal).
 void hoistQueries(vm::ModuleOp module, vm::FuncOp func,
-                  llvm::MapVector<int32_t, DeviceGlobals> &globals) {
-  SmallVector<std::pair<vm::CallOp, int32_t>> deviceQueries;
+                  llvm::MapVector<int32_t, DeviceGlobal> &globals) {
+  SmallVector<std::pair<vm::CallOp, int32_t>> queries;
   func.walk([&](vm::CallOp call) {
     if (std::optional<int32_t> ordinal = getConstantDeviceOrdinal(call))
-      deviceQueries.push_back({call, *ordinal});
+      queries.push_back({call, *ordinal});
   });
-  for (auto [call, ordinal] : deviceQueries) {
-    DeviceGlobals &entry = globals[ordinal];
-    OpBuilder moduleBuilder =
-        OpBuilder::atBlockBegin(&module.getBody().front());
-    if (!entry.device) {
-      entry.deviceType = call.getResult(0).getType();
+  for (auto [call, ordinal] : queries) {
+    DeviceGlobal &global = globals[ordinal];
+    if (!global.symbol) {
+      global.type = call.getResult(0).getType();
+      OpBuilder moduleBuilder =
+          OpBuilder::atBlockBegin(&module.getBody().front());
       StringAttr name =
           getUniqueName(module, "__device_" + Twine(ordinal).str());
       vm::GlobalRefOp::create(moduleBuilder, module.getLoc(), name,
-                              TypeAttr::get(entry.deviceType));
-      entry.device = FlatSymbolRefAttr::get(name);
+                              TypeAttr::get(global.type));
+      global.symbol = FlatSymbolRefAttr::get(name);
     }
     OpBuilder builder(call);
     Value device = vm::GlobalLoadRefOp::create(builder, call.getLoc(),
-                                               entry.deviceType, entry.device);
-    for (OpOperand &use :
-         llvm::make_early_inc_range(call.getResult(0).getUses())) {
-      auto allocatorCall = dyn_cast<vm::CallOp>(use.getOwner());
-      if (!allocatorCall || !isAllocatorQuery(allocatorCall))
-        continue;
-      if (!entry.allocator) {
-        entry.allocatorType = allocatorCall.getResult(0).getType();
-        StringAttr name = getUniqueName(
-            module, "__device_" + Twine(ordinal).str() + "_allocator");
-        vm::GlobalRefOp::create(moduleBuilder, module.getLoc(), name,
-                                TypeAttr::get(entry.allocatorType));
-        entry.allocator = FlatSymbolRefAttr::get(name);
-      }
-      OpBuilder allocatorBuilder(allocatorCall);
-      Value allocator =
-          vm::GlobalLoadRefOp::create(allocatorBuilder, allocatorCall.getLoc(),
-                                      entry.allocatorType, entry.allocator);
-      allocatorCall.getResult(0).replaceAllUsesWith(allocator);
-      allocatorCall.erase();
-    }
+                                               global.type, global.symbol);
     call.getResult(0).replaceAllUsesWith(device);
     call.erase();
   }
 }
 
-// Stores every hoisted device (and allocator) at the start of `__init`,
-// before anything else it does.
+// Stores every hoisted device at the start of `__init`, before anything
+// else it does.
 void storeGlobalsInInitializer(
     vm::ModuleOp module,
-    const llvm::MapVector<int32_t, DeviceGlobals> &globals) {
+    const llvm::MapVector<int32_t, DeviceGlobal> &globals) {
   vm::FuncOp init = getOrCreateInitializer(module);
   OpBuilder builder = OpBuilder::atBlockBegin(&init.getBody().front());
   Location loc = init.getLoc();
   auto devicesGet = FlatSymbolRefAttr::get(module.getContext(), kDevicesGet);
-  auto deviceAllocator =
-      FlatSymbolRefAttr::get(module.getContext(), kDeviceAllocator);
-  for (const auto &[ordinal, entry] : globals) {
+  for (const auto &[ordinal, global] : globals) {
     Value ordinalValue = vm::ConstI32Op::create(
         builder, loc, builder.getI32IntegerAttr(ordinal));
-    Value device = vm::CallOp::create(builder, loc, TypeRange{entry.deviceType},
+    Value device = vm::CallOp::create(builder, loc, TypeRange{global.type},
                                       devicesGet, ValueRange{ordinalValue})
                        .getResult(0);
-    vm::GlobalStoreRefOp::create(builder, loc, device, entry.device);
-    if (!entry.allocator)
-      continue;
-    Value allocator =
-        vm::CallOp::create(builder, loc, TypeRange{entry.allocatorType},
-                           deviceAllocator, ValueRange{device})
-            .getResult(0);
-    vm::GlobalStoreRefOp::create(builder, loc, allocator, entry.allocator);
+    vm::GlobalStoreRefOp::create(builder, loc, device, global.symbol);
   }
 }
 
@@ -158,7 +124,7 @@ struct HoistDeviceQueriesPass
     : impl::HoistDeviceQueriesPassBase<HoistDeviceQueriesPass> {
   void runOnOperation() override {
     for (auto module : getOperation().getOps<vm::ModuleOp>()) {
-      llvm::MapVector<int32_t, DeviceGlobals> globals;
+      llvm::MapVector<int32_t, DeviceGlobal> globals;
       for (auto func : llvm::to_vector(module.getOps<vm::FuncOp>()))
         if (func.getSymName() != kInitializer)
           hoistQueries(module, func, globals);
