@@ -49,14 +49,6 @@ std::optional<int32_t> getConstantDeviceOrdinal(vm::CallOp call) {
   return int32_t(constant.getValue());
 }
 
-// A symbol named `base` (or `base_N`) no other symbol of `module` uses.
-StringAttr getUniqueName(vm::ModuleOp module, StringRef base) {
-  std::string name = base.str();
-  for (int suffix = 1; SymbolTable::lookupSymbolIn(module, name); ++suffix)
-    name = (base + "_" + Twine(suffix)).str();
-  return StringAttr::get(module.getContext(), name);
-}
-
 // `__init`, created empty (exported, returning nothing) when the module has
 // none.
 vm::FuncOp getOrCreateInitializer(vm::ModuleOp module) {
@@ -74,7 +66,7 @@ vm::FuncOp getOrCreateInitializer(vm::ModuleOp module) {
 
 // Rewrites the device queries of `func` into loads of `globals` (created on
 // first use, one per device ordinal).
-void hoistQueries(vm::ModuleOp module, vm::FuncOp func,
+void hoistQueries(vm::ModuleOp module, SymbolTable &symbols, vm::FuncOp func,
                   llvm::MapVector<int32_t, DeviceGlobal> &globals) {
   SmallVector<std::pair<vm::CallOp, int32_t>> queries;
   func.walk([&](vm::CallOp call) {
@@ -85,13 +77,14 @@ void hoistQueries(vm::ModuleOp module, vm::FuncOp func,
     DeviceGlobal &global = globals[ordinal];
     if (!global.symbol) {
       global.type = call.getResult(0).getType();
-      OpBuilder moduleBuilder =
-          OpBuilder::atBlockBegin(&module.getBody().front());
-      StringAttr name =
-          getUniqueName(module, "__device_" + Twine(ordinal).str());
-      vm::GlobalRefOp::create(moduleBuilder, module.getLoc(), name,
-                              TypeAttr::get(global.type));
-      global.symbol = FlatSymbolRefAttr::get(name);
+      OpBuilder unlinked(module.getContext());
+      auto op = vm::GlobalRefOp::create(
+          unlinked, module.getLoc(),
+          unlinked.getStringAttr("__device_" + Twine(ordinal)),
+          TypeAttr::get(global.type));
+      // Renamed (a suffix) if the module already has that name.
+      global.symbol = FlatSymbolRefAttr::get(
+          symbols.insert(op, module.getBody().front().begin()));
     }
     OpBuilder builder(call);
     Value device = vm::GlobalLoadRefOp::create(builder, call.getLoc(),
@@ -125,9 +118,10 @@ struct HoistDeviceQueriesPass
   void runOnOperation() override {
     for (auto module : getOperation().getOps<vm::ModuleOp>()) {
       llvm::MapVector<int32_t, DeviceGlobal> globals;
+      SymbolTable symbols(module);
       for (auto func : llvm::to_vector(module.getOps<vm::FuncOp>()))
         if (func.getSymName() != kInitializer)
-          hoistQueries(module, func, globals);
+          hoistQueries(module, symbols, func, globals);
       if (!globals.empty())
         storeGlobalsInInitializer(module, globals);
     }

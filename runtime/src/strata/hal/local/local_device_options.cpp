@@ -60,11 +60,11 @@ constexpr LoaderName kLoaderNames[] = {
     {"vmvx", "STRATA_HAL_LOADER_VMVX", STRATA_HAL_LOADER_VMVX},
 };
 
+// BuiltLocalLoaders() for an error message: "embedded, system".
 std::string BuiltLoaderList() {
   std::string list;
-  for (const LoaderName &loader : kLoaderNames)
-    if (loader.built)
-      list.append(list.empty() ? "" : ", ").append(loader.name);
+  for (const std::string &name : BuiltLocalLoaders())
+    list.append(list.empty() ? "" : ", ").append(name);
   return list.empty() ? "none" : list;
 }
 

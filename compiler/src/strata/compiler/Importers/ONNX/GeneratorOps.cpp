@@ -13,7 +13,6 @@
 #include "strata/compiler/Importers/ONNX/SymbolicShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -193,13 +192,9 @@ LogicalResult lowerRuntimeRange(NodeContext &ctx) {
   Value length = tensor::ExtractOp::create(b, loc, lengthTensor, ValueRange{});
   Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, length,
                                       createScalar(b, loc, b.getI64Type(), 0));
-  cf::AssertOp::create(
-      b, loc, valid,
-      ("Range computing '" + ctx.getNode().output(0) +
-       "': delta is zero, an operand is not finite, or the result would have "
-       "more than " +
-       Twine(kMaxRuntimeRangeLength) + " elements")
-          .str());
+  ctx.assertAtCall(valid, "delta is zero, an operand is not finite, or the "
+                          "result would have more than " +
+                              Twine(kMaxRuntimeRangeLength) + " elements");
   Value size = arith::IndexCastOp::create(b, loc, b.getIndexType(), length);
   auto type = RankedTensorType::get({ShapedType::kDynamic}, et);
   return ctx.setOutput(

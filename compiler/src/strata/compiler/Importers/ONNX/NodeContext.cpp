@@ -121,6 +121,13 @@ NodeContext::checkConstantIndices(unsigned index,
   return success();
 }
 
+void NodeContext::assertAtCall(Value holds, const llvm::Twine &broken) {
+  cf::AssertOp::create(
+      builder, loc, holds,
+      (node.op_type() + " computing '" + node.output(0) + "': " + broken)
+          .str());
+}
+
 LogicalResult NodeContext::checkSizes(OpFoldResult a, OpFoldResult b,
                                       const llvm::Twine &broken, bool atMost) {
   if (isSameSize(a, b))
@@ -138,10 +145,7 @@ LogicalResult NodeContext::checkSizes(OpFoldResult a, OpFoldResult b,
       atMost ? arith::CmpIPredicate::ule : arith::CmpIPredicate::eq,
       getValueOrCreateConstantIndexOp(builder, loc, a),
       getValueOrCreateConstantIndexOp(builder, loc, b));
-  cf::AssertOp::create(
-      builder, loc, holds,
-      (node.op_type() + " computing '" + node.output(0) + "': " + broken)
-          .str());
+  assertAtCall(holds, broken);
   return success();
 }
 
@@ -173,9 +177,7 @@ NodeContext::checkIndexedDimNotEmpty(int64_t dim, OpFoldResult dimSize,
                                  arith::CmpIOp::create(builder, loc,
                                                        arith::CmpIPredicate::eq,
                                                        indexSize, zero));
-  cf::AssertOp::create(builder, loc, holds,
-                       node.op_type() + " computing '" + node.output(0) +
-                           "': " + broken);
+  assertAtCall(holds, broken);
   return success();
 }
 

@@ -164,6 +164,10 @@ public:
   mlir::LogicalResult
   checkConstantIndices(unsigned index,
                        llvm::function_ref<int64_t(int64_t)> sizeAt);
+  // A host assert that fails the call with "<op> computing '<output>':
+  // <broken>" unless `holds` (i1) is true: a shape relation or operand
+  // range only known at run time.
+  void assertAtCall(mlir::Value holds, const llvm::Twine &broken);
   // Two sizes the op ties together: `a` == `b`, or with `atMost` `a` <=
   // `b`. Known to break it, the import fails; known only at run time, a
   // host assert naming the node checks it at the call. `broken` says what

@@ -11,7 +11,6 @@
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -200,11 +199,8 @@ getRuntimeTopKSizes(NodeContext &ctx, RankedTensorType xt, int64_t axis) {
                             createScalar(b, loc, i64, 0)),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, k,
                             createScalar(b, loc, i64, xt.getDimSize(axis))));
-  cf::AssertOp::create(b, loc, valid,
-                       ("TopK computing '" + ctx.getNode().output(0) +
-                        "': K is not in [0, " + Twine(xt.getDimSize(axis)) +
-                        "], the size of axis " + Twine(axis))
-                           .str());
+  ctx.assertAtCall(valid, "K is not in [0, " + Twine(xt.getDimSize(axis)) +
+                              "], the size of axis " + Twine(axis));
   SmallVector<OpFoldResult> sizes;
   for (int64_t size : xt.getShape())
     sizes.push_back(b.getIndexAttr(size));
