@@ -79,14 +79,45 @@
 
 // RUN: /usr/bin/python3 %S/onnx-make-model.py if_runtime %t.if.onnx
 // RUN: strata-compile %t.if.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=IF
-// If with a run-time condition: both branches (reading the outer x), then
-// each output selects.
-// IF:      %[[T:.+]] = linalg.generic {{.+}} ins(%arg1, %arg1 : tensor<4xf32>, tensor<4xf32>)
-// IF:        arith.addf
-// IF:      %[[E:.+]] = linalg.generic {{.+}} ins(%arg1, %arg1 : tensor<4xf32>, tensor<4xf32>)
-// IF:        arith.mulf
-// IF:      linalg.generic {{.+}} ins(%arg0, %[[T]], %[[E]] : tensor<i1>, tensor<4xf32>, tensor<4xf32>)
-// IF:        arith.select
+// If with a run-time condition: a conditional, each branch (reading the
+// outer x) in its region; only the taken one runs.
+// IF:      %[[C:.+]] = tensor.extract %arg0[] : tensor<i1>
+// IF:      %[[R:.+]] = scf.if %[[C]] -> (tensor<4xf32>) {
+// IF:        linalg.generic {{.+}} ins(%arg1, %arg1 : tensor<4xf32>, tensor<4xf32>)
+// IF:          arith.addf
+// IF:        scf.yield
+// IF:      } else {
+// IF:        linalg.generic {{.+}} ins(%arg1, %arg1 : tensor<4xf32>, tensor<4xf32>)
+// IF:          arith.mulf
+// IF:        scf.yield
+// IF:      return %[[R]]
+// The host program reads the condition back and calls the function made of
+// the branch it picks, with buffer views; the VM branches on it.
+// RUN: strata-compile %t.if.onnx --dump-after=host -o %t.smod | FileCheck %s --check-prefix=IF-HOST
+// IF-HOST-LABEL: func.func @main(
+// IF-HOST:         %[[COND:.+]] = hal.buffer.load
+// IF-HOST:         %[[BIT:.+]] = arith.trunci %[[COND]] : i64 to i1
+// IF-HOST:         cf.cond_br %[[BIT]], ^[[THEN:.+]], ^[[ELSE:[^ ]+]]
+// IF-HOST:       ^[[THEN]]:
+// IF-HOST:         %[[X:.+]] = hal.buffer_view.create
+// IF-HOST:         %[[T:.+]] = call @main_then(%[[X]]) : (!hal.buffer_view) -> !hal.buffer_view
+// IF-HOST:         cf.br ^[[JOIN:[^(]+]](%[[T]] : !hal.buffer_view)
+// IF-HOST:       ^[[ELSE]]:
+// IF-HOST:         %[[X2:.+]] = hal.buffer_view.create
+// IF-HOST:         %[[E:.+]] = call @main_else(%[[X2]]) : (!hal.buffer_view) -> !hal.buffer_view
+// IF-HOST:         cf.br ^[[JOIN]](%[[E]] : !hal.buffer_view)
+// IF-HOST:       ^[[JOIN]](%[[Y:.+]]: !hal.buffer_view):
+// IF-HOST:         hal.buffer_view.buffer %[[Y]]
+// IF-HOST:       func.func private @main_else(%{{.+}}: !hal.buffer_view) -> !hal.buffer_view
+// IF-HOST:         hal.buffer_view.assert
+// IF-HOST:         hal.command_buffer.dispatch
+// IF-HOST:       func.func private @main_then(
+// RUN: strata-compile %t.if.onnx --dump-after=vm -o %t.smod | FileCheck %s --check-prefix=IF-VM
+// IF-VM:         vm.func @main(
+// IF-VM:           cond_br %{{.+}}, ^[[THEN:.+]], ^
+// IF-VM:         ^[[THEN]]:
+// IF-VM:           call @main_then(%{{.+}}) : (!vm.ref<!hal.buffer_view>) -> !vm.ref<!hal.buffer_view>
+// IF-VM:         vm.func @main_else({{.+}}) -> !vm.ref<!hal.buffer_view> attributes {strata.abi.arguments
 
 // RUN: /usr/bin/python3 %S/onnx-make-model.py scan_reverse %t.scan.onnx
 // RUN: strata-compile %t.scan.onnx --dump-after=import -o %t.smod | FileCheck %s --check-prefix=SCAN

@@ -629,6 +629,14 @@ def _dynamic_2d(rows, cols):
     return make
 
 
+def _dynamic_conditional(taken, rows):
+    def make():
+        x = _f32(_rng(300 + rows), rows, 4)
+        r = x * x if taken else -x[:1]
+        return [np.array(taken), x], [2 * r]
+    return make
+
+
 def _dynamic_matmul(rows):
     def make():
         r = _rng(300 + rows)
@@ -754,6 +762,12 @@ CASES = {
                          _dynamic_matmul(5)),
     "dynamic_matmul_700": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_matmul",
                            _dynamic_matmul(700)),
+    "dynamic_conditional_true": (f"{CASES_DIR}/dynamic_conditional.mlir",
+                                 "dynamic_conditional",
+                                 _dynamic_conditional(True, 5)),
+    "dynamic_conditional_false": (f"{CASES_DIR}/dynamic_conditional.mlir",
+                                  "dynamic_conditional",
+                                  _dynamic_conditional(False, 5)),
     "dynamic_tensor_ops_2_3": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_tensor_ops",
                                _dynamic_tensor_ops(2, 3)),
     "dynamic_tensor_ops_300_1": (f"{CASES_DIR}/dynamic_shapes.mlir", "dynamic_tensor_ops",

@@ -187,6 +187,90 @@ def if_case(cond):
     return f"if_runtime_{str(cond).lower()}", model, [np.array(cond), x], [want]
 
 
+def if_shapes_differ_case(cond):
+    """A run-time If whose branches give different shapes: only the taken
+    branch runs, the output has its shape, and the node after the If works
+    on that shape."""
+    then_branch = helper.make_graph(
+        [helper.make_node("Concat", ["x", "x"], ["t"], axis=0)], "then", [],
+        [value("t", F, [6, 4])])
+    else_branch = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x", "axes"], ["e"], keepdims=1)],
+        "else", [], [value("e", F, [3, 1])])
+    model = make_model(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then_branch,
+                          else_branch=else_branch),
+         helper.make_node("Mul", ["y", "two"], ["z"])],
+        [value("c", BOOL, []), value("x", F, [3, 4])],
+        [value("z", F, ["rows", "cols"])],
+        initializers=[helper.make_tensor("axes", I64, [1], [1]),
+                      helper.make_tensor("two", F, [], [2.0])])
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 3
+    y = np.concatenate([x, x]) if cond else x.sum(axis=1, keepdims=True)
+    return (f"if_dynamic_shapes_differ_{str(cond).lower()}", model,
+            [np.array(cond), x], [2 * y])
+
+
+def if_branch_invalid_case(cond, rows):
+    """The branch not taken would fail on this input (an odd number of rows
+    reshaped into pairs of rows): it never runs. Taken, it fails at the
+    call with the reshape's error."""
+    then_branch = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "pairs"], ["t"])], "then", [],
+        [value("t", F, ["half", 8])])
+    else_branch = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"])], "else", [],
+        [value("e", F, ["n", 4])])
+    model = make_model(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then_branch,
+                          else_branch=else_branch)],
+        [value("c", BOOL, []), value("x", F, ["n", 4])],
+        [value("y", F, ["a", "b"])],
+        initializers=[helper.make_tensor("pairs", I64, [2], [-1, 8])])
+    x = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4) - 5
+    if cond and rows % 2:
+        want = ("run_error", "reshape")
+    else:
+        want = [x.reshape(-1, 8) if cond else -x]
+    return (f"if_dynamic_branch_invalid_{str(cond).lower()}_{rows}", model,
+            [np.array(cond), x], want)
+
+
+def if_nested_case(outer, inner):
+    """A run-time If in a branch of another, the inner branches of different
+    shapes, and a value of the outer graph read in the inner branch."""
+    inner_if = helper.make_node(
+        "If", ["c2"], ["u"],
+        then_branch=helper.make_graph(
+            [helper.make_node("Mul", ["x", "w"], ["p"])], "inner_then", [],
+            [value("p", F, [3, 4])]),
+        else_branch=helper.make_graph(
+            [helper.make_node("Slice", ["x", "starts", "ends"], ["q"])],
+            "inner_else", [], [value("q", F, [2, 4])]))
+    then_branch = helper.make_graph(
+        [inner_if, helper.make_node("Add", ["u", "u"], ["t"])], "then", [],
+        [value("t", F, ["r", 4])])
+    else_branch = helper.make_graph(
+        [helper.make_node("Neg", ["w"], ["e"])], "else", [],
+        [value("e", F, [3, 4])])
+    model = make_model(
+        [helper.make_node("Exp", ["x"], ["w"]),
+         helper.make_node("If", ["c1"], ["y"], then_branch=then_branch,
+                          else_branch=else_branch)],
+        [value("c1", BOOL, []), value("c2", BOOL, []), value("x", F, [3, 4])],
+        [value("y", F, ["r", 4])],
+        initializers=[helper.make_tensor("starts", I64, [1], [1]),
+                      helper.make_tensor("ends", I64, [1], [3])])
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    w = np.exp(x)
+    if outer:
+        want = 2 * (x * w) if inner else 2 * x[1:3]
+    else:
+        want = -w
+    return (f"if_dynamic_nested_{str(outer).lower()}_{str(inner).lower()}",
+            model, [np.array(outer), np.array(inner), x], [want])
+
+
 def if_on_dim_case(rng):
     """As torch exports `if h.shape[0]:` (Silero VAD's state): the
     condition is a dim cast to bool (2 is true, not its low bit), and a bool
@@ -984,7 +1068,7 @@ def runtime_slice_case(rng, name, shape, starts, ends, axes, dynamic):
 
 # Cases whose executables keep dynamic shapes: the vmvx target refuses
 # them, naming why.
-DYNAMIC_EXECUTABLE_PREFIXES = ("range_runtime_", "topk_runtime_",
+DYNAMIC_EXECUTABLE_PREFIXES = ("if_dynamic_", "range_runtime_", "topk_runtime_",
                                "scatter_nd_dynamic_", "gather_nd_dynamic_",
                                "scatter_elements_dynamic_",
                                "gather_elements_dynamic_",
@@ -1013,6 +1097,12 @@ def cases():
     yield if_case(True)
     yield if_case(False)
     yield if_on_dim_case(np.random.default_rng(11))
+    for cond in (True, False):
+        yield if_shapes_differ_case(cond)
+    for cond, rows in ((True, 4), (False, 3), (True, 3)):
+        yield if_branch_invalid_case(cond, rows)
+    for outer, inner in ((True, True), (True, False), (False, True)):
+        yield if_nested_case(outer, inner)
     yield if_dead_branch_case(True)
     yield if_dead_branch_case(False)
     yield scan_case(rng)

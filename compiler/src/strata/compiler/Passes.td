@@ -19,6 +19,20 @@ def TieArgumentDimsPass : Pass<"strata-tie-argument-dims",
                 "(to a static size or an earlier argument's dim)";
 }
 
+def OutlineConditionalsPass : Pass<"strata-outline-conditionals",
+                                   "mlir::ModuleOp"> {
+  let summary = "Moves each branch of the host program's run-time "
+                "conditionals into a private function it calls";
+  let description = [{
+    Each branch of an `scf.if` directly in a function (or in a branch of
+    one) that computes more than a choice among values defined above
+    becomes a private function taking the tensors it reads from above;
+    scalars it reads from above are recomputed inside it. Later phases see
+    straight-line functions and calls in branches.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def FuseElementwiseOpsPass : Pass<"strata-fuse-elementwise-ops",
                                   "mlir::func::FuncOp"> {
   let summary = "Fuses elementwise linalg producers into their consumers, "

@@ -13,6 +13,9 @@
 //   - reshapes are views of the same bytes, tensor constants are read-only
 //     buffers over module rodata; a contiguous concatenation is a buffer
 //     its operands' dispatches write into (copies for the rest);
+//   - a run-time conditional's branches call private functions
+//     (OutlineConditionals), converted like public ones: tensors cross
+//     as buffer views (HostConditionals.cpp);
 //   - dispatches are recorded into one command buffer with an execution
 //     barrier between commands, submitted once and awaited before the
 //     results are wrapped into buffer views (and also before an element
@@ -296,6 +299,8 @@ LogicalResult HostFunctionConverter::convert() {
       result = convertReshape(&op);
     else if (auto concat = dyn_cast<tensor::ConcatOp>(op))
       result = convertConcat(concat);
+    else if (auto conditional = dyn_cast<scf::IfOp>(op))
+      result = convertConditional(conditional);
     else
       return op.emitOpError("is not supported in the host program yet (only "
                             "dispatches may use tensors outside "
@@ -554,10 +559,6 @@ struct ConvertToHostProgramPass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      if (!func.isPublic()) {
-        func.emitOpError("private host functions are not supported yet");
-        return signalPassFailure();
-      }
       if (failed(HostFunctionConverter(func, sites).convert()))
         return signalPassFailure();
     }

@@ -5,7 +5,7 @@
 // tensor's bytes are, the command buffer being recorded, and a conversion
 // per kind of op. The values the host holds without a dispatch (constants,
 // views, concatenations, elements read back) are converted in
-// HostValues.cpp.
+// HostValues.cpp, run-time conditionals in HostConditionals.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef STRATA_COMPILER_HOSTCONVERSION_HOSTFUNCTIONCONVERTER_H_
@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -101,6 +102,13 @@ private:
   LogicalResult convertConcat(tensor::ConcatOp concat);
   LogicalResult convertExtract(tensor::ExtractOp extract);
   LogicalResult convertReturn(func::ReturnOp ret);
+  // A run-time conditional whose branches call functions
+  // (HostConditionals.cpp).
+  LogicalResult convertConditional(mlir::scf::IfOp conditional);
+  LogicalResult convertBranch(mlir::Region &from, mlir::Region &to);
+  // A buffer view of a tensor the host holds, for a call; `user` is named
+  // in errors.
+  mlir::FailureOr<Value> createView(Value tensor, Operation *user);
   // A new buffer for a dynamically shaped value.
   Value allocate(Value bytes, bool hostVisible = true);
   Value createCommandBuffer();

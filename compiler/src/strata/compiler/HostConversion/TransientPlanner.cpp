@@ -6,6 +6,7 @@
 #include "strata/compiler/Utils/ElementTypes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -83,12 +84,18 @@ TransientPlan planTransients(func::FuncOp func) {
   SmallVector<SmallVector<Value>> scaledStorages;
   int64_t index = 0;
   for (Operation &op : block) {
-    for (Value operand : op.getOperands()) {
+    // What a conditional's branches read is passed to the functions they
+    // call, which may return it: it gets its own buffer, like a result.
+    llvm::SetVector<Value> readByBranches;
+    getUsedValuesDefinedAbove(op.getRegions(), readByBranches);
+    SmallVector<Value> operands(op.getOperands());
+    llvm::append_range(operands, readByBranches);
+    for (Value operand : operands) {
       Value storage = storageOf.lookup(operand);
       if (!storage)
         continue;
       intervals[storage].end = index;
-      if (isa<func::ReturnOp>(op))
+      if (isa<func::ReturnOp>(op) || readByBranches.contains(operand))
         escaping.insert(storage);
     }
     if (auto dispatch = dyn_cast<flow::DispatchOp>(op)) {

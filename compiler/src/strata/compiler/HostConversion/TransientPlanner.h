@@ -10,7 +10,8 @@
 // static multiples of it, and so are their offsets and the slab's size,
 // which the host program scales at run time (one allocation per call and
 // product, not one per dispatch). Results the function returns get their
-// own allocations (the caller keeps them). A
+// own allocations (the caller keeps them), and so do the values a
+// conditional's branches read (the functions they call may return them). A
 // contiguous concatenation (isContiguousConcat) is a storage too, and a
 // dispatch result used only by it is placed inside it: the dispatch writes
 // its part of the concatenation and no copy is made.

@@ -6,6 +6,7 @@
 #include "strata/compiler/Serialization/ModuleWriter.h"
 #include "strata_version.h"
 
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
@@ -26,8 +27,9 @@ llvm::ArrayRef<llvm::StringRef> getPhaseNames() { return kPhaseNames; }
 
 // Input legalization: TOSA and elementwise tensor arith into linalg.
 static constexpr const char *kInputPipeline =
-    // Calls are inlined (the host program has no calls yet).
-    "inline,symbol-dce,"
+    // Calls are inlined; then each branch of a run-time conditional
+    // becomes a function of its own (the only calls in a host program).
+    "inline,symbol-dce,strata-outline-conditionals,"
     "func.func(tosa-to-linalg-named,tosa-to-linalg,"
     "tosa-to-arith{include-apply-rescale=true},"
     "tosa-to-tensor),"
@@ -164,6 +166,8 @@ LogicalResult buildPhasePipeline(OpPassManager &pm, StringRef phase,
             pm)))
       return failure();
     pm.addPass(createConvertToHostProgramPass());
+    // Run-time conditionals as branches between blocks, which the VM has.
+    pm.addNestedPass<func::FuncOp>(createSCFToControlFlowPass());
     pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
     pm.addNestedPass<func::FuncOp>(createCSEPass());
     return success();

@@ -9,8 +9,9 @@
 //   - func.func / arith.constant / func.return become vm ops;
 //   - the host module's dispatch sites move to the vm.module for the module
 //     file.
-// Host functions are straight-line so far (ConvertToHostProgram guarantees
-// one block), so this is a direct op-by-op translation.
+// It is a direct op-by-op translation; the blocks of a host function with
+// run-time conditionals (cf branches) become vm blocks, and calls between
+// host functions vm.calls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -709,6 +710,44 @@ LogicalResult VMModuleBuilder::convertOp(Operation *op, OpBuilder &body,
     return success();
   }
 
+  if (auto branch = dyn_cast<cf::BranchOp>(op)) {
+    vm::BranchOp::create(
+        body, opLoc,
+        llvm::map_to_vector(branch.getDestOperands(),
+                            [&](Value v) { return mapping.lookup(v); }),
+        mapping.lookup(branch.getDest()));
+    return success();
+  }
+
+  if (auto branch = dyn_cast<cf::CondBranchOp>(op)) {
+    auto lookup = [&](ValueRange values) {
+      return llvm::map_to_vector(values,
+                                 [&](Value v) { return mapping.lookup(v); });
+    };
+    vm::CondBranchOp::create(body, opLoc, mapping.lookup(branch.getCondition()),
+                             lookup(branch.getTrueDestOperands()),
+                             lookup(branch.getFalseDestOperands()),
+                             mapping.lookup(branch.getTrueDest()),
+                             mapping.lookup(branch.getFalseDest()));
+    return success();
+  }
+
+  // A call of another host function (a branch of a run-time conditional).
+  if (auto call = dyn_cast<func::CallOp>(op)) {
+    SmallVector<Value> args;
+    for (Value operand : call.getOperands())
+      args.push_back(mapping.lookup(operand));
+    SmallVector<Type> resultTypes;
+    for (Type type : call.getResultTypes())
+      resultTypes.push_back(convertType(type));
+    auto converted = vm::CallOp::create(body, opLoc, resultTypes,
+                                        call.getCalleeAttr(), args);
+    for (auto [oldResult, newResult] :
+         llvm::zip(call.getResults(), converted.getResults()))
+      mapping.map(oldResult, newResult);
+    return success();
+  }
+
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
     SmallVector<Value> operands;
     for (Value operand : ret.getOperands())
@@ -734,10 +773,6 @@ LogicalResult VMModuleBuilder::convertFunction(func::FuncOp func) {
       return func.emitOpError("has a result of type ")
              << type << " the VM cannot hold";
   }
-  if (!func.getBody().hasOneBlock())
-    return func.emitOpError("has control flow; not supported by the VM "
-                            "conversion yet");
-
   builder.setInsertionPointToEnd(&vmModule.getBody().front());
   auto vmFunc =
       vm::FuncOp::create(builder, func.getLoc(), func.getSymName(),
@@ -751,15 +786,34 @@ LogicalResult VMModuleBuilder::convertFunction(func::FuncOp func) {
     if (Attribute value = func->getAttr(attr))
       vmFunc->setAttr(attr, value);
 
-  Block *entry = vmFunc.addEntryBlock();
+  // The blocks first (branches name them), in order, with their arguments.
   IRMapping mapping;
-  for (auto [oldArg, newArg] :
-       llvm::zip(func.getArguments(), entry->getArguments()))
-    mapping.map(oldArg, newArg);
-  OpBuilder body = OpBuilder::atBlockBegin(entry);
-  for (Operation &op : func.getBody().front())
-    if (failed(convertOp(&op, body, mapping)))
-      return failure();
+  for (Block &block : func.getBody()) {
+    Block *vmBlock;
+    if (block.isEntryBlock()) {
+      vmBlock = vmFunc.addEntryBlock();
+    } else {
+      vmBlock = new Block();
+      vmFunc.getBody().push_back(vmBlock);
+      for (BlockArgument arg : block.getArguments()) {
+        Type type = convertType(arg.getType());
+        if (!type)
+          return func.emitOpError("has a block argument of type ")
+                 << arg.getType() << " the VM cannot hold";
+        vmBlock->addArgument(type, arg.getLoc());
+      }
+    }
+    mapping.map(&block, vmBlock);
+    for (auto [oldArg, newArg] :
+         llvm::zip(block.getArguments(), vmBlock->getArguments()))
+      mapping.map(oldArg, newArg);
+  }
+  for (Block &block : func.getBody()) {
+    OpBuilder body = OpBuilder::atBlockBegin(mapping.lookup(&block));
+    for (Operation &op : block)
+      if (failed(convertOp(&op, body, mapping)))
+        return failure();
+  }
   return success();
 }
 

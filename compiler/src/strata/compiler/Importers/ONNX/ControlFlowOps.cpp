@@ -1,9 +1,11 @@
 //===- ControlFlowOps.cpp - If, Scan, Loop --------------------------------===//
 //
-// Control flow is flattened at import, since every value has a static shape:
 // - If with a compile-time condition imports the taken branch only; with a
-//   run-time condition both branches, and each output selects between them
-//   (so both must give one static type).
+//   run-time condition it is an scf.if, each branch imported into its
+//   region, whose results have the dims the branches agree on and dynamic
+//   ones elsewhere; only the taken branch runs (OutlineConditionals makes
+//   each branch a function the host program calls).
+// Loops are flattened at import:
 // - Scan is unrolled over its (static) sequence length; each iteration
 //   imports the body on slices of the scan inputs and the scan outputs are
 //   stacked.
@@ -21,6 +23,7 @@
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -129,6 +132,30 @@ std::optional<bool> getKnownBool(std::optional<DenseElementsAttr> attr) {
   return std::nullopt;
 }
 
+// The type that holds an output of either branch of a run-time If: their
+// element type and rank, each dim where they agree and dynamic where not.
+FailureOr<RankedTensorType> joinBranchTypes(NodeContext &ctx, unsigned index,
+                                            Type thenType, Type elseType) {
+  auto thenTensor = dyn_cast<RankedTensorType>(thenType);
+  auto elseTensor = dyn_cast<RankedTensorType>(elseType);
+  if (!thenTensor || !elseTensor ||
+      thenTensor.getElementType() != elseTensor.getElementType() ||
+      thenTensor.getRank() != elseTensor.getRank()) {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    os << "output " << index << ": the branches give " << thenType << " and "
+       << elseType
+       << "; with a condition known only at run time both must have one "
+          "element type and rank";
+    return ctx.fail(message);
+  }
+  SmallVector<int64_t> shape;
+  for (auto [thenDim, elseDim] :
+       llvm::zip(thenTensor.getShape(), elseTensor.getShape()))
+    shape.push_back(thenDim == elseDim ? thenDim : ShapedType::kDynamic);
+  return thenTensor.clone(shape);
+}
+
 LogicalResult lowerIf(NodeContext &ctx) {
   const onnx::GraphProto *thenBranch = getGraphAttr(ctx, "then_branch");
   const onnx::GraphProto *elseBranch = getGraphAttr(ctx, "else_branch");
@@ -153,31 +180,56 @@ LogicalResult lowerIf(NodeContext &ctx) {
     return setOutputs(ctx, results, known);
   }
 
-  SmallVector<Value> thenResults, elseResults;
-  if (failed(importSubgraph(ctx, *thenBranch, {}, {}, thenResults)) ||
-      failed(importSubgraph(ctx, *elseBranch, {}, {}, elseResults)))
-    return failure();
-  OpBuilder &b = ctx.getBuilder();
-  Location loc = ctx.getLoc();
-  Value cond = toScalarTensor(b, loc, ctx.getInput(0));
   if (!condType.getElementType().isInteger(1))
     return ctx.fail("the condition must be bool");
-  for (unsigned i = 0; i < numOutputs; ++i) {
-    Type thenType = thenResults[i].getType(),
-         elseType = elseResults[i].getType();
-    if (thenType != elseType) {
-      std::string message;
-      llvm::raw_string_ostream os(message);
-      os << "output " << i << ": the branches give " << thenType << " and "
-         << elseType
-         << "; with a condition known only at run time both must have one "
-            "static type";
-      return ctx.fail(message);
-    }
-    if (failed(ctx.setOutput(
-            i, createSelect(b, loc, cond, thenResults[i], elseResults[i]))))
+  // Each branch is imported into its region of a conditional without
+  // results, then moved into one whose results hold either branch's.
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  Value cond = tensor::ExtractOp::create(
+      b, loc, toScalarTensor(b, loc, ctx.getInput(0)), ValueRange{});
+  auto imported = scf::IfOp::create(b, loc, TypeRange{}, cond,
+                                    /*withElseRegion=*/true);
+  SmallVector<Value> thenResults, elseResults;
+  for (auto [region, graph, results] :
+       {std::tuple(&imported.getThenRegion(), thenBranch, &thenResults),
+        std::tuple(&imported.getElseRegion(), elseBranch, &elseResults)}) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(region->front().getTerminator());
+    if (failed(importSubgraph(ctx, *graph, {}, {}, *results)))
       return failure();
   }
+  SmallVector<Type> resultTypes;
+  for (unsigned i = 0; i < numOutputs; ++i) {
+    FailureOr<RankedTensorType> type = joinBranchTypes(
+        ctx, i, thenResults[i].getType(), elseResults[i].getType());
+    if (failed(type))
+      return failure();
+    resultTypes.push_back(*type);
+  }
+  auto conditional = scf::IfOp::create(b, loc, resultTypes, cond,
+                                       /*withElseRegion=*/true);
+  for (auto [from, to, results] :
+       {std::tuple(&imported.getThenRegion(), &conditional.getThenRegion(),
+                   &thenResults),
+        std::tuple(&imported.getElseRegion(), &conditional.getElseRegion(),
+                   &elseResults)}) {
+    to->takeBody(*from);
+    Operation *terminator = to->front().getTerminator();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(terminator);
+    SmallVector<Value> yielded;
+    for (auto [value, type] : llvm::zip(*results, resultTypes))
+      yielded.push_back(value.getType() == type
+                            ? value
+                            : tensor::CastOp::create(b, loc, type, value));
+    scf::YieldOp::create(b, loc, yielded);
+    terminator->erase();
+  }
+  imported.erase();
+  for (unsigned i = 0; i < numOutputs; ++i)
+    if (failed(ctx.setOutput(i, conditional.getResult(i))))
+      return failure();
   return success();
 }
 
