@@ -271,6 +271,20 @@ def if_nested_case(outer, inner):
             model, [np.array(outer), np.array(inner), x], [want])
 
 
+def pow_runtime_exponent_case():
+    """Pow whose exponent is an input: negative bases with integral
+    exponents (even and odd, negative too), zero to the zeroth, and
+    fractional exponents of positive bases, as numpy (C's pow) has them."""
+    x = np.array([[-2, -1.5, 0, 3, -0.5, 2.25],
+                  [-3, 0, 4, -1, 0.5, -2]], dtype=np.float32)
+    e = np.array([[2, 3, 0, 0.5, -2, 1.5],
+                  [-1, 2, -0.5, 7, 0, 4]], dtype=np.float32)
+    model = make_model([helper.make_node("Pow", ["x", "e"], ["y"])],
+                       [value("x", F, [2, 6]), value("e", F, [2, 6])],
+                       [value("y", F, [2, 6])])
+    return "pow_runtime_exponent", model, [x, e], [np.power(x, e)]
+
+
 def if_on_dim_case(rng):
     """As torch exports `if h.shape[0]:` (Silero VAD's state): the
     condition is a dim cast to bool (2 is true, not its low bit), and a bool
@@ -1097,6 +1111,7 @@ def cases():
     yield if_case(True)
     yield if_case(False)
     yield if_on_dim_case(np.random.default_rng(11))
+    yield pow_runtime_exponent_case()
     for cond in (True, False):
         yield if_shapes_differ_case(cond)
     for cond, rows in ((True, 4), (False, 3), (True, 3)):

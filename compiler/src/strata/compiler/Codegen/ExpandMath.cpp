@@ -13,6 +13,7 @@
 #include "strata/compiler/Passes.h"
 
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -90,10 +91,62 @@ struct ConvertWideIntToHalfThroughF32 : public OpRewritePattern<ConvertOp> {
   }
 };
 
+// pow with an exponent known only at run time, as C defines it: |x|^y is
+// exp(y * log|x|), negated for a negative x and an odd integral y, NaN for
+// a negative x and a fractional y, and 1 wherever y is 0. Upstream's
+// expansion is NaN for every negative x, but Pow(-2, 2) is 4 (a spectrum's
+// squared magnitude with the exponent passed in). Constant exponents are
+// left to upstream's expansion (multiplications).
+struct ExpandPowFOfVariableExponent : public OpRewritePattern<math::PowFOp> {
+  ExpandPowFOfVariableExponent(MLIRContext *context)
+      : OpRewritePattern<math::PowFOp>(context, /*benefit=*/2) {}
+  LogicalResult matchAndRewrite(math::PowFOp op,
+                                PatternRewriter &rewriter) const override {
+    if (matchPattern(op.getRhs(), m_Constant()))
+      return failure();
+    Location loc = op.getLoc();
+    Value x = op.getLhs(), y = op.getRhs();
+    Type type = x.getType();
+    auto constant = [&](double value) -> Value {
+      TypedAttr attr = rewriter.getFloatAttr(getElementTypeOrSelf(type), value);
+      if (auto shaped = dyn_cast<ShapedType>(type))
+        attr = DenseElementsAttr::get(shaped, attr);
+      return arith::ConstantOp::create(rewriter, loc, attr);
+    };
+    auto compare = [&](arith::CmpFPredicate predicate, Value a, Value b) {
+      return arith::CmpFOp::create(rewriter, loc, predicate, a, b);
+    };
+    auto select = [&](Value condition, Value a, Value b) {
+      return arith::SelectOp::create(rewriter, loc, condition, a, b);
+    };
+    Value logOfMagnitude = math::LogOp::create(
+        rewriter, loc, math::AbsFOp::create(rewriter, loc, x));
+    Value magnitude = math::ExpOp::create(
+        rewriter, loc, arith::MulFOp::create(rewriter, loc, y, logOfMagnitude));
+    Value integral = compare(arith::CmpFPredicate::OEQ,
+                             math::FloorOp::create(rewriter, loc, y), y);
+    Value half = arith::MulFOp::create(rewriter, loc, y, constant(0.5));
+    Value odd = arith::AndIOp::create(
+        rewriter, loc, integral,
+        compare(arith::CmpFPredicate::ONE,
+                math::FloorOp::create(rewriter, loc, half), half));
+    Value ofNegative = select(
+        integral,
+        select(odd, arith::NegFOp::create(rewriter, loc, magnitude), magnitude),
+        constant(std::numeric_limits<double>::quiet_NaN()));
+    Value result = select(compare(arith::CmpFPredicate::OLT, x, constant(0)),
+                          ofNegative, magnitude);
+    rewriter.replaceOp(
+        op, select(compare(arith::CmpFPredicate::OEQ, y, constant(0)),
+                   constant(1), result));
+    return success();
+  }
+};
+
 struct ExpandMathPass : public impl::ExpandMathPassBase<ExpandMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ComputeF64MathInF32,
+    patterns.add<ComputeF64MathInF32, ExpandPowFOfVariableExponent,
                  ConvertWideIntToHalfThroughF32<arith::SIToFPOp>,
                  ConvertWideIntToHalfThroughF32<arith::UIToFPOp>>(
         &getContext());
