@@ -13,9 +13,10 @@
 //
 // Scalars a branch reads from above (a dim, a size computed from dims, an
 // element read back) are recomputed inside it from the tensors they come
-// from, so that only tensors cross a function boundary. Inner conditionals
-// are outlined first; a branch holding one becomes a function that holds
-// its call.
+// from, so that only tensors cross a function boundary; constants (the
+// weights) are cloned into it, so that they stay constants there. Inner
+// conditionals are outlined first; a branch holding one becomes a function that
+// holds its call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -53,30 +55,33 @@ bool computesSomething(Region &region) {
   return !region.empty() && !llvm::hasSingleElement(region.front());
 }
 
-// Clones into the branch the side-effect-free producers of the scalars it
-// reads from above, until it reads only tensors (and the condition's
-// scalars of enclosing conditionals, which are recomputed the same way).
-LogicalResult sinkScalarProducers(Region &region) {
+// Whether a value read from above is recomputed in the branch rather than
+// passed to its function: constants (weights stay constants the compiler
+// can fold and pack) and every scalar.
+bool isSunk(Value value) {
+  return !isa<RankedTensorType>(value.getType()) ||
+         matchPattern(value, m_Constant());
+}
+
+// Clones into the branch the producers of the constants and scalars it
+// reads from above, until it reads only computed tensors.
+LogicalResult sinkProducers(Region &region) {
   Block &block = region.front();
   while (true) {
     llvm::SetVector<Value> captured;
     getUsedValuesDefinedAbove(region, captured);
-    Value scalar;
-    for (Value value : captured)
-      if (!isa<RankedTensorType>(value.getType())) {
-        scalar = value;
-        break;
-      }
-    if (!scalar)
+    auto *sunk = llvm::find_if(captured, isSunk);
+    if (sunk == captured.end())
       return success();
-    Operation *producer = scalar.getDefiningOp();
+    Value value = *sunk;
+    Operation *producer = value.getDefiningOp();
     if (!producer || producer->getNumRegions() != 0 ||
         !isMemoryEffectFree(producer)) {
-      Operation *user = *llvm::find_if(scalar.getUsers(), [&](Operation *op) {
+      Operation *user = *llvm::find_if(value.getUsers(), [&](Operation *op) {
         return region.isAncestor(op->getParentRegion());
       });
       return user->emitError("a run-time conditional's branch uses a ")
-             << scalar.getType()
+             << value.getType()
              << " computed outside it that cannot be recomputed inside it; "
                 "only tensors can be passed into a branch";
     }
@@ -92,7 +97,7 @@ LogicalResult sinkScalarProducers(Region &region) {
 // and leaves a call to it.
 LogicalResult outlineBranch(Region &region, func::FuncOp parent,
                             StringRef suffix, SymbolTable &symbols) {
-  if (failed(sinkScalarProducers(region)))
+  if (failed(sinkProducers(region)))
     return failure();
   Block &block = region.front();
   auto yield = cast<scf::YieldOp>(block.getTerminator());
