@@ -519,11 +519,12 @@ LogicalResult HostFunctionConverter::convertReturn(func::ReturnOp ret) {
     if (storage.isConstant) {
       auto copy = copies.find(operand);
       if (copy == copies.end()) {
-        // (Constants have static shapes.)
-        int64_t size = getStaticByteSize(storage.type);
-        Storage target{allocate(size), 0, storage.type};
+        // (A constant cast to a dynamic type has its dims as values.)
+        Value size = getByteLength(storage);
+        Storage target{allocate(size), 0, storage.type, false,
+                       storage.dynamicDims};
         copyBytes(storage.buffer, getOffset(storage), target.buffer,
-                  constI64(0), constI64(size));
+                  constI64(0), size);
         copy = copies.insert({operand, target}).first;
       }
       storage = copy->second;

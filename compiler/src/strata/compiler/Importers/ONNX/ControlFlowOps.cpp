@@ -4,7 +4,8 @@
 //   run-time condition it is an scf.if, each branch imported into its
 //   region, whose results have the dims the branches agree on and dynamic
 //   ones elsewhere; only the taken branch runs (OutlineConditionals makes
-//   each branch a function the host program calls).
+//   each branch a function the host program calls). A branch that cannot
+//   be imported for the model's shapes fails the call when taken.
 // Loops are flattened at import:
 // - Scan is unrolled over its (static) sequence length; each iteration
 //   imports the body on slices of the scan inputs and the scan outputs are
@@ -23,6 +24,7 @@
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -156,6 +158,65 @@ FailureOr<RankedTensorType> joinBranchTypes(NodeContext &ctx, unsigned index,
   return thenTensor.clone(shape);
 }
 
+// Imports `graph` at the builder's insertion point, its import errors
+// captured into `error` (the first) rather than reported.
+LogicalResult importBranch(NodeContext &ctx, const onnx::GraphProto &graph,
+                           SmallVectorImpl<Value> &results,
+                           std::string &error) {
+  ScopedDiagnosticHandler capture(ctx.getContext(), [&](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Error)
+      return failure();
+    if (error.empty())
+      error = diag.str();
+    return success();
+  });
+  return importSubgraph(ctx, graph, {}, {}, results);
+}
+
+// Erases what a failed import left in a branch, up to its terminator.
+void clearBranch(Block &block) {
+  Operation *terminator = block.getTerminator();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
+    if (&op == terminator)
+      continue;
+    op.dropAllUses();
+    op.erase();
+  }
+}
+
+// A branch that fails the call when taken, with the error its import gave
+// (a warning says so at compile time); its results are placeholders of the
+// other branch's types.
+void failWhenTaken(NodeContext &ctx, StringRef branch, StringRef error,
+                   ArrayRef<Type> types, SmallVectorImpl<Value> &results) {
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
+  mlir::emitWarning(loc) << "node '" << ctx.getNode().name() << "' (If): its "
+                         << branch
+                         << " cannot run for these shapes; taking it fails "
+                            "the call: "
+                         << error;
+  Value never = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+  cf::AssertOp::create(b, loc, never,
+                       ("If '" + ctx.getNode().name() + "': its " + branch +
+                        " cannot run for these shapes: " + error)
+                           .str());
+  results.clear();
+  for (Type type : types) {
+    auto tensorType = cast<RankedTensorType>(type);
+    SmallVector<int64_t> shape(tensorType.getShape());
+    for (int64_t &dim : shape)
+      if (ShapedType::isDynamic(dim))
+        dim = 1;
+    auto placeholderType = tensorType.clone(shape);
+    Value placeholder = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(placeholderType,
+                               b.getZeroAttr(tensorType.getElementType())));
+    results.push_back(placeholder);
+  }
+}
+
 LogicalResult lowerIf(NodeContext &ctx) {
   const onnx::GraphProto *thenBranch = getGraphAttr(ctx, "then_branch");
   const onnx::GraphProto *elseBranch = getGraphAttr(ctx, "else_branch");
@@ -191,21 +252,49 @@ LogicalResult lowerIf(NodeContext &ctx) {
   auto imported = scf::IfOp::create(b, loc, TypeRange{}, cond,
                                     /*withElseRegion=*/true);
   SmallVector<Value> thenResults, elseResults;
-  for (auto [region, graph, results] :
-       {std::tuple(&imported.getThenRegion(), thenBranch, &thenResults),
-        std::tuple(&imported.getElseRegion(), elseBranch, &elseResults)}) {
+  // A branch that cannot be imported for the model's shapes (a shape
+  // contradiction, as a branch meant for other inputs may hold) fails the
+  // call only if it is taken, as in the frameworks: its error, else empty.
+  std::string thenError, elseError;
+  for (auto [region, graph, results, error] :
+       {std::tuple(&imported.getThenRegion(), thenBranch, &thenResults,
+                   &thenError),
+        std::tuple(&imported.getElseRegion(), elseBranch, &elseResults,
+                   &elseError)}) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(region->front().getTerminator());
-    if (failed(importSubgraph(ctx, *graph, {}, {}, *results)))
+    if (succeeded(importBranch(ctx, *graph, *results, *error)))
+      continue;
+    if (error->empty())
       return failure();
+    clearBranch(region->front());
   }
+  if (!thenError.empty() && !elseError.empty())
+    return ctx.fail("neither branch can be imported; then_branch: " +
+                    thenError + "; else_branch: " + elseError);
   SmallVector<Type> resultTypes;
   for (unsigned i = 0; i < numOutputs; ++i) {
+    if (!thenError.empty() || !elseError.empty()) {
+      resultTypes.push_back(
+          (thenError.empty() ? thenResults : elseResults)[i].getType());
+      continue;
+    }
     FailureOr<RankedTensorType> type = joinBranchTypes(
         ctx, i, thenResults[i].getType(), elseResults[i].getType());
     if (failed(type))
       return failure();
     resultTypes.push_back(*type);
+  }
+  for (auto [region, results, error, name] :
+       {std::tuple(&imported.getThenRegion(), &thenResults, &thenError,
+                   "then_branch"),
+        std::tuple(&imported.getElseRegion(), &elseResults, &elseError,
+                   "else_branch")}) {
+    if (error->empty())
+      continue;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(region->front().getTerminator());
+    failWhenTaken(ctx, name, *error, resultTypes, *results);
   }
   auto conditional = scf::IfOp::create(b, loc, resultTypes, cond,
                                        /*withElseRegion=*/true);
