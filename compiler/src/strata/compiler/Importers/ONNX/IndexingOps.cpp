@@ -237,23 +237,24 @@ LogicalResult lowerPad(NodeContext &ctx) {
                                  getAsIndexOpFoldResult(b.getContext(), high),
                                  padValue));
   }
-  // A dim nothing pads is read in place at any size (a dynamic batch);
-  // reflect and wrap need the sizes of the dims they pad.
+  // A dim nothing pads is read in place at any size (a dynamic batch).
   auto isPadded = [&](int64_t d) {
     return ((runtimePads || !symbolicPads.empty()) && position[d] >= 0) ||
            low[d] != 0 || high[d] != 0;
   };
-  if ((mode == "reflect" || mode == "wrap") &&
-      llvm::any_of(llvm::seq<int64_t>(0, rank), [&](int64_t d) {
-        return isPadded(d) && xt.isDynamicDim(d);
-      }))
-    return ctx.fail("mode '" + mode +
-                    "' pads only dims of static size; pin the dynamic dims "
-                    "it pads" +
-                    ctx.getState().pinHint);
   // Each dim's size and pads as sizes (attributes where known): the result
   // dim is in + low + high, none where that is negative.
   SmallVector<OpFoldResult> inSizes = getDimSizes(b, loc, ctx.getInput(0));
+  // Reflect and wrap read a padded dim's own elements: it must have one
+  // (checked at the call where its size is known only then).
+  if (mode == "reflect" || mode == "wrap")
+    for (int64_t d = 0; d < rank; ++d)
+      if (isPadded(d) &&
+          failed(ctx.checkSizes(b.getIndexAttr(1), inSizes[d],
+                                "dim " + Twine(d) + " is empty but mode '" +
+                                    mode + "' pads it",
+                                /*atMost=*/true)))
+        return failure();
   SmallVector<OpFoldResult> lowSizes, resultSizes;
   for (int64_t d = 0; d < rank; ++d) {
     OpFoldResult lowD = b.getIndexAttr(low[d]), highD = b.getIndexAttr(high[d]);
@@ -308,6 +309,11 @@ LogicalResult lowerPad(NodeContext &ctx) {
             continue;
           }
           int64_t dim = xt.getDimSize(d);
+          // The dim's size (index), known at run time where it is dynamic.
+          Value size =
+              ShapedType::isDynamic(dim)
+                  ? indexValue(nb, nl, inSizes[d])
+                  : arith::ConstantIndexOp::create(nb, nl, dim).getResult();
           Value lowD = runtimePads && position[d] >= 0
                            ? arith::IndexCastOp::create(
                                  nb, nl, nb.getIndexType(),
@@ -331,16 +337,20 @@ LogicalResult lowerPad(NodeContext &ctx) {
                 nb, nl, arith::MaxSIOp::create(nb, nl, i, zero), last);
           } else if (mode == "wrap") {
             // Periodic: ((i mod dim) + dim) mod dim.
-            Value size = arith::ConstantIndexOp::create(nb, nl, dim);
             i = arith::RemSIOp::create(
                 nb, nl,
                 arith::AddIOp::create(
                     nb, nl, arith::RemSIOp::create(nb, nl, i, size), size),
                 size);
           } else if (mode == "reflect") {
-            // Reflect about 0 and dim-1 (period 2*(dim-1)).
-            Value period = arith::ConstantIndexOp::create(
-                nb, nl, std::max<int64_t>(1, 2 * (dim - 1)));
+            // Reflect about 0 and dim-1 (period 2*(dim-1), 1 for one
+            // element).
+            Value one = arith::ConstantIndexOp::create(nb, nl, 1);
+            Value period = arith::MaxSIOp::create(
+                nb, nl, one,
+                arith::MulIOp::create(
+                    nb, nl, arith::ConstantIndexOp::create(nb, nl, 2),
+                    arith::SubIOp::create(nb, nl, size, one)));
             Value m = arith::RemSIOp::create(nb, nl, i, period);
             Value neg = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
                                               m, zero);

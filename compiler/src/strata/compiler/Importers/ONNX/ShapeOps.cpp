@@ -294,8 +294,9 @@ LogicalResult getOptionalInts(NodeContext &ctx, unsigned index,
 // Slice with sizes known at run time: of dynamic dims, or with starts and
 // ends computed from dynamic dims (torch's `x[:, :h]` after a pad) or
 // from data (read back by the host, which sizes the result with them).
-// Axes and steps are constants, steps positive; each sliced dim's start
-// and end are normalized (negative from the end) and clamped at run time.
+// Axes and steps are constants; each sliced dim's start and end are
+// normalized (negative from the end) and clamped at run time. A negative
+// step slices forwards from the lowest element it reads, then reverses.
 LogicalResult lowerDynamicSlice(NodeContext &ctx) {
   RankedTensorType inputType = ctx.getInputType(0);
   int64_t rank = inputType.getRank();
@@ -337,14 +338,55 @@ LogicalResult lowerDynamicSlice(NodeContext &ctx) {
     v = arith::MaxSIOp::create(b, loc, v, index(0));
     return arith::MinSIOp::create(b, loc, v, dim);
   };
+  // Axes sliced backwards: sliced forwards from their lowest element, then
+  // read in reverse.
+  SmallVector<bool> reversed(rank, false);
   for (size_t i = 0; i < count; ++i) {
     FailureOr<int64_t> axis = ctx.getAxis(axes[i], rank);
     if (failed(axis))
       return failure();
-    if (steps[i] < 1)
-      return ctx.fail("with dynamic dims only positive steps are supported" +
-                      ctx.getState().pinHint);
+    if (steps[i] == 0)
+      return ctx.fail("a step is 0");
     OpFoldResult startBound = starts->elements[i], endBound = ends->elements[i];
+    if (steps[i] < 0) {
+      // start in [0, dim-1], end in [-1, dim-1] (ends before any start,
+      // -INT64_MAX as exporters write `x[::-1]`, are -1).
+      Value dim = getValueOrCreateConstantIndexOp(b, loc, sizes[*axis]);
+      auto normalizeBackwards = [&](OpFoldResult bound, int64_t lowest) {
+        Value v = getValueOrCreateConstantIndexOp(b, loc, bound);
+        Value negative = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, v, index(0));
+        v = arith::SelectOp::create(b, loc, negative,
+                                    arith::AddIOp::create(b, loc, v, dim), v);
+        v = arith::MaxSIOp::create(b, loc, v, index(lowest));
+        return arith::MinSIOp::create(
+            b, loc, v, arith::SubIOp::create(b, loc, dim, index(1)));
+      };
+      std::optional<int64_t> knownEnd = getConstantIntValue(endBound);
+      Value start = normalizeBackwards(startBound, 0);
+      Value end = knownEnd && *knownEnd <= -(int64_t(1) << 62)
+                      ? index(-1)
+                      : normalizeBackwards(endBound, -1);
+      int64_t stride = -steps[i];
+      Value span = arith::MaxSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, start, end), index(0));
+      Value size = arith::CeilDivSIOp::create(b, loc, span, index(stride));
+      // The lowest element read: start - (size - 1) * stride, or 0 when
+      // nothing is.
+      Value lowest = arith::SubIOp::create(
+          b, loc, start,
+          arith::MulIOp::create(b, loc,
+                                arith::SubIOp::create(b, loc, size, index(1)),
+                                index(stride)));
+      Value empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          size, index(0));
+      offsets[*axis] = getAsOpFoldResult(
+          arith::SelectOp::create(b, loc, empty, index(0), lowest).getResult());
+      sizes[*axis] = getAsOpFoldResult(size);
+      strides[*axis] = b.getIndexAttr(stride);
+      reversed[*axis] = true;
+      continue;
+    }
     // Ends past any size (INT64_MAX, as exporters write `x[a:]`) are the
     // dim's end; not normalized, they would overflow.
     std::optional<int64_t> knownEnd = getConstantIntValue(endBound);
@@ -362,8 +404,26 @@ LogicalResult lowerDynamicSlice(NodeContext &ctx) {
   }
   SmallVector<int64_t> shape = getStaticShape(sizes);
   auto resultType = RankedTensorType::get(shape, inputType.getElementType());
-  return ctx.setOutput(0, tensor::ExtractSliceOp::create(
-                              b, loc, resultType, x, offsets, sizes, strides));
+  Value slice = tensor::ExtractSliceOp::create(b, loc, resultType, x, offsets,
+                                               sizes, strides);
+  if (llvm::none_of(reversed, [](bool r) { return r; }))
+    return ctx.setOutput(0, slice);
+  Value flipped = createIndexedGeneric(
+      b, loc, {}, {}, resultType,
+      [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
+        SmallVector<Value> coords(ivs);
+        for (int64_t d = 0; d < rank; ++d) {
+          if (!reversed[d])
+            continue;
+          Value last = arith::SubIOp::create(
+              nb, nl, getValueOrCreateConstantIndexOp(nb, nl, sizes[d]),
+              arith::ConstantIndexOp::create(nb, nl, 1));
+          coords[d] = arith::SubIOp::create(nb, nl, last, ivs[d]);
+        }
+        return tensor::ExtractOp::create(nb, nl, slice, coords).getResult();
+      },
+      sizes);
+  return ctx.setOutput(0, flipped);
 }
 
 LogicalResult lowerSlice(NodeContext &ctx) {

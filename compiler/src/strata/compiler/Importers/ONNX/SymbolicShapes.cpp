@@ -495,10 +495,11 @@ FailureOr<SmallVector<OpFoldResult>> getReshapeSizes(NodeContext &ctx) {
 }
 
 // Squeeze and Unsqueeze: the input's dims with the size-1 dims named by the
-// axes removed or inserted.
-FailureOr<SmallVector<OpFoldResult>> getSqueezeSizes(NodeContext &ctx) {
+// axes removed or inserted. A dynamic dim Squeeze names must be 1 at the
+// call (a host assert): `input` becomes the input with that dim cast to 1.
+FailureOr<SmallVector<OpFoldResult>> getSqueezeSizes(NodeContext &ctx,
+                                                     Value &input) {
   OpBuilder &b = ctx.getBuilder();
-  Value input = ctx.getInput(0);
   auto type = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> axes = ctx.getIntsAttr("axes");
   if (ctx.getOpset() >= 13 && ctx.hasInput(1)) {
@@ -524,17 +525,24 @@ FailureOr<SmallVector<OpFoldResult>> getSqueezeSizes(NodeContext &ctx) {
       sizes.push_back(named.contains(i) ? b.getIndexAttr(1) : *next++);
     return sizes;
   }
+  SmallVector<int64_t> castShape(type.getShape());
   for (int64_t i = 0; i < rank; ++i) {
     bool drop = axes.empty() ? type.getDimSize(i) == 1 : named.contains(i);
-    if (drop && type.getDimSize(i) != 1)
+    if (drop && type.isDynamicDim(i)) {
+      if (failed(ctx.checkSizes(inputSizes[i], b.getIndexAttr(1),
+                                "squeezed axis " + Twine(i) + " is not 1")))
+        return failure();
+      castShape[i] = 1;
+    } else if (drop && type.getDimSize(i) != 1) {
       return ctx.fail("axis " + Twine(i) + " has size " +
-                      (type.isDynamicDim(i)
-                           ? std::string("?")
-                           : std::to_string(type.getDimSize(i))) +
-                      ", not 1 (a dynamic dim cannot be squeezed)");
+                      Twine(type.getDimSize(i)) + ", not 1");
+    }
     if (!drop)
       sizes.push_back(inputSizes[i]);
   }
+  if (castShape != type.getShape())
+    input =
+        tensor::CastOp::create(b, ctx.getLoc(), type.clone(castShape), input);
   return sizes;
 }
 
@@ -562,7 +570,7 @@ LogicalResult lowerDynamicReshapeLike(NodeContext &ctx) {
         getSizeProduct(b, loc, split.take_front(axis)),
         getSizeProduct(b, loc, split.drop_front(axis))};
   } else {
-    sizes = getSqueezeSizes(ctx);
+    sizes = getSqueezeSizes(ctx, input);
   }
   if (failed(sizes))
     return failure();
