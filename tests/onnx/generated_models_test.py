@@ -349,6 +349,34 @@ def slice_backwards_case(rows):
             [x[::-1], x[3::-2, 4:0:-3], x[:2:-1]])
 
 
+def topk_dynamic_case(rows, cols, k_input):
+    """TopK over dynamic dims: K the axis' whole size (torch.sort's export:
+    Shape -> Gather), or K an int64 input read back at the call (checked
+    against the axis)."""
+    if k_input is None:
+        nodes = [helper.make_node("Shape", ["x"], ["s"]),
+                 helper.make_node("Gather", ["s", "last"], ["k"], axis=0)]
+        inputs = [value("x", F, ["n", "m"])]
+    else:
+        nodes = []
+        inputs = [value("x", F, ["n", "m"]), value("k", I64, [1])]
+    model = make_model(
+        nodes + [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
+        inputs, [value("v", F, ["n", "kk"]), value("i", I64, ["n", "kk"])],
+        initializers=[helper.make_tensor("last", I64, [1], [1])])
+    x = np.random.default_rng(rows * cols).permutation(
+        rows * cols).astype(np.float32).reshape(rows, cols)
+    k = cols if k_input is None else k_input
+    order = np.argsort(-x, axis=1, kind="stable")[:, :k]
+    feeds = [x] if k_input is None else [x, np.array([k_input], np.int64)]
+    tag = "sort" if k_input is None else f"k{k_input}"
+    if k > cols:
+        return (f"topk_runtime_dynamic_{tag}_{rows}x{cols}", model, feeds,
+                ("run_error", "K is negative or larger than the axis' size"))
+    return (f"topk_runtime_dynamic_{tag}_{rows}x{cols}", model, feeds,
+            [np.take_along_axis(x, order, 1), order.astype(np.int64)])
+
+
 def squeeze_dynamic_case(size):
     """Squeeze of a dim known only at run time: it must be 1 at the call
     (the argument check says so, the program having tied it to 1)."""
@@ -1197,6 +1225,10 @@ def cases():
         for rows in (3, 6):
             yield pad_dynamic_mode_case(mode, rows)
     yield squeeze_dynamic_case(1)
+    yield topk_dynamic_case(3, 7, None)
+    yield topk_dynamic_case(1, 4, None)
+    yield topk_dynamic_case(4, 6, 2)
+    yield topk_dynamic_case(2, 3, 5)
     for rows in (1, 2, 7):
         yield slice_backwards_case(rows)
     yield squeeze_dynamic_case(2)

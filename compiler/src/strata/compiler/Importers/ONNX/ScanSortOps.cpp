@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "strata/compiler/Importers/ONNX/Builders.h"
 #include "strata/compiler/Importers/ONNX/NodeContext.h"
+#include "strata/compiler/Importers/ONNX/SymbolicShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -237,16 +238,26 @@ LogicalResult lowerTopK(NodeContext &ctx) {
       return failure();
   }
   if (!xt.hasStaticShape()) {
-    if (!k || k->getNumElements() != 1)
-      return ctx.fail("with dynamic dims K must be a constant" +
+    // K a constant, a size computed from the dims (torch.sort is TopK of
+    // the axis' whole size) or read back from data: at most the axis'
+    // size, checked at the call where only known then.
+    std::optional<SymbolicShape> kElements = getSymbolicOrReadBackInput(ctx, 1);
+    if (!kElements || kElements->elements.size() != 1)
+      return ctx.fail("with dynamic dims K must be one integer known at "
+                      "compile time, computed from the input shapes or "
+                      "read from an int64 tensor" +
                       ctx.getState().pinHint);
-    int64_t count = k->getValues<APInt>()[0].getSExtValue();
-    if (count < 0 || (!xt.isDynamicDim(axis) && count > xt.getDimSize(axis)))
-      return ctx.fail("K " + Twine(count) + " is out of range");
+    OpFoldResult count = kElements->elements[0];
     resultSizes = getDimSizes(b, loc, ctx.getInput(0));
-    resultSizes[axis] = b.getIndexAttr(count);
+    if (failed(ctx.checkSizes(b.getIndexAttr(0), count, "K is negative",
+                              /*atMost=*/true)) ||
+        failed(ctx.checkSizes(count, resultSizes[axis],
+                              "K is negative or larger than the axis' size",
+                              /*atMost=*/true)))
+      return failure();
+    resultSizes[axis] = count;
     SmallVector<int64_t> shape(xt.getShape());
-    shape[axis] = count;
+    shape[axis] = getConstantIntValue(count).value_or(ShapedType::kDynamic);
     valuesType = RankedTensorType::get(shape, valuesType->getElementType());
     indicesType = RankedTensorType::get(shape, indicesType->getElementType());
   } else if (resultSizes.empty() && k && k->getNumElements() == 1 &&
