@@ -377,6 +377,21 @@ def topk_dynamic_case(rows, cols, k_input):
             [np.take_along_axis(x, order, 1), order.astype(np.int64)])
 
 
+def square_input_case(n, m):
+    """An input whose two dims share one name ([n, n]: a mask, an
+    adjacency matrix): one size read, the other checked against it."""
+    model = make_model(
+        [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
+         helper.make_node("Add", ["x", "t"], ["y"])],
+        [value("x", F, ["n", "n"])], [value("y", F, ["n", "n"])])
+    x = np.arange(n * m, dtype=np.float32).reshape(n, m)
+    if n != m:
+        return (f"square_input_{n}x{m}", model, [x],
+                ("run_error", f"argument 0 of @main ('x'): expected "
+                 f"{n}x{n}xf32, got {n}x{m}xf32"))
+    return f"square_input_{n}x{m}", model, [x], [x + x.T]
+
+
 def squeeze_dynamic_case(size):
     """Squeeze of a dim known only at run time: it must be 1 at the call
     (the argument check says so, the program having tied it to 1)."""
@@ -1189,7 +1204,7 @@ def runtime_slice_case(rng, name, shape, starts, ends, axes, dynamic):
 
 # Cases whose executables keep dynamic shapes: the vmvx target refuses
 # them, naming why.
-DYNAMIC_EXECUTABLE_PREFIXES = ("if_dynamic_", "range_runtime_", "topk_runtime_",
+DYNAMIC_EXECUTABLE_PREFIXES = ("if_dynamic_", "square_input_", "range_runtime_", "topk_runtime_",
                                "scatter_nd_dynamic_", "gather_nd_dynamic_",
                                "scatter_elements_dynamic_",
                                "gather_elements_dynamic_",
@@ -1225,6 +1240,8 @@ def cases():
         for rows in (3, 6):
             yield pad_dynamic_mode_case(mode, rows)
     yield squeeze_dynamic_case(1)
+    yield square_input_case(4, 4)
+    yield square_input_case(3, 5)
     yield topk_dynamic_case(3, 7, None)
     yield topk_dynamic_case(1, 4, None)
     yield topk_dynamic_case(4, 6, 2)

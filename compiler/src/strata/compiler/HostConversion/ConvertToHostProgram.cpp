@@ -191,13 +191,21 @@ LogicalResult HostFunctionConverter::convertArguments() {
       if (auto staticSize = dyn_cast_or_null<IntegerAttr>(tie)) {
         dim = constI64(staticSize.getInt());
       } else if (auto earlier = dyn_cast_or_null<DenseI64ArrayAttr>(tie)) {
-        if (earlier.size() != 2 || earlier[0] < 0 ||
-            earlier[0] >= arg.getArgNumber() || earlier[1] < 0 ||
-            earlier[1] >= static_cast<int64_t>(argumentDims[earlier[0]].size()))
+        // An earlier argument's dim, or an earlier dim of this one (a
+        // square [n, n] input).
+        bool self = earlier.size() == 2 && earlier[0] == arg.getArgNumber();
+        ArrayRef<Value> tiedDims =
+            self ? ArrayRef<Value>(dims)
+            : earlier.size() == 2 && earlier[0] >= 0 &&
+                    earlier[0] < arg.getArgNumber()
+                ? ArrayRef<Value>(argumentDims[earlier[0]])
+                : ArrayRef<Value>();
+        if (earlier.size() != 2 || earlier[1] < 0 ||
+            earlier[1] >= static_cast<int64_t>(tiedDims.size()))
           return func.emitOpError("argument ")
                  << arg.getArgNumber() << " ties dim " << index
                  << " to a dim of no earlier argument";
-        dim = argumentDims[earlier[0]][earlier[1]];
+        dim = tiedDims[earlier[1]];
       } else {
         dim = hal::BufferViewDimOp::create(builder, loc(), builder.getI64Type(),
                                            arg, constI32(index));

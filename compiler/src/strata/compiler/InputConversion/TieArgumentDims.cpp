@@ -6,7 +6,8 @@
 // caller's mismatched tensors would make a kernel read past a buffer. This
 // pass finds the dims every linalg op (and shape-preserving tensor op)
 // equates, and records on each argument, per dynamic dim, what it must be
-// (kArgumentDimTiesAttr): a static size, or the dim of an earlier argument.
+// (kArgumentDimTiesAttr): a static size, or the dim of an earlier argument
+// (or an earlier dim of the same one: a square [n, n] input).
 // The host program then checks the caller's tensors at the call.
 //
 //===----------------------------------------------------------------------===//
