@@ -392,6 +392,28 @@ def square_input_case(n, m):
     return f"square_input_{n}x{m}", model, [x], [x + x.T]
 
 
+def einsum_dynamic_case(equation, shapes, dims, name):
+    """Einsum over dims known only at run time (attention written with
+    einsum), vs numpy.einsum; operands whose shared label differs fail at
+    the call."""
+    rng = np.random.default_rng(len(equation) + sum(map(sum, shapes)))
+    names = [f"x{i}" for i in range(len(shapes))]
+    arrays = [rng.standard_normal(shape).astype(np.float32)
+              for shape in shapes]
+    model = make_model(
+        [helper.make_node("Einsum", names, ["y"], equation=equation)],
+        [value(n, F, d) for n, d in zip(names, dims)],
+        [value("y", F, [f"y{i}" for i in
+                        range(len(equation.split("->")[1]))])])
+    try:
+        want = [np.einsum(equation, *arrays)]
+    except ValueError:
+        # (The argument check, which knows the operands' dims are tied.)
+        want = ("run_error", "argument 1 of @main ('x1'): expected "
+                + "x".join(map(str, shapes[0][1:] + shapes[1][1:])) + "xf32")
+    return f"einsum_dynamic_{name}", model, arrays, want
+
+
 def squeeze_dynamic_case(size):
     """Squeeze of a dim known only at run time: it must be 1 at the call
     (the argument check says so, the program having tied it to 1)."""
@@ -1204,7 +1226,7 @@ def runtime_slice_case(rng, name, shape, starts, ends, axes, dynamic):
 
 # Cases whose executables keep dynamic shapes: the vmvx target refuses
 # them, naming why.
-DYNAMIC_EXECUTABLE_PREFIXES = ("if_dynamic_", "square_input_", "range_runtime_", "topk_runtime_",
+DYNAMIC_EXECUTABLE_PREFIXES = ("if_dynamic_", "einsum_dynamic_", "square_input_", "range_runtime_", "topk_runtime_",
                                "scatter_nd_dynamic_", "gather_nd_dynamic_",
                                "scatter_elements_dynamic_",
                                "gather_elements_dynamic_",
@@ -1240,6 +1262,15 @@ def cases():
         for rows in (3, 6):
             yield pad_dynamic_mode_case(mode, rows)
     yield squeeze_dynamic_case(1)
+    yield einsum_dynamic_case("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)],
+                              [["b", "i", 4], ["b", 4, "k"]], "bmm")
+    yield einsum_dynamic_case("bhqd,bhkd->bhqk", [(1, 2, 5, 8), (1, 2, 7, 8)],
+                              [["b", 2, "q", 8], ["b", 2, "k", 8]],
+                              "attention")
+    yield einsum_dynamic_case("ij,j->i", [(6, 3), (1,)],
+                              [["n", "m"], [1]], "broadcast")
+    yield einsum_dynamic_case("ij,jk->ik", [(2, 3), (4, 2)],
+                              [["n", "m"], ["p", "q"]], "mismatch")
     yield square_input_case(4, 4)
     yield square_input_case(3, 5)
     yield topk_dynamic_case(3, 7, None)

@@ -4,7 +4,8 @@
 // labels parallel, the others reductions), each operand read through the
 // map of its labels (a repeated label reads a diagonal), the body the
 // product of the operands added to the accumulator. An ellipsis stands for
-// the same leading dims in every operand that has one.
+// the same leading dims in every operand that has one. Sizes known only at
+// run time size the result from the operands' dims.
 //
 //===----------------------------------------------------------------------===//
 #include "strata/compiler/Importers/ONNX/Builders.h"
@@ -97,22 +98,39 @@ LogicalResult lowerEinsum(NodeContext &ctx) {
   if (static_cast<int64_t>(outputLabels.size()) != type->getRank())
     return ctx.fail("the equation's output does not match the result rank");
 
-  // Loops: output labels first, then the remaining ones; each with its size.
+  // Loops: output labels first, then the remaining ones; each with its size
+  // (a value where it is known only at run time). A dim of 1 broadcasts
+  // against the others; two sizes of one label that are known only at run
+  // time are checked equal at the call.
+  OpBuilder &b = ctx.getBuilder();
+  Location loc = ctx.getLoc();
   std::string loops = outputLabels;
-  llvm::StringMap<int64_t> sizes;
+  llvm::StringMap<OpFoldResult> sizes;
   for (unsigned i = 0; i < numInputs; ++i) {
-    RankedTensorType t = ctx.getInputType(i);
+    SmallVector<OpFoldResult> dims = getDimSizes(b, loc, ctx.getInput(i));
     for (auto [d, c] : llvm::enumerate(inputLabels[i])) {
       if (loops.find(c) == std::string::npos)
         loops.push_back(c);
-      int64_t size = t.getDimSize(d);
+      OpFoldResult size = dims[d];
       auto [it, inserted] = sizes.try_emplace(StringRef(&c, 1), size);
-      // Size-1 dims broadcast against the others.
-      if (!inserted && it->second != size) {
-        if (it->second != 1 && size != 1)
+      if (inserted)
+        continue;
+      std::optional<int64_t> known = getConstantIntValue(it->second),
+                             now = getConstantIntValue(size);
+      if (known && now) {
+        if (*known != *now && *known != 1 && *now != 1)
           return ctx.fail("label '" + Twine(c) + "' has sizes " +
-                          Twine(it->second) + " and " + Twine(size));
-        it->second = std::max(it->second, size);
+                          Twine(*known) + " and " + Twine(*now));
+        it->second = b.getIndexAttr(std::max(*known, *now));
+      } else if (known && *known == 1) {
+        it->second = size;
+      } else if (!(now && *now == 1)) {
+        if (failed(
+                ctx.checkSizes(it->second, size,
+                               "the sizes of label '" + Twine(c) + "' differ")))
+          return failure();
+        if (now)
+          it->second = size;
       }
     }
   }
@@ -121,15 +139,20 @@ LogicalResult lowerEinsum(NodeContext &ctx) {
         outputLabels.find(c) != outputLabels.rfind(c))
       return ctx.fail("output label '" + Twine(c) +
                       "' is repeated or not an input label");
-  OpBuilder &b = ctx.getBuilder();
-  Location loc = ctx.getLoc();
+  SmallVector<OpFoldResult> resultSizes;
+  for (char c : outputLabels)
+    resultSizes.push_back(sizes.lookup(StringRef(&c, 1)));
+  *type = RankedTensorType::get(getStaticShape(resultSizes),
+                                type->getElementType());
   int64_t numLoops = loops.size();
   auto mapOf = [&](StringRef labels, RankedTensorType t) {
     SmallVector<AffineExpr> exprs;
     for (auto [d, c] : llvm::enumerate(labels)) {
       // A broadcast (size-1) dim reads index 0.
-      bool broadcast = t && t.getDimSize(d) == 1 &&
-                       sizes[StringRef(&labels.data()[d], 1)] != 1;
+      bool broadcast =
+          t && t.getDimSize(d) == 1 &&
+          getConstantIntValue(sizes.lookup(StringRef(&labels.data()[d], 1))) !=
+              std::optional<int64_t>(1);
       exprs.push_back(broadcast ? b.getAffineConstantExpr(0)
                                 : b.getAffineDimExpr(loops.find(c)));
     }
@@ -148,7 +171,7 @@ LogicalResult lowerEinsum(NodeContext &ctx) {
     iterators[i] = utils::IteratorType::parallel;
   Type et = type->getElementType();
   bool isFloat = isa<FloatType>(et);
-  Value init = createFilled(b, loc, *type, createScalar(b, loc, et, 0));
+  Value init = createFilled(b, loc, resultSizes, createScalar(b, loc, et, 0));
   Value result =
       linalg::GenericOp::create(
           b, loc, TypeRange{*type}, inputs, ValueRange{init}, maps, iterators,

@@ -297,7 +297,7 @@ std::optional<int> getDynamicDataInputs(StringRef opType) {
   if (elementwise.contains(opType) || opType == "LSTM" || opType == "GRU" ||
       opType == "RNN" || opType == "ScatterND" || opType == "GatherND" ||
       opType == "ScatterElements" || opType == "Scatter" ||
-      opType == "GatherElements")
+      opType == "GatherElements" || opType == "Einsum")
     return -1;
   if (firstInput.contains(opType))
     return 1;
