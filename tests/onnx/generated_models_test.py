@@ -414,6 +414,23 @@ def einsum_dynamic_case(equation, shapes, dims, name):
     return f"einsum_dynamic_{name}", model, arrays, want
 
 
+def onehot_dynamic_case(rows, axis):
+    """OneHot of indices whose dims are known only at run time (argmax
+    class ids), negative ids counting from the depth's end."""
+    model = make_model(
+        [helper.make_node("OneHot", ["ids", "depth", "values"], ["y"],
+                          axis=axis)],
+        [value("ids", I64, ["n", 3])],
+        [value("y", F, ["a", "b", "c"])],
+        initializers=[helper.make_tensor("depth", I64, [], [5]),
+                      helper.make_tensor("values", F, [2], [-1.0, 2.0])])
+    ids = (np.arange(rows * 3, dtype=np.int64).reshape(rows, 3) % 7) - 2
+    hot = np.where(np.arange(5) == (ids % 5)[..., None], 2.0, -1.0)
+    hot = np.where((ids >= -5)[..., None] & (ids < 5)[..., None], hot, -1.0)
+    return (f"onehot_dynamic_{rows}_axis{axis}", model, [ids],
+            [np.moveaxis(hot, -1, axis).astype(np.float32)])
+
+
 def squeeze_dynamic_case(size):
     """Squeeze of a dim known only at run time: it must be 1 at the call
     (the argument check says so, the program having tied it to 1)."""
@@ -1226,7 +1243,7 @@ def runtime_slice_case(rng, name, shape, starts, ends, axes, dynamic):
 
 # Cases whose executables keep dynamic shapes: the vmvx target refuses
 # them, naming why.
-DYNAMIC_EXECUTABLE_PREFIXES = ("if_dynamic_", "einsum_dynamic_", "square_input_", "range_runtime_", "topk_runtime_",
+DYNAMIC_EXECUTABLE_PREFIXES = ("if_dynamic_", "onehot_dynamic_", "einsum_dynamic_", "square_input_", "range_runtime_", "topk_runtime_",
                                "scatter_nd_dynamic_", "gather_nd_dynamic_",
                                "scatter_elements_dynamic_",
                                "gather_elements_dynamic_",
@@ -1262,6 +1279,8 @@ def cases():
         for rows in (3, 6):
             yield pad_dynamic_mode_case(mode, rows)
     yield squeeze_dynamic_case(1)
+    yield onehot_dynamic_case(4, -1)
+    yield onehot_dynamic_case(2, 1)
     yield einsum_dynamic_case("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)],
                               [["b", "i", 4], ["b", 4, "k"]], "bmm")
     yield einsum_dynamic_case("bhqd,bhkd->bhqk", [(1, 2, 5, 8), (1, 2, 7, 8)],

@@ -263,6 +263,25 @@ LogicalResult lowerOneHot(NodeContext &ctx) {
     return ctx.fail("axis " + Twine(axis) + " is out of range");
   axis = normalizeAxis(axis, rank);
   int64_t depth = type->getDimSize(axis);
+  // Indices of dims known only at run time: the result takes their dims,
+  // the depth (a constant) inserted at the axis.
+  SmallVector<OpFoldResult> sizes;
+  if (!ctx.getInputType(0).hasStaticShape()) {
+    std::optional<DenseElementsAttr> depthValue = ctx.getConstantInput(1);
+    if (ShapedType::isDynamic(depth) && depthValue &&
+        depthValue->getNumElements() == 1)
+      depth = isa<FloatType>(depthValue->getElementType())
+                  ? int64_t((*depthValue->getValues<APFloat>().begin())
+                                .convertToDouble())
+                  : (*depthValue->getValues<APInt>().begin()).getSExtValue();
+    if (ShapedType::isDynamic(depth) || depth < 0)
+      return ctx.fail("with dynamic dims the depth must be a non-negative "
+                      "constant");
+    sizes = getDimSizes(b, loc, ctx.getInput(0));
+    sizes.insert(sizes.begin() + axis, b.getIndexAttr(depth));
+    *type =
+        RankedTensorType::get(getStaticShape(sizes), type->getElementType());
+  }
   Value values = ctx.getInput(2);
   Value off = tensor::ExtractOp::create(
       b, loc, values, ValueRange{arith::ConstantIndexOp::create(b, loc, 0)});
@@ -289,7 +308,8 @@ LogicalResult lowerOneHot(NodeContext &ctx) {
         Value hit = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
                                           index, toI64(nb, nl, ivs[axis]));
         return arith::SelectOp::create(nb, nl, hit, on, off).getResult();
-      });
+      },
+      sizes);
   return ctx.setOutput(0, result);
 }
 

@@ -266,6 +266,7 @@ std::optional<int> getDynamicDataInputs(StringRef opType) {
                                                "LayerNormalization",
                                                "LogSoftmax",
                                                "MaxPool",
+                                               "OneHot",
                                                "Pad",
                                                "ReduceL1",
                                                "ReduceL2",
