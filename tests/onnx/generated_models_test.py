@@ -431,6 +431,20 @@ def onehot_dynamic_case(rows, axis):
             [np.moveaxis(hot, -1, axis).astype(np.float32)])
 
 
+def prelu_dynamic_case(n, w):
+    """PRelu (a slope per channel) over a batch and width known only at run
+    time."""
+    slope = np.array([[0.5], [-2.0], [0.1]], dtype=np.float32)
+    model = make_model(
+        [helper.make_node("PRelu", ["x", "slope"], ["y"])],
+        [value("x", F, ["n", 3, "w"])], [value("y", F, ["n", 3, "w"])],
+        initializers=[helper.make_tensor("slope", F, [3, 1],
+                                         slope.ravel().tolist())])
+    x = np.linspace(-3, 3, n * 3 * w, dtype=np.float32).reshape(n, 3, w)
+    return (f"prelu_dynamic_{n}x{w}", model, [x],
+            [np.where(x < 0, x * slope, x)])
+
+
 def squeeze_dynamic_case(size):
     """Squeeze of a dim known only at run time: it must be 1 at the call
     (the argument check says so, the program having tied it to 1)."""
@@ -1243,7 +1257,7 @@ def runtime_slice_case(rng, name, shape, starts, ends, axes, dynamic):
 
 # Cases whose executables keep dynamic shapes: the vmvx target refuses
 # them, naming why.
-DYNAMIC_EXECUTABLE_PREFIXES = ("if_dynamic_", "onehot_dynamic_", "einsum_dynamic_", "square_input_", "range_runtime_", "topk_runtime_",
+DYNAMIC_EXECUTABLE_PREFIXES = ("if_dynamic_", "prelu_dynamic_", "onehot_dynamic_", "einsum_dynamic_", "square_input_", "range_runtime_", "topk_runtime_",
                                "scatter_nd_dynamic_", "gather_nd_dynamic_",
                                "scatter_elements_dynamic_",
                                "gather_elements_dynamic_",
@@ -1279,6 +1293,7 @@ def cases():
         for rows in (3, 6):
             yield pad_dynamic_mode_case(mode, rows)
     yield squeeze_dynamic_case(1)
+    yield prelu_dynamic_case(2, 5)
     yield onehot_dynamic_case(4, -1)
     yield onehot_dynamic_case(2, 1)
     yield einsum_dynamic_case("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)],
