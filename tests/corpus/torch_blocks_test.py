@@ -7,7 +7,7 @@ the torchvision corpus does not cover on its own: flips and rolls,
 interpolation to a scale or to another tensor's size, reflect padding of a
 signal, bidirectional GRUs, a causal decoder with cross-attention, group
 and instance norms, transposed convolutions, einsum, a causal mask built
-from the length, sorts, one-hot of argmax, meshgrid positions, PReLU, ...
+from the length, sorts, one-hot of argmax, meshgrid positions, PReLU, grid sampling, ...
 Blocks Strata refuses are listed with the refusal they must give.
 
 usage: torch_blocks_test.py --bin BUILD/bin [--tmp DIR] [--blocks a,b]
@@ -168,8 +168,14 @@ class ConvTranspose(nn.Module):
 
 
 class GridSample(nn.Module):
+    def __init__(self, mode="bilinear", padding="zeros", align=False):
+        super().__init__()
+        self.options = dict(mode=mode, padding_mode=padding,
+                            align_corners=align)
+
     def forward(self, x, grid):
-        return F.grid_sample(x, grid, align_corners=False)
+        # (Grids reaching past the image, for the padding modes.)
+        return F.grid_sample(x, 1.3 * grid, **self.options)
 
 
 def randn(*shape):
@@ -229,10 +235,15 @@ def make_blocks():
               None),
     "conv_transpose": (ConvTranspose(), [randn(1, 3, 8, 10)], [IMAGE],
                        [randn(2, 3, 5, 7)], None),
-    "grid_sample": (GridSample(), [randn(1, 3, 8, 10), randn(1, 4, 5, 2)],
-                    [IMAGE, {0: "batch", 1: "gh", 2: "gw"}],
-                    [randn(2, 3, 5, 7), randn(2, 3, 3, 2)],
-                    "(GridSample): dynamic dims"),
+    **{f"grid_sample_{mode}_{padding}": (
+        GridSample(mode, padding, align),
+        [randn(1, 3, 8, 10), torch.rand(1, 4, 5, 2) * 2 - 1],
+        [IMAGE, {0: "batch", 1: "gh", 2: "gw"}],
+        [randn(2, 3, 5, 7), torch.rand(2, 3, 3, 2) * 2 - 1], None)
+       for mode, padding, align in (("bilinear", "zeros", False),
+                                    ("nearest", "border", False),
+                                    ("bilinear", "reflection", True),
+                                    ("bicubic", "zeros", True))},
     }
 
 

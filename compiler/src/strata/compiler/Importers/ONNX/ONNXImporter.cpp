@@ -299,7 +299,8 @@ std::optional<int> getDynamicDataInputs(StringRef opType) {
   if (elementwise.contains(opType) || opType == "LSTM" || opType == "GRU" ||
       opType == "RNN" || opType == "ScatterND" || opType == "GatherND" ||
       opType == "ScatterElements" || opType == "Scatter" ||
-      opType == "GatherElements" || opType == "Einsum")
+      opType == "GatherElements" || opType == "Einsum" ||
+      opType == "GridSample")
     return -1;
   if (firstInput.contains(opType))
     return 1;

@@ -22,6 +22,7 @@
 #include "strata/compiler/Importers/ONNX/SymbolicShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -471,32 +472,33 @@ LogicalResult lowerResize(NodeContext &ctx) {
 }
 
 // The reference's reflection of a coordinate into [lo, hi] (repeatedly
-// mirrored at both ends).
-Value reflect(ResizeBuilder &rb, Value x, double lo, double hi) {
+// mirrored at both ends); lo itself where the range is empty. The bounds
+// are values: they come from the image's size, known only at run time
+// over dynamic dims.
+Value reflect(ResizeBuilder &rb, Value x, Value lo, Value hi) {
   OpBuilder &b = rb.b;
   Location loc = rb.loc;
-  double range = hi - lo;
-  if (range <= 0)
-    return rb.f64(lo);
+  Value range = rb.sub(hi, lo);
   auto fold = [&](Value distance, bool fromLow) {
     // n = floor(d / range), r = d - n * range; even n: near end + r.
-    Value n = math::FloorOp::create(b, loc, rb.div(distance, rb.f64(range)));
-    Value r = rb.sub(distance, rb.mul(n, rb.f64(range)));
+    Value n = math::FloorOp::create(b, loc, rb.div(distance, range));
+    Value r = rb.sub(distance, rb.mul(n, range));
     Value odd = arith::TruncIOp::create(
         b, loc, b.getI1Type(),
         arith::FPToSIOp::create(b, loc, b.getI64Type(), n));
-    Value nearSide = fromLow ? rb.add(rb.f64(lo), r) : rb.sub(rb.f64(hi), r);
-    Value farSide = fromLow ? rb.sub(rb.f64(hi), r) : rb.add(rb.f64(lo), r);
+    Value nearSide = fromLow ? rb.add(lo, r) : rb.sub(hi, r);
+    Value farSide = fromLow ? rb.sub(hi, r) : rb.add(lo, r);
     return arith::SelectOp::create(b, loc, odd, farSide, nearSide).getResult();
   };
-  Value below =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, rb.f64(lo));
-  Value above =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, rb.f64(hi));
-  Value fromLow = fold(rb.sub(rb.f64(lo), x), true);
-  Value fromHigh = fold(rb.sub(x, rb.f64(hi)), false);
+  Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, lo);
+  Value above = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, hi);
+  Value fromLow = fold(rb.sub(lo, x), true);
+  Value fromHigh = fold(rb.sub(x, hi), false);
   Value r = arith::SelectOp::create(b, loc, above, fromHigh, x);
-  return arith::SelectOp::create(b, loc, below, fromLow, r);
+  r = arith::SelectOp::create(b, loc, below, fromLow, r);
+  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, range,
+                                      rb.f64(0));
+  return arith::SelectOp::create(b, loc, empty, lo, r);
 }
 
 // GridSample (2-D): each output pixel samples X at the grid's normalized
@@ -531,37 +533,59 @@ LogicalResult lowerGridSample(NodeContext &ctx) {
   OpBuilder &b = ctx.getBuilder();
   Location loc = ctx.getLoc();
   Value x = ctx.getInput(0), grid = ctx.getInput(1);
-  int64_t sizes[2] = {xt.getDimSize(2), xt.getDimSize(3)};
+  // The image's height and width (values where known only at run time);
+  // the result is [N, C] of X and [H_out, W_out] of the grid, whose batch
+  // must be X's.
+  SmallVector<OpFoldResult> xSizes = getDimSizes(b, loc, x),
+                            gridSizes = getDimSizes(b, loc, grid);
+  if (failed(ctx.checkSizes(gridSizes[0], xSizes[0],
+                            "the grid's batch differs from X's")))
+    return failure();
+  SmallVector<OpFoldResult> resultSizes = {xSizes[0], xSizes[1], gridSizes[1],
+                                           gridSizes[2]};
+  *type = RankedTensorType::get(getStaticShape(resultSizes),
+                                type->getElementType());
   Value result = createIndexedGeneric(
       b, loc, {}, {}, *type,
       [&](OpBuilder &nb, Location nl, ValueRange, ArrayRef<Value> ivs) {
         ResizeBuilder rb{nb, nl, attrs};
         Type i64 = nb.getI64Type();
+        Value sizes[2], floatSizes[2];
+        for (int d = 0; d < 2; ++d) {
+          sizes[d] = arith::IndexCastOp::create(
+              nb, nl, i64,
+              getValueOrCreateConstantIndexOp(nb, nl, xSizes[2 + d]));
+          floatSizes[d] =
+              arith::SIToFPOp::create(nb, nl, nb.getF64Type(), sizes[d]);
+        }
+        // The bounds reflection folds into: pixel centres with
+        // align_corners, else the edges.
+        auto low = [&] { return rb.f64(alignCorners ? 0 : -0.5); };
+        auto high = [&](int d) {
+          return rb.sub(floatSizes[d], rb.f64(alignCorners ? 1 : 0.5));
+        };
         // Per dim (0: y/height from grid[..., 1], 1: x/width from [..., 0]):
         // the taps as (float position, weight).
         SmallVector<SmallVector<std::pair<Value, Value>>> taps(2);
         for (int d = 0; d < 2; ++d) {
-          int64_t size = sizes[d];
-          double lo = alignCorners ? 0 : -0.5;
-          double hi = alignCorners ? size - 1 : size - 0.5;
+          Value size = floatSizes[d];
+          Value last = rb.sub(size, rb.f64(1));
           Value g = tensor::ExtractOp::create(
               nb, nl, grid,
               ValueRange{ivs[0], ivs[2], ivs[3],
                          arith::ConstantIndexOp::create(nb, nl, 1 - d)});
           g = createScalarCast(nb, nl, g, nb.getF64Type(), false, false);
-          Value c =
-              alignCorners
-                  ? rb.mul(rb.div(rb.add(g, rb.f64(1)), rb.f64(2)),
-                           rb.f64(size - 1))
-                  : rb.div(rb.sub(rb.mul(rb.add(g, rb.f64(1)), rb.f64(size)),
-                                  rb.f64(1)),
-                           rb.f64(2));
+          Value c = alignCorners
+                        ? rb.mul(rb.div(rb.add(g, rb.f64(1)), rb.f64(2)), last)
+                        : rb.div(rb.sub(rb.mul(rb.add(g, rb.f64(1)), size),
+                                        rb.f64(1)),
+                                 rb.f64(2));
           if (mode != "bicubic") {
             if (padding == "border" || padding == "reflection") {
               if (padding == "reflection")
-                c = reflect(rb, c, lo, hi);
+                c = reflect(rb, c, low(), high(d));
               c = arith::MaximumFOp::create(nb, nl, c, rb.f64(0));
-              c = arith::MinimumFOp::create(nb, nl, c, rb.f64(size - 1));
+              c = arith::MinimumFOp::create(nb, nl, c, last);
             }
           }
           if (mode == "nearest") {
@@ -589,11 +613,9 @@ LogicalResult lowerGridSample(NodeContext &ctx) {
           SmallVector<Value> coords{ivs[0], ivs[1]};
           Value pos[2] = {py, px};
           for (int d = 0; d < 2; ++d) {
-            int64_t size = sizes[d];
             Value p = pos[d];
             if (padding == "reflection")
-              p = reflect(rb, p, alignCorners ? 0 : -0.5,
-                          alignCorners ? size - 1 : size - 0.5);
+              p = reflect(rb, p, low(), high(d));
             Value i = arith::FPToSIOp::create(nb, nl, i64, p);
             if (padding == "zeros") {
               using P = arith::CmpIPredicate;
@@ -603,12 +625,10 @@ LogicalResult lowerGridSample(NodeContext &ctx) {
                       nb, nl,
                       arith::CmpIOp::create(nb, nl, P::sge, i,
                                             createScalar(nb, nl, i64, 0)),
-                      arith::CmpIOp::create(nb, nl, P::slt, i,
-                                            createScalar(nb, nl, i64, size))));
+                      arith::CmpIOp::create(nb, nl, P::slt, i, sizes[d])));
             }
-            coords.push_back(rb.clampIndex(
-                i,
-                DimSizes{Value(), createScalar(nb, nl, i64, size), Value()}));
+            coords.push_back(
+                rb.clampIndex(i, DimSizes{Value(), sizes[d], Value()}));
           }
           Value v = tensor::ExtractOp::create(nb, nl, x, coords);
           v = createScalarCast(nb, nl, v, nb.getF64Type(), false, false);
@@ -626,7 +646,8 @@ LogicalResult lowerGridSample(NodeContext &ctx) {
             acc = acc ? rb.add(acc, v) : v;
           }
         return createScalarCast(nb, nl, acc, et, false, false);
-      });
+      },
+      resultSizes);
   return ctx.setOutput(0, result);
 }
 
