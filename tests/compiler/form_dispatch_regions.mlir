@@ -389,43 +389,6 @@ func.func @dynamic_matmul_bias_relu(%x: tensor<?x8xf32>, %w: tensor<8x16xf32>, %
 
 // -----
 
-// Over a dynamic row count, a reduction along a row of static size whose
-// reader broadcasts it along that row (a softmax's max, subtracted from
-// each element) joins its reader: a tile of rows keeps its rows' values.
-#rows = affine_map<(r, c) -> (r, c)>
-#row = affine_map<(r, c) -> (r)>
-// CHECK-LABEL: func.func @dynamic_row_reduction_broadcast
-func.func @dynamic_row_reduction_broadcast(%x: tensor<?x100xf32>) -> tensor<?x100xf32> {
-  %c0 = arith.constant 0 : index
-  %ninf = arith.constant 0xFF800000 : f32
-  %n = tensor.dim %x, %c0 : tensor<?x100xf32>
-  %e1 = tensor.empty(%n) : tensor<?xf32>
-  %f1 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
-  %max = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : tensor<?x100xf32>) outs(%f1 : tensor<?xf32>) {
-  ^bb0(%a: f32, %acc: f32):
-    %m = arith.maximumf %a, %acc : f32
-    linalg.yield %m : f32
-  } -> tensor<?xf32>
-  %e2 = tensor.empty(%n) : tensor<?x100xf32>
-  %r = linalg.generic {indexing_maps = [#rows, #row, #rows], iterator_types = ["parallel", "parallel"]}
-      ins(%x, %max : tensor<?x100xf32>, tensor<?xf32>) outs(%e2 : tensor<?x100xf32>) {
-  ^bb0(%a: f32, %m: f32, %o: f32):
-    %d = arith.subf %a, %m : f32
-    linalg.yield %d : f32
-  } -> tensor<?x100xf32>
-  return %r : tensor<?x100xf32>
-}
-// CHECK:      %[[R:.+]] = flow.dispatch.region -> (tensor<?x100xf32>) {
-// CHECK:        %[[MAX:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
-// CHECK:        %[[D:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %[[MAX]] : tensor<?x100xf32>, tensor<?xf32>)
-// CHECK:        flow.return %[[D]]
-// CHECK-NEXT: }
-// CHECK-NOT:  flow.dispatch.region
-// CHECK:      return %[[R]]
-
-// -----
-
 // Over a dynamic batch, a per-channel result read broadcast over the
 // pixels (a squeeze-excitation's scale) would have to be whole in a
 // temporary of the batch's size inside the executable: the reduction with

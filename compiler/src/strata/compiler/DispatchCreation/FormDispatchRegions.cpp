@@ -397,40 +397,6 @@ bool isFoldedIntoElementwiseReader(OpOperand &use) {
   return !hasTranscendentalMath(producer) && bodyOps <= kMaxRecomputedBodyOps;
 }
 
-// Whether `value` is a reduction's result over the innermost dim of a
-// static size, each row's value read only by elementwise ops of the region
-// that broadcast it along that dim (a softmax's max and sum): a tile of
-// rows then holds its rows' values in a temporary of the tile's rows, a
-// static upper bound.
-bool isRowReductionReadPerRow(Value value, flow::DispatchRegionOp region) {
-  auto reduction = value.getDefiningOp<linalg::LinalgOp>();
-  if (!reduction || reduction.getNumReductionLoops() != 1 ||
-      reduction.getNumDpsInits() != 1)
-    return false;
-  unsigned loops = reduction.getNumLoops();
-  SmallVector<utils::IteratorType> iterators =
-      reduction.getIteratorTypesArray();
-  if (iterators.back() != utils::IteratorType::reduction ||
-      ShapedType::isDynamic(reduction.getStaticLoopRanges().back()))
-    return false;
-  // The result maps the parallel dims in order (rows), dropping the last.
-  if (reduction.getIndexingMapMatchingResult(cast<OpResult>(value)) !=
-      AffineMap::getMultiDimIdentityMap(loops, value.getContext())
-          .dropResult(loops - 1))
-    return false;
-  return llvm::all_of(value.getUses(), [&](OpOperand &use) {
-    auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
-    if (!consumer || !region->isProperAncestor(consumer) ||
-        !isElementwise(consumer) || consumer.getNumLoops() != loops ||
-        consumer.isDpsInit(&use))
-      return false;
-    AffineMap identity =
-        AffineMap::getMultiDimIdentityMap(loops, value.getContext());
-    return consumer.getMatchingIndexingMap(&use) ==
-           identity.dropResult(loops - 1);
-  });
-}
-
 // Whether `producer` may join `region` over dynamic shapes: where a tile
 // of a fused producer could need a temporary spanning a dynamic extent,
 // it stays a dispatch of its own. An elementwise producer fuses into
@@ -439,15 +405,12 @@ bool isRowReductionReadPerRow(Value value, flow::DispatchRegionOp region) {
 // (`isFoldedIntoElementwiseReader`): one loop nest either way (a computed
 // scale read by two ops, or a sigmoid broadcast over the pixels, would be
 // computed once into a temporary instead); a contraction or reduction only
-// as the source of an in-place epilogue chain (`flowsInPlaceToResult`), or
-// a row reduction whose readers broadcast it along its row
-// (`isRowReductionReadPerRow`).
+// as the source of an in-place epilogue chain (`flowsInPlaceToResult`).
 bool isFusableOverDynamicShapes(Operation *producer,
                                 flow::DispatchRegionOp region) {
   if (!isElementwise(producer))
     return llvm::all_of(producer->getResults(), [&](Value result) {
-      return flowsInPlaceToResult(result, region) ||
-             isRowReductionReadPerRow(result, region);
+      return flowsInPlaceToResult(result, region);
     });
   return llvm::all_of(producer->getUses(), [&](OpOperand &use) {
     return !region->isProperAncestor(use.getOwner()) ||
