@@ -73,3 +73,29 @@ func.func @nested(%c1: tensor<i1>, %c2: tensor<i1>, %x: tensor<4xf32>) -> tensor
 // CHECK-NEXT:      scf.yield %[[IX]]
 // CHECK:       func.func private @nested_then(
 // CHECK:         linalg.negf
+
+// -----
+
+// A branch that yields a constant defined above gets its own copy of it
+// (a function returning a constant), not a view of the module's read-only
+// data; one that yields an argument only picks it.
+func.func @yields_constant(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %b = tensor.extract %c[] : tensor<i1>
+  %r = scf.if %b -> tensor<4xf32> {
+    scf.yield %w : tensor<4xf32>
+  } else {
+    scf.yield %x : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+// CHECK-LABEL: func.func @yields_constant(
+// CHECK-SAME:    %{{.+}}: tensor<i1>, %[[X:.+]]: tensor<4xf32>)
+// CHECK:         scf.if
+// CHECK-NEXT:      %[[W:.+]] = func.call @yields_constant_then() : () -> tensor<4xf32>
+// CHECK-NEXT:      scf.yield %[[W]]
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      scf.yield %[[X]]
+// CHECK:       func.func private @yields_constant_then() -> tensor<4xf32>
+// CHECK-NEXT:    %[[C:.+]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]>
+// CHECK-NEXT:    return %[[C]]

@@ -285,6 +285,25 @@ def pow_runtime_exponent_case():
     return "pow_runtime_exponent", model, [x, e], [np.power(x, e)]
 
 
+def if_yields_initializer_case(cond):
+    """A run-time If whose then branch outputs an initializer of the outer
+    graph as it is (Identity), the else branch the input."""
+    w = np.array([1.5, -2.0, 3.25], dtype=np.float32)
+    model = make_model(
+        [helper.make_node("If", ["c"], ["y"],
+                          then_branch=helper.make_graph(
+                              [helper.make_node("Identity", ["w"], ["t"])],
+                              "then", [], [value("t", F, [3])]),
+                          else_branch=helper.make_graph(
+                              [helper.make_node("Identity", ["x"], ["e"])],
+                              "else", [], [value("e", F, [3])]))],
+        [value("c", BOOL, []), value("x", F, [3])], [value("y", F, [3])],
+        initializers=[helper.make_tensor("w", F, [3], w.tolist())])
+    x = np.array([7.0, 8.0, 9.0], dtype=np.float32)
+    return (f"if_yields_initializer_{str(cond).lower()}", model,
+            [np.array(cond), x], [w if cond else x])
+
+
 def if_unimportable_branch_case(cond):
     """A run-time If whose else branch contradicts the model's shapes (a
     reshape of 12 elements into rows of 5): imported as a branch that fails
@@ -1287,6 +1306,8 @@ def cases():
     yield if_case(False)
     yield if_on_dim_case(np.random.default_rng(11))
     yield pow_runtime_exponent_case()
+    yield if_yields_initializer_case(True)
+    yield if_yields_initializer_case(False)
     yield if_unimportable_branch_case(True)
     yield if_unimportable_branch_case(False)
     for mode in ("reflect", "wrap"):

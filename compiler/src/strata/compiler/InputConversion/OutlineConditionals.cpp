@@ -55,6 +55,25 @@ bool computesSomething(Region &region) {
   return !region.empty() && !llvm::hasSingleElement(region.front());
 }
 
+// Clones into the branch the constants defined above that it yields: a
+// branch that only picked one would yield a view of the module's read-only
+// constant data to the caller; as a function returning a constant it gives
+// a copy, as every function does.
+void cloneYieldedConstants(Region &region) {
+  if (region.empty())
+    return;
+  auto yield = cast<scf::YieldOp>(region.front().getTerminator());
+  for (OpOperand &operand : yield->getOpOperands()) {
+    Operation *producer = operand.get().getDefiningOp();
+    if (!producer || region.isAncestor(producer->getParentRegion()) ||
+        !matchPattern(operand.get(), m_Constant()))
+      continue;
+    OpBuilder builder = OpBuilder::atBlockBegin(&region.front());
+    operand.set(builder.clone(*producer)->getResult(
+        cast<OpResult>(operand.get()).getResultNumber()));
+  }
+}
+
 // Whether a value read from above is recomputed in the branch rather than
 // passed to its function: constants (weights stay constants the compiler
 // can fold and pack) and every scalar.
@@ -147,6 +166,8 @@ struct OutlineConditionalsPass
           conditionals.push_back(op);
       });
       for (scf::IfOp op : conditionals) {
+        cloneYieldedConstants(op.getThenRegion());
+        cloneYieldedConstants(op.getElseRegion());
         if (computesSomething(op.getThenRegion()) &&
             failed(outlineBranch(op.getThenRegion(), func, "_then", symbols)))
           return signalPassFailure();
