@@ -23,6 +23,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from run_corpus import compare
+
 
 class FlipRoll(nn.Module):
     def forward(self, x):
@@ -282,13 +284,9 @@ def check(bin_dir, tmp, name, block):
                               capture_output=True, text=True)
         if proc.returncode != 0:
             return f"size {size + 1}: run error: " + proc.stderr.strip()[:400]
-        got = np.load(out)
-        if got.shape != want.shape:
-            return f"size {size + 1}: shape {got.shape}, want {want.shape}"
-        error = float(np.abs(got - want).max()) if got.size else 0.0
-        bound = 1e-3 * float(np.abs(want).max() if want.size else 0) + 1e-5
-        if not error <= bound:
-            return f"size {size + 1}: max error {error:.3g} > {bound:.3g}"
+        problem = compare(np.load(out), want)
+        if problem:
+            return f"size {size + 1}: {problem}"
     return None
 
 

@@ -248,16 +248,18 @@ LogicalResult lowerTopK(NodeContext &ctx) {
                       "read from an int64 tensor" +
                       ctx.getState().pinHint);
     OpFoldResult count = kElements->elements[0];
+    std::optional<int64_t> knownCount = getConstantIntValue(count);
+    if (knownCount && *knownCount < 0)
+      return ctx.fail("K is negative (" + Twine(*knownCount) + ")");
+    // (The run-time check compares unsigned: a negative K fails it too.)
     resultSizes = getDimSizes(b, loc, ctx.getInput(0));
-    if (failed(ctx.checkSizes(b.getIndexAttr(0), count, "K is negative",
-                              /*atMost=*/true)) ||
-        failed(ctx.checkSizes(count, resultSizes[axis],
+    if (failed(ctx.checkSizes(count, resultSizes[axis],
                               "K is negative or larger than the axis' size",
                               /*atMost=*/true)))
       return failure();
     resultSizes[axis] = count;
     SmallVector<int64_t> shape(xt.getShape());
-    shape[axis] = getConstantIntValue(count).value_or(ShapedType::kDynamic);
+    shape[axis] = knownCount.value_or(ShapedType::kDynamic);
     valuesType = RankedTensorType::get(shape, valuesType->getElementType());
     indicesType = RankedTensorType::get(shape, indicesType->getElementType());
   } else if (resultSizes.empty() && k && k->getNumElements() == 1 &&
